@@ -1,0 +1,1 @@
+"""drlhp: Deep Reinforcement Learning from Human Preferences (Christiano et al., 2017)."""

@@ -1,0 +1,117 @@
+"""A2C: the policy's act step and train step, compiled once each with fixed input signatures.
+
+Loss (Mnih et al., 2016; OpenAI baselines' a2c):
+    L = mean(A * -log pi(a|s)) - ent_coef * mean(H[pi(.|s)]) + vf_coef * mean((V(s) - R)^2)
+with A = R - V(s) (no gradient through A) and R the n-step discounted return. Gradients are
+clipped to a global norm of max_grad_norm and applied with RMSprop as TF1 defined it (mean square
+initialized to 1, epsilon inside the square root): the optimizer baselines' A2C results come from.
+"""
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+from drlhp.config import A2CConfig
+from drlhp.networks import policy_network
+
+
+def discounted_returns(rewards: np.ndarray, dones: np.ndarray, last_values: np.ndarray,
+                       gamma: float) -> np.ndarray:
+    """n-step returns of a rollout, (T, N) arrays, time first.
+
+    R_t = r_t + gamma * R_{t+1} * (1 - done_t), bootstrapped from V(s_T) where the episode goes on.
+    ``done_t`` means the episode ended at step t, so nothing after it flows back.
+    """
+    returns = np.zeros_like(rewards, dtype=np.float32)
+    running = last_values.astype(np.float32)
+    for t in reversed(range(rewards.shape[0])):
+        running = rewards[t] + gamma * running * (1.0 - dones[t])
+        returns[t] = running
+    return returns
+
+
+class A2CPolicy:
+    """The policy network plus its compiled act and train steps.
+
+    act(obs (n_envs, *obs_shape)) -> actions (n_envs,) int32, values (n_envs,) float32
+    value(obs (n_envs, *obs_shape)) -> values (n_envs,)
+    train(obs (B, ...), actions (B,), returns (B,), lr) -> dict of scalars, B = n_envs * n_steps
+    """
+
+    def __init__(self, obs_shape: tuple, n_actions: int, cfg: A2CConfig, seed: int):
+        self.cfg = cfg
+        self.obs_shape = tuple(obs_shape)
+        self.n_actions = n_actions
+        self.model = policy_network(self.obs_shape, n_actions, seed)
+        self.variables = self.model.trainable_variables
+        # RMSprop mean-square slots, initialized to 1 as TF1's RMSPropOptimizer did.
+        self.mean_square = [tf.Variable(tf.ones(v.shape, v.dtype), trainable=False) for v in self.variables]
+        self.rng = tf.random.Generator.from_seed(seed)
+        obs_dtype = tf.uint8 if len(self.obs_shape) == 3 else tf.float32
+        batch = cfg.n_envs * cfg.n_steps
+        act_spec = tf.TensorSpec((cfg.n_envs, *self.obs_shape), obs_dtype)
+        train_specs = [tf.TensorSpec((batch, *self.obs_shape), obs_dtype), tf.TensorSpec((batch,), tf.int32),
+                       tf.TensorSpec((batch,), tf.float32), tf.TensorSpec((), tf.float32)]
+        self._act = tf.function(self._act_graph, input_signature=[act_spec])
+        self._value = tf.function(self._value_graph, input_signature=[act_spec])
+        self._train = tf.function(self._train_graph, input_signature=train_specs)
+
+    # --- graphs --------------------------------------------------------------------------------
+    def _act_graph(self, obs):
+        logits, values = self.model(obs, training=False)
+        # Gumbel-max sampling from our own seeded generator: reproducible for a given --seed.
+        u = self.rng.uniform(tf.shape(logits), minval=1e-9, maxval=1.0)
+        actions = tf.argmax(logits - tf.math.log(-tf.math.log(u)), axis=-1, output_type=tf.int32)
+        return actions, values
+
+    def _value_graph(self, obs):
+        return self.model(obs, training=False)[1]
+
+    def _train_graph(self, obs, actions, returns, lr):
+        cfg = self.cfg
+        with tf.GradientTape() as tape:
+            logits, values = self.model(obs, training=True)
+            advantages = tf.stop_gradient(returns - values)
+            neg_log_prob = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=actions, logits=logits)
+            policy_loss = tf.reduce_mean(advantages * neg_log_prob)
+            probs = tf.nn.softmax(logits)
+            entropy = tf.reduce_mean(-tf.reduce_sum(probs * tf.nn.log_softmax(logits), axis=-1))
+            value_loss = tf.reduce_mean(tf.square(values - returns))
+            loss = policy_loss - cfg.ent_coef * entropy + cfg.vf_coef * value_loss
+        grads = tape.gradient(loss, self.variables)
+        grads, grad_norm = tf.clip_by_global_norm(grads, cfg.max_grad_norm)
+        for var, grad, ms in zip(self.variables, grads, self.mean_square):
+            ms.assign(cfg.rms_decay * ms + (1.0 - cfg.rms_decay) * tf.square(grad))
+            var.assign_sub(lr * grad / tf.sqrt(ms + cfg.rms_eps))
+        var_returns = tf.math.reduce_variance(returns)
+        explained_variance = 1.0 - tf.math.reduce_variance(returns - values) / (var_returns + 1e-8)
+        return {"policy_loss": policy_loss, "value_loss": value_loss, "entropy": entropy,
+                "grad_norm": grad_norm, "explained_variance": explained_variance,
+                "value_mean": tf.reduce_mean(values)}
+
+    # --- numpy-facing API ----------------------------------------------------------------------
+    def act(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        actions, values = self._act(obs)
+        return actions.numpy(), values.numpy()
+
+    def value(self, obs: np.ndarray) -> np.ndarray:
+        return self._value(obs).numpy()
+
+    def train(self, obs, actions, returns, lr: float) -> dict[str, float]:
+        out = self._train(obs, actions.astype(np.int32), returns.astype(np.float32), np.float32(lr))
+        return {k: float(v) for k, v in out.items()}
+
+    # --- state for checkpoints -----------------------------------------------------------------
+    def get_state(self) -> dict[str, np.ndarray]:
+        state = {f"weight_{i}": np.asarray(w) for i, w in enumerate(self.model.get_weights())}
+        state.update({f"rms_{i}": ms.numpy() for i, ms in enumerate(self.mean_square)})
+        state["rng_state"] = self.rng.state.numpy()
+        return state
+
+    def set_state(self, state: dict[str, np.ndarray]) -> None:
+        n_weights = len(self.model.get_weights())
+        weights = [state[f"weight_{i}"] for i in range(n_weights)]
+        self.model.set_weights(weights)
+        for i, ms in enumerate(self.mean_square):
+            ms.assign(state[f"rms_{i}"])
+        self.rng.reset(state["rng_state"])

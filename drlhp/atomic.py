@@ -1,0 +1,41 @@
+"""Atomic writes: a temporary file in the same folder, flushed, then renamed over the target.
+
+A crash mid-write leaves the previous file intact, never a half-written one.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+
+def _atomic_write(path: Path, write) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_json(path, obj) -> None:
+    _atomic_write(Path(path), lambda f: f.write((json.dumps(obj, indent=2, sort_keys=True) + "\n").encode()))
+
+
+def write_npz(path, arrays: dict[str, np.ndarray]) -> None:
+    """Plain numeric/str arrays only: the file loads with ``allow_pickle=False``."""
+    _atomic_write(Path(path), lambda f: np.savez(f, **arrays))
+
+
+def write_text(path, text: str) -> None:
+    _atomic_write(Path(path), lambda f: f.write(text.encode()))

@@ -1,0 +1,57 @@
+"""Policy networks: the Nature CNN for image observations, an MLP for vector observations.
+
+Both take the raw observation (uint8 images) and normalize INSIDE the graph (uint8 -> [0, 1]), so no
+caller can forget to: an unnormalized input cost the original reproduction months.
+Outputs: action logits (B, n_actions) and the state value (B,).
+"""
+from __future__ import annotations
+
+import math
+
+import keras
+from keras import layers
+
+OBS_SCALE = 1.0 / 255.0
+
+
+def _ortho(gain: float, seed: int):
+    return keras.initializers.Orthogonal(gain=gain, seed=seed)
+
+
+def nature_cnn_policy(obs_shape: tuple, n_actions: int, seed: int) -> keras.Model:
+    """Mnih et al. (2015): conv 32x8x8/4, 64x4x4/2, 64x3x3/1, dense 512, ReLU; orthogonal init
+    (gain sqrt 2; 0.01 for the policy head, 1 for the value head) as in OpenAI baselines."""
+    g = math.sqrt(2)
+    obs = keras.Input(shape=obs_shape, dtype="uint8", name="obs")
+    x = layers.Rescaling(OBS_SCALE, dtype="float32")(obs)
+    x = layers.Conv2D(32, 8, strides=4, activation="relu", kernel_initializer=_ortho(g, seed))(x)
+    x = layers.Conv2D(64, 4, strides=2, activation="relu", kernel_initializer=_ortho(g, seed + 1))(x)
+    x = layers.Conv2D(64, 3, strides=1, activation="relu", kernel_initializer=_ortho(g, seed + 2))(x)
+    x = layers.Flatten()(x)
+    x = layers.Dense(512, activation="relu", kernel_initializer=_ortho(g, seed + 3))(x)
+    return _heads(obs, x, n_actions, seed)
+
+
+def mlp_policy(obs_shape: tuple, n_actions: int, seed: int, hidden: int = 64) -> keras.Model:
+    """Two tanh layers of 64 units (baselines' default MLP) for vector observations."""
+    g = math.sqrt(2)
+    obs = keras.Input(shape=obs_shape, dtype="float32", name="obs")
+    x = layers.Dense(hidden, activation="tanh", kernel_initializer=_ortho(g, seed))(obs)
+    x = layers.Dense(hidden, activation="tanh", kernel_initializer=_ortho(g, seed + 1))(x)
+    return _heads(obs, x, n_actions, seed)
+
+
+def _heads(obs, features, n_actions: int, seed: int) -> keras.Model:
+    logits = layers.Dense(n_actions, kernel_initializer=_ortho(0.01, seed + 10), name="logits")(features)
+    value = layers.Dense(1, kernel_initializer=_ortho(1.0, seed + 11), name="value")(features)
+    value = layers.Reshape(())(value)
+    return keras.Model(obs, [logits, value])
+
+
+def policy_network(obs_shape: tuple, n_actions: int, seed: int) -> keras.Model:
+    """The Nature CNN for (H, W, C) images, the MLP for flat vectors."""
+    if len(obs_shape) == 3:
+        return nature_cnn_policy(obs_shape, n_actions, seed)
+    if len(obs_shape) == 1:
+        return mlp_policy(obs_shape, n_actions, seed)
+    raise ValueError(f"no policy network for observations of shape {obs_shape}")

@@ -1,0 +1,164 @@
+"""Training the policy: rollout -> A2C update, with progress, metrics and checkpoints.
+
+    run_experiment:  for each update until the timestep budget:
+                         rollout = runner.run()            (n_steps x n_envs agent steps)
+                         policy.train(rollout, lr(t))      (lr decays linearly to 0)
+                         every log_interval s: progress line + metrics
+                         every policy_ckpt_interval updates: checkpoint
+                     final checkpoint + summary.json
+"""
+from __future__ import annotations
+
+import collections
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from drlhp.a2c import A2CPolicy
+from drlhp.checkpoint import load_policy_checkpoint, save_policy_checkpoint
+from drlhp.config import RunConfig
+from drlhp.metrics import MetricsLogger, memory_mb
+from drlhp.reward_source import RewardSource
+from drlhp.rollout import RolloutRunner
+from drlhp.run_record import RunRecord
+from envs import VecEnv
+
+RECENT_EPISODES = 100
+
+
+@dataclass
+class TrainingState:
+    """Counters that survive a checkpoint."""
+
+    updates: int = 0
+    timesteps: int = 0
+    episodes: int = 0
+    wall_s: float = 0.0  # running time only, summed over sittings
+    recent_returns: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
+    recent_successes: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
+
+    def to_meta(self) -> dict:
+        return {"updates": self.updates, "timesteps": self.timesteps, "episodes": self.episodes,
+                "wall_s": self.wall_s, "recent_returns": list(self.recent_returns),
+                "recent_successes": list(self.recent_successes)}
+
+    @classmethod
+    def from_meta(cls, meta: dict) -> "TrainingState":
+        s = cls(updates=int(meta["updates"]), timesteps=int(meta["timesteps"]),
+                episodes=int(meta["episodes"]), wall_s=float(meta["wall_s"]))
+        s.recent_returns.extend(meta.get("recent_returns", []))
+        s.recent_successes.extend(meta.get("recent_successes", []))
+        return s
+
+
+def _mean(xs) -> float | None:
+    return float(np.mean(xs)) if len(xs) else None
+
+
+def _fmt_duration(s: float) -> str:
+    s = int(s)
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+
+
+class PolicyTrainer:
+    def __init__(self, cfg: RunConfig, env: VecEnv, policy: A2CPolicy, reward_source: RewardSource,
+                 record: RunRecord, logger: MetricsLogger, print_fn=print):
+        self.cfg, self.env, self.policy, self.record, self.logger = cfg, env, policy, record, logger
+        self.print = print_fn
+        self.state = TrainingState()
+        self.has_success = None
+        if cfg.load_policy_ckpt_dir:
+            arrays, meta = load_policy_checkpoint(cfg.load_policy_ckpt_dir)
+            policy.set_state(arrays)
+            self.state = TrainingState.from_meta(meta)
+            self.print(f"[policy] resumed from {meta['path']} at {self.state.timesteps:,} steps")
+        # On resume, envs restart with a seed offset by the update count, so episodes are new ones.
+        self.runner = RolloutRunner(env, policy, reward_source, cfg.a2c.n_steps, cfg.a2c.gamma,
+                                    seed=cfg.seed + 100_003 * self.state.updates)
+
+    def learning_rate(self) -> float:
+        """lr decayed linearly from cfg.a2c.lr at step 0 to 0 at the run's last step."""
+        frac = 1.0 - self.state.timesteps / max(1, self.cfg.total_timesteps)
+        return self.cfg.a2c.lr * max(frac, 0.0)
+
+    def checkpoint(self) -> None:
+        save_policy_checkpoint(self.record.ckpt_dir, self.state.updates, self.policy.get_state(),
+                               self.state.to_meta())
+
+    def summary(self) -> dict:
+        s = self.state
+        out = {"mode": self.cfg.mode, "env": self.cfg.env, "seed": self.cfg.seed, "timesteps": s.timesteps,
+               "updates": s.updates, "wall_s": round(s.wall_s, 1),
+               "agent_steps_per_s": round(s.timesteps / s.wall_s, 1) if s.wall_s > 0 else None,
+               "episodes": s.episodes, "true_return_last100": _mean(s.recent_returns)}
+        if self.has_success:
+            out["success_rate_last100"] = _mean(s.recent_successes)
+        return out
+
+    def train(self) -> dict:
+        cfg, s = self.cfg, self.state
+        batch = cfg.a2c.n_envs * cfg.a2c.n_steps
+        last_log = time.perf_counter()
+        log_steps, log_time = s.timesteps, last_log
+        sitting_start = time.perf_counter()
+        wall_at_start = s.wall_s
+        timing = collections.defaultdict(float)
+        while s.timesteps < cfg.total_timesteps:
+            rollout = self.runner.run()
+            t0 = time.perf_counter()
+            losses = self.policy.train(rollout.b_obs, rollout.b_actions, rollout.b_returns, self.learning_rate())
+            timing["train_s"] += time.perf_counter() - t0
+            timing["env_s"] += rollout.env_s
+            timing["act_s"] += rollout.act_s
+            timing["reward_s"] += rollout.reward_s
+            s.updates += 1
+            s.timesteps += batch
+            for ep in rollout.finished:
+                s.episodes += 1
+                s.recent_returns.append(ep.true_return)
+                if ep.success is not None:
+                    self.has_success = True
+                    s.recent_successes.append(float(ep.success))
+            s.wall_s = wall_at_start + time.perf_counter() - sitting_start
+            if cfg.policy_ckpt_interval > 0 and s.updates % cfg.policy_ckpt_interval == 0:
+                self.checkpoint()
+            now = time.perf_counter()
+            if now - last_log >= cfg.log_interval or s.timesteps >= cfg.total_timesteps:
+                sps = (s.timesteps - log_steps) / max(now - log_time, 1e-9)
+                self._log(losses, rollout, sps, timing, now - log_time)
+                timing.clear()
+                last_log = log_time = now
+                log_steps = s.timesteps
+        self.checkpoint()
+        return self.summary()
+
+    def _log(self, losses: dict, rollout, sps: float, timing: dict, interval_s: float) -> None:
+        s, cfg = self.state, self.cfg
+        ret = _mean(s.recent_returns)
+        metrics = {f"policy/{k}": v for k, v in losses.items()}
+        metrics.update({
+            "policy/true_return_last100": ret,
+            "policy/episodes": s.episodes,
+            "policy/learning_rate": self.learning_rate(),
+            "policy/training_reward_mean": float(rollout.rewards.mean()),
+            "system/agent_steps_per_s": sps,
+            "system/memory_mb_policy": memory_mb(),
+            "system/wall_s": s.wall_s,
+        })
+        for k, v in timing.items():  # fraction of the interval spent in each part of the loop
+            metrics[f"system/time_frac_{k[:-2]}"] = v / max(interval_s, 1e-9)
+        metrics["system/train_step_ms"] = 1e3 * timing.get("train_s", 0.0) / max(1, sps * interval_s /
+                                                                                (cfg.a2c.n_envs * cfg.a2c.n_steps))
+        if self.has_success:
+            metrics["policy/success_rate_last100"] = _mean(s.recent_successes)
+        self.logger.log(s.timesteps, metrics)
+        pct = 100.0 * s.timesteps / max(1, cfg.total_timesteps)
+        eta = (cfg.total_timesteps - s.timesteps) / max(sps, 1e-9)
+        line = (f"[policy] {s.timesteps:>11,} steps ({pct:5.1f}%) | {sps:6.0f} steps/s | "
+                f"{s.episodes:,} episodes | true return (last {len(s.recent_returns)}) "
+                f"{'-' if ret is None else f'{ret:.2f}'}")
+        if self.has_success:
+            line += f" | success {_mean(s.recent_successes):.2f}"
+        line += f" | entropy {losses['entropy']:.3f} | elapsed {_fmt_duration(s.wall_s)} | eta {_fmt_duration(eta)}"
+        self.print(line, flush=True)

@@ -1,0 +1,92 @@
+"""Atari ``*NoFrameskip-v4`` games through ale-py's threaded C++ vector env.
+
+Preprocessing (DeepMind, Mnih et al. 2015), all inside ``ale_py.vector_env.AtariVectorEnv``:
+up to 30 no-op actions at reset, frame skip 4 with a max-pool over the last two frames, 84x84
+grayscale, a stack of the last 4 frames, FIRE at reset for games that need it. ``NoFrameskip-v4``
+semantics: no sticky actions (repeat_action_probability 0), the minimal action set.
+
+Episode ends and lives: an episode is one whole game (``episodic_life`` off, no signal on a lost
+life); the policy sees no life counter. The paper's predictor and labeller see neither either.
+Episodes are truncated at 108,000 frames (30 minutes of play), as is standard.
+
+Rewards: the TRUE game reward (``reward_clipping`` off here). Clipping to [-1, 1] for training
+happens in the policy's reward source (``drlhp.reward_source``), so logs and the synthetic oracle
+use the real score.
+
+Why AtariVectorEnv and not gymnasium's ``AsyncVectorEnv`` of ``AtariPreprocessing`` envs: on 2
+cores it steps about 2x faster (``bench/throughput.py --compare_vec_envs`` measures both), with no
+worker processes to fork or pickle frames through.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from envs.vec_env import EpisodeTracker, StepResult, VecEnv
+
+ATARI_SUFFIX = "NoFrameskip-v4"
+NOOP_MAX = 30
+FRAME_SKIP = 4
+N_STACK = 4
+MAX_FRAMES_PER_EPISODE = 108_000
+
+
+def atari_game(env_id: str) -> str | None:
+    """'SpaceInvadersNoFrameskip-v4' -> 'space_invaders' when ale-py ships that ROM, else None."""
+    if not env_id.endswith(ATARI_SUFFIX) or len(env_id) == len(ATARI_SUFFIX):
+        return None
+    name = env_id[: -len(ATARI_SUFFIX)]
+    game = re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+    return game if game in atari_games() else None
+
+
+def atari_games() -> list[str]:
+    import ale_py.roms
+
+    return sorted(ale_py.roms.get_all_rom_ids())
+
+
+def atari_env_ids() -> list[str]:
+    return ["".join(part.capitalize() for part in g.split("_")) + ATARI_SUFFIX for g in atari_games()]
+
+
+class AtariVecEnv(VecEnv):
+    def __init__(self, env_id: str, n_envs: int, n_threads: int = 0):
+        from ale_py.vector_env import AtariVectorEnv
+
+        game = atari_game(env_id)
+        if game is None:
+            raise ValueError(f"not an Atari id ale-py can run: {env_id!r}")
+        self.env_id = env_id
+        self.n_envs = n_envs
+        self._env = AtariVectorEnv(
+            game, n_envs,
+            num_threads=n_threads,  # 0: one per core
+            repeat_action_probability=0.0, frameskip=FRAME_SKIP, maxpool=True, noop_max=NOOP_MAX,
+            stack_num=N_STACK, img_height=84, img_width=84, grayscale=True,
+            episodic_life=False, reward_clipping=False, use_fire_reset=True,
+            max_num_frames_per_episode=MAX_FRAMES_PER_EPISODE,
+            autoreset_mode="SameStep",
+        )
+        self.n_actions = int(self._env.single_action_space.n)
+        self.obs_shape = (84, 84, N_STACK)
+        self._tracker = EpisodeTracker(n_envs)
+
+    @staticmethod
+    def _nhwc(obs: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(obs.transpose(0, 2, 3, 1))  # (N, 4, 84, 84) -> (N, 84, 84, 4)
+
+    def reset(self, seed: int) -> np.ndarray:
+        obs, _ = self._env.reset(seed=seed)
+        self._tracker = EpisodeTracker(self.n_envs)
+        return self._nhwc(obs)
+
+    def step(self, actions: np.ndarray) -> StepResult:
+        obs, reward, terminated, truncated, _ = self._env.step(np.asarray(actions, dtype=np.int64))
+        reward = reward.astype(np.float32)
+        finished = self._tracker.update(reward, terminated | truncated, None)
+        return StepResult(self._nhwc(obs), reward, terminated.astype(bool), truncated.astype(bool), finished)
+
+    def close(self) -> None:
+        self._env.close()

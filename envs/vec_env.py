@@ -1,0 +1,78 @@
+"""The one vector-env interface the policy sees, whatever the game.
+
+Every vector env here returns channels-last uint8 observations (N, 84, 84, 4), the TRUE (unclipped)
+per-step reward, and resets finished sub-environments in the same step (the returned observation of
+a finished env is already the first of its next episode), so a rollout needs no masking. Episode
+statistics (true return, length, success) are kept here, once, for every kind of env.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class EpisodeStats:
+    """One finished episode of one worker."""
+
+    worker: int
+    true_return: float
+    length: int
+    success: bool | None  # None where the env has no notion of success
+
+
+@dataclass
+class StepResult:
+    obs: np.ndarray  # (N, H, W, C) uint8; for a finished env, the first observation of its next episode
+    true_reward: np.ndarray  # (N,) float32, unclipped
+    terminated: np.ndarray  # (N,) bool: the episode really ended (no bootstrapping)
+    truncated: np.ndarray  # (N,) bool: cut by a time limit
+    finished: list[EpisodeStats] = field(default_factory=list)
+
+    @property
+    def done(self) -> np.ndarray:
+        return self.terminated | self.truncated
+
+
+class EpisodeTracker:
+    """Sums true rewards per worker and reports each episode when it ends."""
+
+    def __init__(self, n_envs: int):
+        self.returns = np.zeros(n_envs, dtype=np.float64)
+        self.lengths = np.zeros(n_envs, dtype=np.int64)
+
+    def update(self, true_reward: np.ndarray, done: np.ndarray, success: np.ndarray | None) -> list[EpisodeStats]:
+        self.returns += true_reward
+        self.lengths += 1
+        finished = []
+        for i in np.flatnonzero(done):
+            ok = None if success is None else bool(success[i])
+            finished.append(EpisodeStats(int(i), float(self.returns[i]), int(self.lengths[i]), ok))
+            self.returns[i] = 0.0
+            self.lengths[i] = 0
+        return finished
+
+
+class VecEnv:
+    """Base of the vector envs: ``reset(seed) -> obs``, ``step(actions) -> StepResult``, ``close()``."""
+
+    env_id: str
+    n_envs: int
+    n_actions: int
+    obs_shape: tuple[int, int, int]
+
+    def reset(self, seed: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def step(self, actions: np.ndarray) -> StepResult:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
