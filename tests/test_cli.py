@@ -75,3 +75,30 @@ def test_train_writes_run_record_then_resumes_and_watches(cli, tmp_path):
 def test_train_policy_with_preferences_says_it_is_not_there_yet(cli):
     proc = cli("--env", "MovingDot-v0")
     assert proc.returncode == 2 and "not available yet" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_interrupt_saves_a_checkpoint_and_the_run_resumes(tmp_path, sig):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import REPO
+
+    run_dir = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, str(REPO / "run.py"), "train_policy_with_original_rewards",
+                             "--env", "MovingDot-v0", "--million_timesteps", "1", "--n_envs", "4",
+                             "--run_dir", str(run_dir), "--log_interval", "0.5", "--policy_ckpt_interval", "0"],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not (run_dir / "progress.csv").exists() and time.time() < deadline:
+        time.sleep(0.2)
+    proc.send_signal(getattr(signal, sig))
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err[-2000:]
+    assert "interrupted; checkpoint saved" in err and "Traceback" not in err
+    assert json.loads((run_dir / "status.json").read_text())["status"] == "interrupted"
+    ckpts = list((run_dir / "checkpoints").glob("policy-*.npz"))
+    assert len(ckpts) == 1  # no periodic checkpoints (interval 0): this one is the interrupt's
+    assert json.loads((run_dir / "summary.json").read_text())["timesteps"] > 0
