@@ -38,16 +38,16 @@ class A2CPolicy:
     train(obs (B, ...), actions (B,), returns (B,), lr) -> dict of scalars, B = n_envs * n_steps
     """
 
-    def __init__(self, obs_shape: tuple, n_actions: int, cfg: A2CConfig, seed: int):
+    def __init__(self, obs_shape: tuple, n_actions: int, cfg: A2CConfig, seed: int, obs_dtype=np.uint8):
         self.cfg = cfg
         self.obs_shape = tuple(obs_shape)
         self.n_actions = n_actions
-        self.model = policy_network(self.obs_shape, n_actions, seed)
+        self.model = policy_network(self.obs_shape, n_actions, seed, obs_dtype=np.dtype(obs_dtype).name)
         self.variables = self.model.trainable_variables
         # RMSprop mean-square slots, initialized to 1 as TF1's RMSPropOptimizer did.
         self.mean_square = [tf.Variable(tf.ones(v.shape, v.dtype), trainable=False) for v in self.variables]
         self.rng = tf.random.Generator.from_seed(seed)
-        obs_dtype = tf.uint8 if len(self.obs_shape) == 3 else tf.float32
+        obs_dtype = tf.as_dtype(np.dtype(obs_dtype))
         batch = cfg.n_envs * cfg.n_steps
         act_spec = tf.TensorSpec((cfg.n_envs, *self.obs_shape), obs_dtype)
         train_specs = [tf.TensorSpec((batch, *self.obs_shape), obs_dtype), tf.TensorSpec((batch,), tf.int32),

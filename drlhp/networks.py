@@ -32,11 +32,14 @@ def nature_cnn_policy(obs_shape: tuple, n_actions: int, seed: int) -> keras.Mode
     return _heads(obs, x, n_actions, seed)
 
 
-def mlp_policy(obs_shape: tuple, n_actions: int, seed: int, hidden: int = 64) -> keras.Model:
-    """Two tanh layers of 64 units (baselines' default MLP) for vector observations."""
+def mlp_policy(obs_shape: tuple, n_actions: int, seed: int, hidden: int = 64,
+               obs_dtype: str = "float32") -> keras.Model:
+    """Two tanh layers of 64 units (baselines' default MLP) for vector observations, taken as they
+    come (no env in drlhp has vector observations yet; one that needs scaling should bring it)."""
     g = math.sqrt(2)
-    obs = keras.Input(shape=obs_shape, dtype="float32", name="obs")
-    x = layers.Dense(hidden, activation="tanh", kernel_initializer=_ortho(g, seed))(obs)
+    obs = keras.Input(shape=obs_shape, dtype=obs_dtype, name="obs")
+    x = layers.Identity(dtype="float32")(obs)
+    x = layers.Dense(hidden, activation="tanh", kernel_initializer=_ortho(g, seed))(x)
     x = layers.Dense(hidden, activation="tanh", kernel_initializer=_ortho(g, seed + 1))(x)
     return _heads(obs, x, n_actions, seed)
 
@@ -48,10 +51,12 @@ def _heads(obs, features, n_actions: int, seed: int) -> keras.Model:
     return keras.Model(obs, [logits, value])
 
 
-def policy_network(obs_shape: tuple, n_actions: int, seed: int) -> keras.Model:
-    """The Nature CNN for (H, W, C) images, the MLP for flat vectors."""
+def policy_network(obs_shape: tuple, n_actions: int, seed: int, obs_dtype: str = "uint8") -> keras.Model:
+    """The Nature CNN for (H, W, C) uint8 images, the MLP for flat vectors."""
     if len(obs_shape) == 3:
+        if obs_dtype != "uint8":
+            raise ValueError(f"image observations must be uint8, got {obs_dtype}")
         return nature_cnn_policy(obs_shape, n_actions, seed)
     if len(obs_shape) == 1:
-        return mlp_policy(obs_shape, n_actions, seed)
+        return mlp_policy(obs_shape, n_actions, seed, obs_dtype=obs_dtype)
     raise ValueError(f"no policy network for observations of shape {obs_shape}")

@@ -49,7 +49,7 @@ def _build_policy(cfg: RunConfig, env, a2c: A2CConfig | None = None):
     from drlhp.tf_setup import configure_tensorflow
 
     configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed)
-    return A2CPolicy(env.obs_shape, env.n_actions, a2c or cfg.a2c, seed=cfg.seed)
+    return A2CPolicy(env.obs_shape, env.n_actions, a2c or cfg.a2c, seed=cfg.seed, obs_dtype=env.obs_dtype)
 
 
 def train_policy_with_original_rewards(cfg: RunConfig, argv=None) -> int:

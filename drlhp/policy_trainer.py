@@ -52,6 +52,14 @@ class TrainingState:
         return s
 
 
+def env_seed(seed: int, updates: int, n_envs: int) -> int:
+    """The envs' reset seed: ``seed`` for a new run; on resume, a new one derived from (seed, updates),
+    so the restarted envs play new episodes. Kept below 2**31 - n_envs: ale-py seeds are C ints."""
+    if updates == 0:
+        return seed
+    return int(np.random.SeedSequence([seed, updates]).generate_state(1)[0] >> 1) % (2**31 - n_envs)
+
+
 def _mean(xs) -> float | None:
     return float(np.mean(xs)) if len(xs) else None
 
@@ -73,9 +81,9 @@ class PolicyTrainer:
             policy.set_state(arrays)
             self.state = TrainingState.from_meta(meta)
             self.print(f"[policy] resumed from {meta['path']} at {self.state.timesteps:,} steps")
-        # On resume, envs restart with a seed offset by the update count, so episodes are new ones.
+        self.has_success = bool(self.state.recent_successes) or None
         self.runner = RolloutRunner(env, policy, reward_source, cfg.a2c.n_steps, cfg.a2c.gamma,
-                                    seed=cfg.seed + 100_003 * self.state.updates)
+                                    seed=env_seed(cfg.seed, self.state.updates, env.n_envs))
 
     def learning_rate(self) -> float:
         """lr decayed linearly from cfg.a2c.lr at step 0 to 0 at the run's last step."""

@@ -35,7 +35,8 @@ class RolloutRunner:
         self.env, self.policy, self.reward_source = env, policy, reward_source
         self.n_steps, self.gamma = n_steps, gamma
         n = env.n_envs
-        self._obs_buf = np.zeros((n_steps, n, *env.obs_shape), dtype=np.uint8)
+        # The returned batch holds views of these buffers: consume it before the next run().
+        self._obs_buf = np.zeros((n_steps, n, *env.obs_shape), dtype=env.obs_dtype)
         self._act_buf = np.zeros((n_steps, n), dtype=np.int32)
         self._true_buf = np.zeros((n_steps, n), dtype=np.float32)
         self._done_buf = np.zeros((n_steps, n), dtype=np.float32)

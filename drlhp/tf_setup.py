@@ -11,8 +11,6 @@ import os
 import random
 import sys
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # no C++ info banners on every start
-os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 _configured = False
 

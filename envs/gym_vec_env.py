@@ -19,6 +19,7 @@ class GymVecEnv(VecEnv):
         self._env = SyncVectorEnv([lambda: gym.make(env_id) for _ in range(n_envs)],
                                   autoreset_mode=AutoresetMode.SAME_STEP)
         self.obs_shape = tuple(self._env.single_observation_space.shape)
+        self.obs_dtype = np.dtype(self._env.single_observation_space.dtype)
         self.n_actions = int(self._env.single_action_space.n)
         self._tracker = EpisodeTracker(n_envs)
 

@@ -60,7 +60,8 @@ class VecEnv:
     env_id: str
     n_envs: int
     n_actions: int
-    obs_shape: tuple[int, int, int]
+    obs_shape: tuple[int, ...]
+    obs_dtype: np.dtype = np.dtype(np.uint8)
 
     def reset(self, seed: int) -> np.ndarray:
         raise NotImplementedError

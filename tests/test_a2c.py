@@ -78,3 +78,15 @@ def test_state_round_trip_restores_weights_optimizer_and_sampling(policy):
     seq_a = [policy.act(obs)[0] for _ in range(5)]
     seq_b = [other.act(obs)[0] for _ in range(5)]
     np.testing.assert_array_equal(np.stack(seq_a), np.stack(seq_b))
+
+
+def test_mlp_policy_for_vector_observations_acts_and_learns():
+    policy = A2CPolicy((4,), 2, A2CConfig(n_envs=4, n_steps=2), seed=0, obs_dtype=np.float32)
+    obs = np.random.default_rng(0).normal(size=(8, 4)).astype(np.float32)
+    actions, values = policy.act(obs[:4])
+    assert actions.shape == (4,) and set(actions) <= {0, 1}
+    before = _probs(policy, obs)[:, 1]
+    for _ in range(60):
+        policy.train(obs, np.ones(8, np.int32), np.full(8, 5.0, np.float32), lr=1e-2)
+    after = _probs(policy, obs)[:, 1]
+    assert (after > before).all() and after.mean() > before.mean() + 0.03
