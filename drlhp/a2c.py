@@ -30,6 +30,18 @@ def discounted_returns(rewards: np.ndarray, dones: np.ndarray, last_values: np.n
     return returns
 
 
+def rmsprop_step(grad, mean_square, lr, decay: float, eps: float, style: str):
+    """One RMSprop step without momentum: (new mean square, amount to subtract from the variable).
+
+    tf1:   ms' = decay*ms + (1-decay)*g^2;  step = lr * g / sqrt(ms' + eps)
+    torch: ms' = decay*ms + (1-decay)*g^2;  step = lr * g / (sqrt(ms') + eps)
+    """
+    new_ms = decay * mean_square + (1.0 - decay) * tf.square(grad)
+    if style == "tf1":
+        return new_ms, lr * grad / tf.sqrt(new_ms + eps)
+    return new_ms, lr * grad / (tf.sqrt(new_ms) + eps)
+
+
 class A2CPolicy:
     """The policy network plus its compiled act and train steps.
 
@@ -44,8 +56,11 @@ class A2CPolicy:
         self.n_actions = n_actions
         self.model = policy_network(self.obs_shape, n_actions, seed, obs_dtype=np.dtype(obs_dtype).name)
         self.variables = self.model.trainable_variables
-        # RMSprop mean-square slots, initialized to 1 as TF1's RMSPropOptimizer did.
-        self.mean_square = [tf.Variable(tf.ones(v.shape, v.dtype), trainable=False) for v in self.variables]
+        if cfg.rmsprop_style not in ("tf1", "torch"):
+            raise ValueError(f"unknown rmsprop_style {cfg.rmsprop_style!r}")
+        # RMSprop mean-square slots: initialized to 1 as TF1's RMSPropOptimizer did, or 0 (torch).
+        init = tf.ones if cfg.rmsprop_style == "tf1" else tf.zeros
+        self.mean_square = [tf.Variable(init(v.shape, v.dtype), trainable=False) for v in self.variables]
         self.rng = tf.random.Generator.from_seed(seed)
         obs_dtype = tf.as_dtype(np.dtype(obs_dtype))
         batch = cfg.n_envs * cfg.n_steps
@@ -81,8 +96,9 @@ class A2CPolicy:
         grads = tape.gradient(loss, self.variables)
         grads, grad_norm = tf.clip_by_global_norm(grads, cfg.max_grad_norm)
         for var, grad, ms in zip(self.variables, grads, self.mean_square):
-            ms.assign(cfg.rms_decay * ms + (1.0 - cfg.rms_decay) * tf.square(grad))
-            var.assign_sub(lr * grad / tf.sqrt(ms + cfg.rms_eps))
+            new_ms, step = rmsprop_step(grad, ms, lr, cfg.rms_decay, cfg.rms_eps, cfg.rmsprop_style)
+            ms.assign(new_ms)
+            var.assign_sub(step)
         var_returns = tf.math.reduce_variance(returns)
         explained_variance = 1.0 - tf.math.reduce_variance(returns - values) / (var_returns + 1e-8)
         return {"policy_loss": policy_loss, "value_loss": value_loss, "entropy": entropy,

@@ -21,7 +21,11 @@ class A2CConfig:
         n_steps: agent steps per env per update (the n of n-step returns).
         lr: RMSprop learning rate at step 0, decayed linearly to 0 over the run's timesteps.
         rms_decay: RMSprop decay (rho) of the mean squared gradient.
-        rms_eps: RMSprop epsilon, added inside the square root (TF1 semantics, as baselines used).
+        rms_eps: RMSprop epsilon.
+        rmsprop_style: "tf1" (default; TensorFlow 1's RMSProp, which OpenAI baselines' A2C results come
+            from: mean square initialized to 1, epsilon inside the square root) or "torch" (PyTorch's
+            and Keras' RMSprop: mean square initialized to 0, epsilon outside the square root, so
+            parameters with tiny gradients take far larger steps).
         ent_coef: weight of the entropy bonus.
         vf_coef: weight of the value loss (mean squared error).
         gamma: discount factor per agent step.
@@ -33,6 +37,7 @@ class A2CConfig:
     lr: float = 7e-4
     rms_decay: float = 0.99
     rms_eps: float = 1e-5
+    rmsprop_style: str = "tf1"
     ent_coef: float = 0.01
     vf_coef: float = 0.5
     gamma: float = 0.99
@@ -100,6 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lr", type=float, default=A2CConfig.lr)
     p.add_argument("--ent_coef", type=float, default=A2CConfig.ent_coef)
     p.add_argument("--gamma", type=float, default=A2CConfig.gamma)
+    p.add_argument("--rmsprop_style", choices=("tf1", "torch"), default=A2CConfig.rmsprop_style,
+                   help="tf1: baselines' optimizer (default); torch: epsilon outside the square root")
     p.add_argument("--n_env_threads", type=int, default=0, help="Atari env threads (0: one per core)")
     p.add_argument("--tf_intra_threads", type=int, default=2)
     p.add_argument("--tf_inter_threads", type=int, default=1)
@@ -110,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     a2c = A2CConfig(n_envs=args.n_envs, n_steps=args.n_steps, lr=args.lr, ent_coef=args.ent_coef,
-                    gamma=args.gamma)
+                    gamma=args.gamma, rmsprop_style=args.rmsprop_style)
     return RunConfig(
         mode=args.mode, env=args.env, seed=args.seed, million_timesteps=args.million_timesteps,
         run_dir=args.run_dir, log_interval=args.log_interval,

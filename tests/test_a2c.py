@@ -90,3 +90,25 @@ def test_mlp_policy_for_vector_observations_acts_and_learns():
         policy.train(obs, np.ones(8, np.int32), np.full(8, 5.0, np.float32), lr=1e-2)
     after = _probs(policy, obs)[:, 1]
     assert (after > before).all() and after.mean() > before.mean() + 0.03
+
+
+@pytest.mark.parametrize("style", ["tf1", "torch"])
+def test_rmsprop_step_matches_a_numpy_loop(style):
+    from drlhp.a2c import rmsprop_step
+
+    rng = np.random.default_rng(3)
+    grads = rng.normal(scale=1e-3, size=(5, 4)).astype(np.float32)
+    lr, decay, eps = 7e-4, 0.99, 1e-5
+    ms_np = np.ones(4) if style == "tf1" else np.zeros(4)
+    var_np = np.zeros(4)
+    ms_tf, var_tf = ms_np.astype(np.float32), np.zeros(4, np.float32)
+    for g in grads:
+        ms_np = decay * ms_np + (1 - decay) * g.astype(np.float64) ** 2
+        denom = np.sqrt(ms_np + eps) if style == "tf1" else np.sqrt(ms_np) + eps
+        var_np -= lr * g / denom
+        ms_tf, step = rmsprop_step(g, ms_tf, lr, decay, eps, style)
+        var_tf = var_tf - step.numpy()
+    np.testing.assert_allclose(var_tf, var_np, rtol=1e-4)
+    # With the mean square starting at 1, TF1's first steps are tiny: lr * g, not lr * sign(g).
+    if style == "tf1":
+        assert np.abs(var_np).max() < 10 * lr * np.abs(grads).max()

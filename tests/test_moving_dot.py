@@ -15,6 +15,7 @@ def dot_position(frame):
     return int(rows.mean()), int(cols.mean())
 
 
+@pytest.mark.filterwarnings("ignore:.*is different from the unwrapped version")
 def test_passes_gymnasium_env_checker():
     check_env(gym.make("MovingDot-v0").unwrapped)
     check_env(gym.make("MovingDot-v0"), skip_render_check=True)
