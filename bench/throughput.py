@@ -48,18 +48,23 @@ def bench_env(env_id: str, n_envs: int, seconds: float) -> float:
     return rate
 
 
-def bench_gymnasium_async(env_id: str, n_envs: int, seconds: float) -> float:
+def _make_gymnasium_atari(env_id: str):
+    """One gymnasium Atari env with the same preprocessing (runs in a spawned worker)."""
     import ale_py
     import gymnasium as gym
     from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 
     gym.register_envs(ale_py)
+    return FrameStackObservation(AtariPreprocessing(gym.make(env_id), noop_max=30, frame_skip=4,
+                                                    screen_size=84), 4)
 
-    def make():
-        return FrameStackObservation(AtariPreprocessing(gym.make(env_id), noop_max=30, frame_skip=4,
-                                                        screen_size=84), 4)
 
-    vec = gym.vector.AsyncVectorEnv([make for _ in range(n_envs)], context="spawn")
+def bench_gymnasium_async(env_id: str, n_envs: int, seconds: float) -> float:
+    import functools
+
+    import gymnasium as gym
+
+    vec = gym.vector.AsyncVectorEnv([functools.partial(_make_gymnasium_atari, env_id)] * n_envs, context="spawn")
     vec.reset(seed=0)
     rate = timed(lambda: vec.step(vec.action_space.sample()), seconds, n_envs)
     vec.close()
