@@ -3,8 +3,9 @@
 Loss (Mnih et al., 2016; OpenAI baselines' a2c):
     L = mean(A * -log pi(a|s)) - ent_coef * mean(H[pi(.|s)]) + vf_coef * mean((V(s) - R)^2)
 with A = R - V(s) (no gradient through A) and R the n-step discounted return. Gradients are
-clipped to a global norm of max_grad_norm and applied with RMSprop as TF1 defined it (mean square
-initialized to 1, epsilon inside the square root): the optimizer baselines' A2C results come from.
+clipped to a global norm of max_grad_norm and applied with RMSprop, written out here in two
+flavours (``rmsprop_step``): PyTorch's (the default) and TF1's (OpenAI baselines'); see
+A2CConfig.rmsprop_style for why the default is PyTorch's.
 """
 from __future__ import annotations
 
