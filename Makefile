@@ -13,7 +13,7 @@ $(STAMP): requirements.txt
 	$(PY) -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
-# Default job: A2C on MovingDot with true rewards, about 2 minutes on 2 cores.
+# Default job: A2C on MovingDot with true rewards, about 2-3 minutes on 2 cores.
 run: $(STAMP)
 	$(PY) run.py train_policy_with_original_rewards --env MovingDot-v0 --million_timesteps 0.15 --seed 0 --log_interval 10
 

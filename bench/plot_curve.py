@@ -1,7 +1,8 @@
 #!/usr/bin/env python
-"""Plot a run's true return against agent steps and wall time, from its progress.csv, to a PNG.
+"""Plot runs' true return against agent steps and wall time, from their progress.csv, to one PNG.
 
-    python bench/plot_curve.py RUN_DIR [--out curve.png] [--title TEXT] [--target 18]
+    python bench/plot_curve.py RUN_DIR [RUN_DIR ...] [--labels A B ...] [--out curve.png]
+                               [--title TEXT] [--target 18]
 """
 from __future__ import annotations
 
@@ -26,27 +27,32 @@ def read_progress(run_dir: Path) -> dict[str, list[float]]:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("run_dir", type=Path)
+    p.add_argument("run_dirs", type=Path, nargs="+")
+    p.add_argument("--labels", nargs="*", default=None, help="one per run (default: folder names)")
     p.add_argument("--out", type=Path, default=None)
     p.add_argument("--title", default=None)
     p.add_argument("--target", type=float, default=None, help="draw a horizontal line at this return")
     args = p.parse_args()
-    data = read_progress(args.run_dir)
-    steps = [s / 1e6 for s in data["step"]]
-    ret = data["policy/true_return_last100"]
-    hours = [w / 3600 for w in data["system/wall_s"]]
+    labels = args.labels or [d.name for d in args.run_dirs]
+    if len(labels) != len(args.run_dirs):
+        p.error("give one label per run directory")
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for ax, x, label in ((axes[0], steps, "agent steps (millions)"), (axes[1], hours, "wall time (hours)")):
-        ax.plot(x, ret, lw=1.5)
+    for run_dir, name in zip(args.run_dirs, labels):
+        data = read_progress(run_dir)
+        steps = [s / 1e6 for s in data["step"]]
+        hours = [w / 3600 for w in data["system/wall_s"]]
+        for ax, x in ((axes[0], steps), (axes[1], hours)):
+            ax.plot(x, data["policy/true_return_last100"], lw=1.5, label=name)
+    for ax, label in ((axes[0], "agent steps (millions)"), (axes[1], "wall time (hours)")):
         if args.target is not None:
             ax.axhline(args.target, color="grey", ls="--", lw=1, label=f"target {args.target:g}")
-            ax.legend(loc="lower right")
+        ax.legend(loc="lower right")
         ax.set_xlabel(label)
         ax.set_ylabel("true return, mean of last 100 episodes")
         ax.grid(alpha=0.3)
-    fig.suptitle(args.title or args.run_dir.name)
+    fig.suptitle(args.title or ", ".join(labels))
     fig.tight_layout()
-    out = args.out or args.run_dir / "curve.png"
+    out = args.out or args.run_dirs[0] / "curve.png"
     fig.savefig(out, dpi=100)
     print(out)
 
