@@ -107,8 +107,8 @@ class PolicyTrainer:
     def train(self) -> dict:
         cfg, s = self.cfg, self.state
         batch = cfg.a2c.n_envs * cfg.a2c.n_steps
-        last_log = time.perf_counter()
-        log_steps, log_time = s.timesteps, last_log
+        log_time = time.perf_counter()
+        log_steps, log_updates = s.timesteps, s.updates
         sitting_start = time.perf_counter()
         wall_at_start = s.wall_s
         timing = collections.defaultdict(float)
@@ -132,16 +132,15 @@ class PolicyTrainer:
             if cfg.policy_ckpt_interval > 0 and s.updates % cfg.policy_ckpt_interval == 0:
                 self.checkpoint()
             now = time.perf_counter()
-            if now - last_log >= cfg.log_interval or s.timesteps >= cfg.total_timesteps:
+            if now - log_time >= cfg.log_interval or s.timesteps >= cfg.total_timesteps:
                 sps = (s.timesteps - log_steps) / max(now - log_time, 1e-9)
-                self._log(losses, rollout, sps, timing, now - log_time)
+                self._log(losses, rollout, sps, timing, now - log_time, s.updates - log_updates)
                 timing.clear()
-                last_log = log_time = now
-                log_steps = s.timesteps
+                log_time, log_steps, log_updates = now, s.timesteps, s.updates
         self.checkpoint()
         return self.summary()
 
-    def _log(self, losses: dict, rollout, sps: float, timing: dict, interval_s: float) -> None:
+    def _log(self, losses: dict, rollout, sps: float, timing: dict, interval_s: float, n_updates: int) -> None:
         s, cfg = self.state, self.cfg
         ret = _mean(s.recent_returns)
         metrics = {f"policy/{k}": v for k, v in losses.items()}
@@ -156,8 +155,7 @@ class PolicyTrainer:
         })
         for k, v in timing.items():  # fraction of the interval spent in each part of the loop
             metrics[f"system/time_frac_{k[:-2]}"] = v / max(interval_s, 1e-9)
-        metrics["system/train_step_ms"] = 1e3 * timing.get("train_s", 0.0) / max(1, sps * interval_s /
-                                                                                (cfg.a2c.n_envs * cfg.a2c.n_steps))
+        metrics["system/train_step_ms"] = 1e3 * timing.get("train_s", 0.0) / max(1, n_updates)
         if self.has_success:
             metrics["policy/success_rate_last100"] = _mean(s.recent_successes)
         self.logger.log(s.timesteps, metrics)
