@@ -8,8 +8,11 @@ import argparse
 import dataclasses
 from dataclasses import dataclass, field
 
-MODES = ("train_policy_with_original_rewards", "watch", "train_policy_with_preferences")
-DEFAULT_MODE = "train_policy_with_preferences"  # the paper's setting; arrives with the preference pipeline
+MODES = ("train_policy_with_preferences", "gather_initial_prefs", "pretrain_reward_predictor",
+         "train_policy_with_original_rewards", "watch")
+DEFAULT_MODE = "train_policy_with_preferences"  # the paper's setting
+QUERY_SELECTIONS = ("random", "variance")
+LABEL_SCHEDULES = ("constant", "paper")
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,82 @@ class A2CConfig:
 
 
 @dataclass(frozen=True)
+class RewardConfig:
+    """The reward predictor (Christiano et al., 2017, section 2.2.3 and appendix A).
+
+    Attributes:
+        n_predictors: ensemble members, each trained on its own bootstrap sample (paper: 3).
+        batch_size: preference pairs per member per training step.
+        lr: Adam learning rate.
+        dropout: dropout rate after every convolution (paper: 0.5).
+        batchnorm: batch normalization after every convolution (paper: yes). On MovingDot it slows
+            the predictor down several times (README, "MovingDot from preferences").
+        random_answer_prob: assumed chance that a label is a uniformly random answer (paper: 10%).
+        l2_init: starting L2 coefficient (on the sum of squared kernel weights); then adapted so that
+            validation loss / training loss stays in [1.1, 1.5] (paper).
+        norm_std: each member's output is scaled to this standard deviation over recent segments
+            (paper: 0.05), after removing its mean.
+        n_initial_epochs: passes over the initial preferences before the policy starts (original: 200).
+        publish_interval: training steps between weight publications to the policy.
+        eval_interval: training steps between validation evaluations (and L2 adaptation).
+        norm_segments: recent segments whose frames set the normalization statistics.
+        ckpt_interval_s: seconds between predictor checkpoints (plus one at the end).
+        tf_intra_threads: TensorFlow intra-op threads of the predictor process (2 cores: 1).
+    """
+
+    n_predictors: int = 3
+    batch_size: int = 16
+    lr: float = 2e-4
+    dropout: float = 0.5
+    batchnorm: bool = True
+    random_answer_prob: float = 0.1
+    l2_init: float = 1e-4
+    norm_std: float = 0.05
+    n_initial_epochs: int = 200
+    publish_interval: int = 20
+    eval_interval: int = 50
+    norm_segments: int = 20
+    ckpt_interval_s: float = 60.0
+    tf_intra_threads: int = 1
+
+
+@dataclass(frozen=True)
+class PrefConfig:
+    """Segments, pairing, labelling and the preference database.
+
+    Attributes:
+        synthetic_prefs: the synthetic oracle labels (prefers the larger sum of true reward); else a person.
+        query_selection: "random" pairs, or "variance": of 10x candidate pairs, the one whose predicted
+            preference varies most across the ensemble (the paper's active queries).
+        segment_length: agent steps per segment (paper: 25, about 1.7 s of Atari at 15 fps).
+        segments_per_cut: segments put on segment_queue each time segments are cut (every
+            segment_length steps of all workers); workers are taken in turn, so all contribute.
+        segment_queue_size: capacity of segment_queue; a full queue drops segments (counted).
+        segment_pool_size: recent segments the preference interface pairs from.
+        max_prefs: preference database bound; the oldest are dropped first (original: 3000).
+        n_initial_prefs: preferences gathered with a random policy before the predictor is pretrained.
+        prefs_save_interval: new preferences between database saves (plus one at exit).
+        label_schedule: "constant" (labels spread evenly over the run) or "paper" (rate proportional
+            to 5e6 / (T + 5e6), T in frames).
+        n_labels: synthetic labels after the initial ones, spread over the run by label_schedule.
+        variance_candidates: candidate pairs per query with query_selection "variance" (paper: 10x).
+    """
+
+    synthetic_prefs: bool = False
+    query_selection: str = "random"
+    segment_length: int = 25
+    segments_per_cut: int = 4
+    segment_queue_size: int = 32
+    segment_pool_size: int = 100
+    max_prefs: int = 3000
+    n_initial_prefs: int = 500
+    prefs_save_interval: int = 20
+    label_schedule: str = "constant"
+    n_labels: int = 3000
+    variance_candidates: int = 10
+
+
+@dataclass(frozen=True)
 class RunConfig:
     """One run of run.py.
 
@@ -64,7 +143,10 @@ class RunConfig:
         tf_intra_threads / tf_inter_threads: TensorFlow thread pools of the policy process.
         episodes: episodes to play in ``watch`` mode.
         video: output video of ``watch`` mode (.mp4 or .gif); default <run_dir>/episode.mp4.
-        a2c: the A2C hyper-parameters.
+        load_prefs_dir: a preference database (file, or a run directory holding prefs/prefs.npz).
+        load_reward_predictor_ckpt_dir: a reward predictor checkpoint (file or run directory).
+        no_labelling: train the policy on a loaded predictor, with no labeller and no predictor training.
+        a2c, reward, prefs: the hyper-parameters of each role.
     """
 
     mode: str
@@ -80,7 +162,12 @@ class RunConfig:
     tf_inter_threads: int = 1
     episodes: int = 1
     video: str | None = None
+    load_prefs_dir: str | None = None
+    load_reward_predictor_ckpt_dir: str | None = None
+    no_labelling: bool = False
     a2c: A2CConfig = field(default_factory=A2CConfig)
+    reward: RewardConfig = field(default_factory=RewardConfig)
+    prefs: PrefConfig = field(default_factory=PrefConfig)
 
     @property
     def total_timesteps(self) -> int:
@@ -115,6 +202,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tf_inter_threads", type=int, default=1)
     p.add_argument("--episodes", type=int, default=1, help="watch: episodes to play")
     p.add_argument("--video", default=None, help="watch: output .mp4 or .gif")
+    g = p.add_argument_group("preferences")
+    g.add_argument("--synthetic_prefs", action="store_true",
+                   help="label with the synthetic oracle (true reward) instead of a person")
+    g.add_argument("--load_prefs_dir", default=None, help="start from this preference database")
+    g.add_argument("--load_reward_predictor_ckpt_dir", default=None, help="start from this reward predictor")
+    g.add_argument("--no_labelling", action="store_true",
+                   help="train the policy on a loaded predictor with no labeller (needs --load_reward_predictor_ckpt_dir)")
+    g.add_argument("--max_prefs", type=int, default=PrefConfig.max_prefs)
+    g.add_argument("--n_initial_prefs", type=int, default=PrefConfig.n_initial_prefs)
+    g.add_argument("--n_labels", type=int, default=PrefConfig.n_labels,
+                   help="synthetic labels after the initial ones, over the whole run")
+    g.add_argument("--label_schedule", choices=LABEL_SCHEDULES, default=PrefConfig.label_schedule)
+    g.add_argument("--segment_length", type=int, default=PrefConfig.segment_length)
+    g.add_argument("--segments_per_cut", type=int, default=PrefConfig.segments_per_cut)
+    g.add_argument("--query_selection", choices=QUERY_SELECTIONS, default=PrefConfig.query_selection)
+    g.add_argument("--prefs_save_interval", type=int, default=PrefConfig.prefs_save_interval)
+    g = p.add_argument_group("reward predictor")
+    g.add_argument("--n_predictors", type=int, default=RewardConfig.n_predictors)
+    g.add_argument("--n_initial_epochs", type=int, default=RewardConfig.n_initial_epochs)
+    g.add_argument("--reward_batch_size", type=int, default=RewardConfig.batch_size)
+    g.add_argument("--reward_lr", type=float, default=RewardConfig.lr)
+    g.add_argument("--reward_publish_interval", type=int, default=RewardConfig.publish_interval)
+    g.add_argument("--reward_dropout", type=float, default=RewardConfig.dropout)
+    g.add_argument("--reward_batchnorm", action=argparse.BooleanOptionalAction, default=RewardConfig.batchnorm)
     return p
 
 
@@ -126,4 +237,15 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         run_dir=args.run_dir, log_interval=args.log_interval,
         policy_ckpt_interval=args.policy_ckpt_interval, load_policy_ckpt_dir=args.load_policy_ckpt_dir,
         n_env_threads=args.n_env_threads, tf_intra_threads=args.tf_intra_threads,
-        tf_inter_threads=args.tf_inter_threads, episodes=args.episodes, video=args.video, a2c=a2c)
+        tf_inter_threads=args.tf_inter_threads, episodes=args.episodes, video=args.video,
+        load_prefs_dir=args.load_prefs_dir, load_reward_predictor_ckpt_dir=args.load_reward_predictor_ckpt_dir,
+        no_labelling=args.no_labelling, a2c=a2c,
+        reward=RewardConfig(n_predictors=args.n_predictors, n_initial_epochs=args.n_initial_epochs,
+                            batch_size=args.reward_batch_size, lr=args.reward_lr,
+                            publish_interval=args.reward_publish_interval, dropout=args.reward_dropout,
+                            batchnorm=args.reward_batchnorm),
+        prefs=PrefConfig(synthetic_prefs=args.synthetic_prefs, query_selection=args.query_selection,
+                         segment_length=args.segment_length, segments_per_cut=args.segments_per_cut,
+                         max_prefs=args.max_prefs, n_initial_prefs=args.n_initial_prefs,
+                         prefs_save_interval=args.prefs_save_interval, label_schedule=args.label_schedule,
+                         n_labels=args.n_labels))

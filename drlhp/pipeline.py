@@ -1,17 +1,24 @@
-"""The modes of run.py, and (with the preference pipeline) the processes and queues between roles.
+"""The modes of run.py.
 
+    train_policy_with_preferences        the paper's three processes (policy, preference interface,
+                                         reward predictor; drlhp.launcher): gather n_initial_prefs with
+                                         a random policy, pretrain the predictor, then train all three
+                                         at once. --no_labelling: the policy alone on a saved predictor.
+    gather_initial_prefs                 random policy + labeller; saves the preference database
+    pretrain_reward_predictor            the predictor on a saved database, in this process; saves it
     train_policy_with_original_rewards   A2C on the env's (clipped) reward, in this process
     watch                                play a saved policy, write a video
-    train_policy_with_preferences        the paper's three processes (next step of the project)
 """
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import traceback
 from dataclasses import replace
 from pathlib import Path
 
+from drlhp.atomic import write_json
 from drlhp.config import A2CConfig, RunConfig
 from drlhp.run_record import RunRecord, default_run_dir
 
@@ -29,8 +36,11 @@ def run(cfg: RunConfig, argv: list[str] | None = None) -> int:
         return train_policy_with_original_rewards(cfg, argv)
     if cfg.mode == "watch":
         return watch(cfg)
-    raise UsageError(f"mode {cfg.mode!r} is not available yet (it arrives with the preference pipeline); "
-                     f"use train_policy_with_original_rewards")
+    if cfg.mode == "pretrain_reward_predictor":
+        return pretrain_reward_predictor(cfg, argv)
+    if cfg.mode == "train_policy_with_preferences" and cfg.no_labelling:
+        return train_policy_without_labelling(cfg, argv)
+    return run_processes(cfg, argv)
 
 
 def _resolve_run_dir(cfg: RunConfig) -> RunConfig:
@@ -44,7 +54,34 @@ def _resolve_run_dir(cfg: RunConfig) -> RunConfig:
     return cfg
 
 
-def _build_policy(cfg: RunConfig, env, a2c: A2CConfig | None = None):
+def _check_inputs(cfg: RunConfig) -> None:
+    """Bad inputs fail here, in one line, before any process starts."""
+    from drlhp.pref_db import PrefDB, PrefDBError
+    from drlhp.reward_trainer import PREFS_FILE, PredictorCheckpointError, find_file, load_predictor
+
+    labelling = cfg.mode == "gather_initial_prefs" or (cfg.mode == "train_policy_with_preferences"
+                                                       and not cfg.no_labelling)
+    if labelling and not cfg.prefs.synthetic_prefs:
+        raise UsageError("the human labelling GUI is not built yet: pass --synthetic_prefs (the synthetic "
+                         "oracle), or --no_labelling with --load_reward_predictor_ckpt_dir")
+    if cfg.no_labelling and not cfg.load_reward_predictor_ckpt_dir:
+        raise UsageError("--no_labelling needs --load_reward_predictor_ckpt_dir (a run directory or its "
+                         "reward_predictor/reward_predictor.npz)")
+    if cfg.mode == "pretrain_reward_predictor" and not cfg.load_prefs_dir:
+        raise UsageError("pretrain_reward_predictor needs --load_prefs_dir (a run directory or a prefs.npz)")
+    if cfg.load_prefs_dir:
+        try:
+            PrefDB.load(find_file(cfg.load_prefs_dir, PREFS_FILE))
+        except PrefDBError as e:
+            raise UsageError(str(e)) from None
+    if cfg.load_reward_predictor_ckpt_dir:
+        try:
+            load_predictor(cfg.load_reward_predictor_ckpt_dir)
+        except PredictorCheckpointError as e:
+            raise UsageError(str(e)) from None
+
+
+def build_policy(cfg: RunConfig, env, a2c: A2CConfig | None = None):
     from drlhp.a2c import A2CPolicy
     from drlhp.tf_setup import configure_tensorflow
 
@@ -68,7 +105,7 @@ def train_policy_with_original_rewards(cfg: RunConfig, argv=None) -> int:
     env = logger = trainer = None
     try:
         env = make_vec_env(cfg.env, cfg.a2c.n_envs, n_threads=cfg.n_env_threads)
-        policy = _build_policy(cfg, env)
+        policy = build_policy(cfg, env)
         logger = MetricsLogger(record.dir)
         try:
             trainer = PolicyTrainer(cfg, env, policy, ClippedEnvReward(), record, logger)
@@ -115,7 +152,7 @@ def watch(cfg: RunConfig) -> int:
         raise UsageError(str(e)) from None
     env = make_vec_env(cfg.env, 1, n_threads=1)
     try:
-        policy = _build_policy(cfg, env, replace(cfg.a2c, n_envs=1))
+        policy = build_policy(cfg, env, replace(cfg.a2c, n_envs=1))
         try:
             policy.set_state(arrays)
         except (KeyError, ValueError) as e:
@@ -127,3 +164,138 @@ def watch(cfg: RunConfig) -> int:
     write_video(frames, video)
     print(f"[watch] {len(returns)} episode(s), true returns {returns}, {len(frames)} frames -> {video}")
     return 0
+
+
+def _start_record(cfg: RunConfig, argv) -> tuple[RunConfig, RunRecord]:
+    _check_inputs(cfg)
+    cfg = _resolve_run_dir(cfg)
+    record = RunRecord(cfg.run_dir)
+    record.start(cfg.to_dict(), argv)
+    return cfg, record
+
+
+def _finish(record: RunRecord, summary: dict) -> int:
+    record.write_summary(summary)
+    record.set_status("finished")
+    print("[run] finished: " + ", ".join(f"{k}={v}" for k, v in summary.items()), flush=True)
+    print(f"[run] summary: {record.dir / 'summary.json'}", flush=True)
+    return 0
+
+
+def run_processes(cfg: RunConfig, argv=None) -> int:
+    """train_policy_with_preferences and gather_initial_prefs: the three processes."""
+    import multiprocessing as mp
+
+    cfg, record = _start_record(cfg, argv)
+    from drlhp.launcher import Channels, ChildFailed, ProcessGroup
+    from envs import frames_per_agent_step, observation_shape
+
+    gather = cfg.mode == "gather_initial_prefs"
+    print(f"[run] {cfg.mode} on {cfg.env}, seed {cfg.seed}, "
+          + (f"{cfg.prefs.n_initial_prefs} preferences" if gather else f"{cfg.total_timesteps:,} agent steps")
+          + f" -> {record.dir}", flush=True)
+    ctx = mp.get_context("spawn")
+    ch = Channels.create(ctx, cfg.prefs.segment_queue_size)
+    group = ProcessGroup(ch, ctx)
+    run_dir = str(record.dir)
+    previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    failure, interrupted = None, False
+    try:
+        group.start("reward_predictor", "drlhp.reward_trainer:run_reward_predictor", cfg=cfg, obs_shape=observation_shape(cfg.env),
+                    preference_queue=ch.preference_queue, weights_channels=[ch.weights_to_policy]
+                    + ([ch.weights_to_prefs] if cfg.prefs.query_selection == "variance" else []),
+                    stop_event=ch.stop_event, gathering_done=ch.gathering_done, run_dir=run_dir, collect_only=gather)
+        group.start("pref_interface", "pref_interface.process:run_pref_interface", cfg=cfg, frames_per_step=frames_per_agent_step(cfg.env),
+                    segment_queue=ch.segment_queue, preference_queue=ch.preference_queue,
+                    weights_channel=ch.weights_to_prefs, stop_event=ch.stop_event, run_dir=run_dir)
+        group.start("policy", "drlhp.policy_process:run_policy", cfg=cfg, segment_queue=ch.segment_queue,
+                    weights_channel=ch.weights_to_policy, stop_event=ch.stop_event,
+                    gathering_done=ch.gathering_done, run_dir=run_dir)
+        write_json(record.dir / "pids.json", {"parent": os.getpid(), **{r: p.pid for r, p in group.procs.items()}})
+        group.watch({"reward_predictor"} if gather else {"policy"})
+    except ChildFailed as e:
+        failure = e
+    except KeyboardInterrupt:
+        interrupted = True
+        print("\n[run] interrupted: stopping the processes (they save the database and checkpoints)...",
+              file=sys.stderr, flush=True)
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        try:
+            terminated = group.shutdown()
+            if terminated:
+                print(f"[run] had to terminate: {', '.join(terminated)}", file=sys.stderr, flush=True)
+        except ChildFailed as e:
+            failure = failure or e
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+    figures = {}
+    for role in (("reward_predictor", "pref_interface") if gather else ("policy", "reward_predictor", "pref_interface")):
+        figures.update(group.figures.get(role, {}))
+    summary = {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, **figures}
+    if failure is not None:
+        record.write_summary(summary)
+        record.set_status("crashed", error=f"{failure}\n{failure.detail}")
+        print(f"run.py: error: {failure} (details: {record.dir / 'status.json'})", file=sys.stderr, flush=True)
+        return 1
+    if interrupted:
+        record.write_summary(summary)
+        record.set_status("interrupted")
+        print(f"[run] interrupted; database and checkpoints saved. Resume with the same command and "
+              f"--run_dir {record.dir}", file=sys.stderr, flush=True)
+        return 130
+    if gather:
+        summary["prefs_file"] = str(record.dir / "prefs" / "prefs.npz")
+    return _finish(record, summary)
+
+
+def pretrain_reward_predictor(cfg: RunConfig, argv=None) -> int:
+    """The predictor on a saved database, in this process; saves <run_dir>/reward_predictor/."""
+    import threading
+
+    from drlhp.pref_db import PrefDB
+    from drlhp.reward_trainer import PREDICTOR_FILE, PREFS_FILE, RewardTrainer, find_file
+    from drlhp.tf_setup import configure_tensorflow
+
+    cfg, record = _start_record(cfg, argv)
+    db = PrefDB.load(find_file(cfg.load_prefs_dir, PREFS_FILE), max_prefs=cfg.prefs.max_prefs)
+    if db.n_train == 0:
+        raise UsageError(f"the preference database in {cfg.load_prefs_dir} has no training preferences")
+    configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed)
+    entry = db.entries("train")[0]
+    trainer = RewardTrainer(db.segment_obs(entry.id1).shape[1:], cfg.reward, db, threading.Lock(), seed=cfg.seed)
+    try:
+        trainer.pretrain(cfg.reward.n_initial_epochs, log=lambda s: print(s, flush=True))
+    except KeyboardInterrupt:
+        record.set_status("interrupted")
+        return 130
+    trainer.evaluate()
+    trainer.publish()  # normalization statistics from the newest segments, saved with the weights
+    trainer.save(record.dir / PREDICTOR_FILE)
+    return _finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "n_preferences": len(db),
+                            "predictor_val_accuracy": trainer.last_eval.get("reward/val_accuracy"),
+                            "predictor_train_steps": trainer.steps,
+                            "reward_predictor_file": str(record.dir / PREDICTOR_FILE)})
+
+
+def train_policy_without_labelling(cfg: RunConfig, argv=None) -> int:
+    """--no_labelling: the policy alone, on a saved predictor's reward; no labeller, no predictor training."""
+    cfg, record = _start_record(cfg, argv)
+    from drlhp.policy_process import run_policy
+    from drlhp.reward_trainer import load_predictor_weights
+
+    weights, meta = load_predictor_weights(cfg.load_reward_predictor_ckpt_dir)
+    cfg = replace(cfg, reward=replace(cfg.reward, n_predictors=len(weights.weights)))
+    print(f"[run] {cfg.mode} --no_labelling on {cfg.env} with predictor {meta['path']}, "
+          f"{cfg.total_timesteps:,} agent steps -> {record.dir}", flush=True)
+    previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    try:
+        summary = run_policy(cfg, segment_queue=None, weights_channel=None, stop_event=None, gathering_done=None,
+                             run_dir=str(record.dir), fixed_weights=weights)
+    except KeyboardInterrupt:
+        record.set_status("interrupted")
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return _finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "no_labelling": True, **summary})
+

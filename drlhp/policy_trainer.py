@@ -1,7 +1,12 @@
 """Training the policy: rollout -> A2C update, with progress, metrics and checkpoints.
 
-    run_experiment:  for each update until the timestep budget:
+    run_experiment:  for each update until the timestep budget (or should_stop()):
+                         while the reward source is not ready (no predictor weights yet):
+                             random play: rollouts with random actions, shown to the observers,
+                             not trained on and not counted in the budget (paused once
+                             wait_for_reward() says so: the predictor is pretraining)
                          rollout = runner.run()            (n_steps x n_envs agent steps)
+                         observers see the rollout         (segments for the labeller, metrics)
                          policy.train(rollout, lr(t))      (lr decays linearly to 0)
                          every log_interval s: progress line + metrics
                          every policy_ckpt_interval updates: checkpoint
@@ -35,18 +40,21 @@ class TrainingState:
     timesteps: int = 0
     episodes: int = 0
     wall_s: float = 0.0  # running time only, summed over sittings
+    random_steps: int = 0  # agent steps of random play before the first reward (not in the budget)
     recent_returns: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
     recent_successes: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
 
     def to_meta(self) -> dict:
         return {"updates": self.updates, "timesteps": self.timesteps, "episodes": self.episodes,
+                "random_steps": self.random_steps,
                 "wall_s": self.wall_s, "recent_returns": list(self.recent_returns),
                 "recent_successes": list(self.recent_successes)}
 
     @classmethod
     def from_meta(cls, meta: dict) -> "TrainingState":
         s = cls(updates=int(meta["updates"]), timesteps=int(meta["timesteps"]),
-                episodes=int(meta["episodes"]), wall_s=float(meta["wall_s"]))
+                episodes=int(meta["episodes"]), wall_s=float(meta["wall_s"]),
+                random_steps=int(meta.get("random_steps", 0)))
         s.recent_returns.extend(meta.get("recent_returns", []))
         s.recent_successes.extend(meta.get("recent_successes", []))
         return s
@@ -69,11 +77,28 @@ def _fmt_duration(s: float) -> str:
     return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
 
 
+class RolloutObserver:
+    """Sees every rollout (e.g. cuts segments for the labeller); adds metrics and summary figures."""
+
+    def on_rollout(self, rollout, state: TrainingState) -> None:
+        pass
+
+    def metrics(self) -> dict:
+        return {}
+
+    def summary(self) -> dict:
+        return {}
+
+
 class PolicyTrainer:
     def __init__(self, cfg: RunConfig, env: VecEnv, policy: A2CPolicy, reward_source: RewardSource,
-                 record: RunRecord, logger: MetricsLogger, print_fn=print):
+                 record: RunRecord, logger: MetricsLogger, print_fn=print,
+                 observers: list[RolloutObserver] = (), should_stop=lambda: False,
+                 wait_for_reward=lambda: False):
         self.cfg, self.env, self.policy, self.record, self.logger = cfg, env, policy, record, logger
+        self.reward_source = reward_source
         self.print = print_fn
+        self.observers, self.should_stop, self.wait_for_reward = list(observers), should_stop, wait_for_reward
         self.state = TrainingState()
         self.has_success = None
         if cfg.load_policy_ckpt_dir:
@@ -102,7 +127,21 @@ class PolicyTrainer:
                "episodes": s.episodes, "true_return_last100": _mean(s.recent_returns)}
         if self.has_success:
             out["success_rate_last100"] = _mean(s.recent_successes)
+        if s.random_steps:
+            out["random_steps"] = s.random_steps
+        for obs in self.observers:
+            out.update(obs.summary())
         return out
+
+    def _random_play(self) -> None:
+        """Before the reward source is ready: random actions, for the observers only."""
+        if self.wait_for_reward():
+            time.sleep(0.05)
+            return
+        rollout = self.runner.run(random_actions=True)
+        self.state.random_steps += self.cfg.a2c.n_envs * self.cfg.a2c.n_steps
+        for obs in self.observers:
+            obs.on_rollout(rollout, self.state)
 
     def train(self) -> dict:
         cfg, s = self.cfg, self.state
@@ -112,8 +151,15 @@ class PolicyTrainer:
         sitting_start = time.perf_counter()
         wall_at_start = s.wall_s
         timing = collections.defaultdict(float)
-        while s.timesteps < cfg.total_timesteps:
+        while s.timesteps < cfg.total_timesteps and not self.should_stop():
+            if not self.reward_source.ready():
+                self._random_play()
+                sitting_start, wall_at_start = time.perf_counter(), s.wall_s  # waiting is not training time
+                log_time = sitting_start
+                continue
             rollout = self.runner.run()
+            for obs in self.observers:
+                obs.on_rollout(rollout, s)
             t0 = time.perf_counter()
             losses = self.policy.train(rollout.b_obs, rollout.b_actions, rollout.b_returns, self.learning_rate())
             timing["train_s"] += time.perf_counter() - t0
@@ -158,6 +204,8 @@ class PolicyTrainer:
         metrics["system/train_step_ms"] = 1e3 * timing.get("train_s", 0.0) / max(1, n_updates)
         if self.has_success:
             metrics["policy/success_rate_last100"] = _mean(s.recent_successes)
+        for obs in self.observers:
+            metrics.update(obs.metrics())
         self.logger.log(s.timesteps, metrics)
         pct = 100.0 * s.timesteps / max(1, cfg.total_timesteps)
         eta = (cfg.total_timesteps - s.timesteps) / max(sps, 1e-9)

@@ -1,9 +1,12 @@
 """Where the policy's training reward comes from.
 
 A reward source turns one rollout into training rewards, in ONE batch per rollout:
-    rewards(obs (T, N, ...) uint8, true_rewards (T, N) float32) -> (T, N) float32
-Today: the environment's reward, clipped to its sign (DQN/A2C convention). The reward predictor's
-output arrives with the preference pipeline and plugs in here.
+    rewards(next_obs (T, N, ...) uint8, true_rewards (T, N) float32) -> (T, N) float32
+      (next_obs[t]: the observation after action t, which shows what the action did)
+    ready() -> bool: whether it can give rewards now (the predictor: once its first weights arrived)
+Sources: the environment's reward clipped to its sign (DQN/A2C convention), and the reward
+predictor's normalized output (PredictedReward), computed by the policy process from the newest
+published weights.
 """
 from __future__ import annotations
 
@@ -12,8 +15,12 @@ import numpy as np
 
 class RewardSource:
     name = "base"
+    version = 0  # of the weights in use, where there are weights
 
-    def rewards(self, obs: np.ndarray, true_rewards: np.ndarray) -> np.ndarray:
+    def ready(self) -> bool:
+        return True
+
+    def rewards(self, obs: np.ndarray, true_rewards: np.ndarray) -> np.ndarray | None:
         raise NotImplementedError
 
 
@@ -24,3 +31,39 @@ class ClippedEnvReward(RewardSource):
 
     def rewards(self, obs: np.ndarray, true_rewards: np.ndarray) -> np.ndarray:
         return np.sign(true_rewards).astype(np.float32)
+
+
+class PredictedReward(RewardSource):
+    """The reward predictor ensemble's reward: each member normalized with its published statistics,
+    then averaged (drlhp.reward_model). New weights are pulled, without blocking, before each
+    rollout's rewards; ``weights_channel`` is a LatestValue, or None for fixed weights."""
+
+    name = "predicted"
+
+    def __init__(self, obs_shape: tuple, cfg, seed: int, weights_channel=None, weights=None):
+        from drlhp.reward_model import RewardEnsemble
+
+        self.ensemble = RewardEnsemble(obs_shape, cfg, seed)
+        self.channel = weights_channel
+        if weights is not None:
+            self.ensemble.load_weights(weights)
+
+    @property
+    def version(self) -> int:
+        return self.ensemble.version
+
+    def _pull(self) -> None:
+        weights = self.channel.poll() if self.channel is not None else None
+        if weights is not None:
+            self.ensemble.load_weights(weights)
+
+    def ready(self) -> bool:
+        self._pull()
+        return self.ensemble.version > 0
+
+    def rewards(self, obs: np.ndarray, true_rewards: np.ndarray) -> np.ndarray | None:
+        self._pull()
+        if self.ensemble.version == 0:
+            return None
+        t, n = obs.shape[:2]
+        return self.ensemble.reward(obs.reshape(t * n, *obs.shape[2:])).reshape(t, n)

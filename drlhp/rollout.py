@@ -1,6 +1,10 @@
 """The rollout runner: steps the vector env with the policy for n_steps and returns one batch.
 
-The training reward of the whole rollout comes from the reward source in one call.
+The training reward of the whole rollout comes from the reward source in one call, on the
+observations that FOLLOW each action (the newest frames show what the action did, e.g. the dot's
+move), so reward t and what the predictor sees at t describe the same transition. A reward source
+with nothing to give yet (the predictor before its first weights) returns None: the rollout then has
+no rewards and no returns, and is not trained on.
 """
 from __future__ import annotations
 
@@ -20,9 +24,12 @@ class Rollout:
 
     b_obs: np.ndarray  # (B, *obs_shape)
     b_actions: np.ndarray  # (B,) int32
-    b_returns: np.ndarray  # (B,) float32, n-step returns of the training reward
-    rewards: np.ndarray  # (T, N) training reward
+    b_returns: np.ndarray | None  # (B,) float32, n-step returns of the training reward
+    rewards: np.ndarray | None  # (T, N) training reward (None: the reward source has none yet)
     true_rewards: np.ndarray  # (T, N) true env reward
+    next_obs: np.ndarray  # (T, N, *obs_shape): the observation step t led to (for a finished episode its
+    #                       last one, not the next episode's first); a view of the reused buffer
+    dones: np.ndarray  # (T, N) float32: the episode ended at this step
     finished: list[EpisodeStats] = field(default_factory=list)
     env_s: float = 0.0  # seconds stepping envs
     act_s: float = 0.0  # seconds in the policy's forward pass
@@ -37,17 +44,23 @@ class RolloutRunner:
         n = env.n_envs
         # The returned batch holds views of these buffers: consume it before the next run().
         self._obs_buf = np.zeros((n_steps, n, *env.obs_shape), dtype=env.obs_dtype)
+        self._next_obs_buf = np.zeros((n_steps, n, *env.obs_shape), dtype=env.obs_dtype)
         self._act_buf = np.zeros((n_steps, n), dtype=np.int32)
         self._true_buf = np.zeros((n_steps, n), dtype=np.float32)
         self._done_buf = np.zeros((n_steps, n), dtype=np.float32)
         self.obs = env.reset(seed)
+        self._rng = np.random.default_rng(seed)
 
-    def run(self) -> Rollout:
+    def run(self, random_actions: bool = False) -> Rollout:
+        """One rollout; ``random_actions``: uniform random actions instead of the policy's."""
         finished: list[EpisodeStats] = []
         env_s = act_s = 0.0
         for t in range(self.n_steps):
             t0 = time.perf_counter()
-            actions, _ = self.policy.act(self.obs)
+            if random_actions:
+                actions = self._rng.integers(0, self.env.n_actions, self.env.n_envs, dtype=np.int32)
+            else:
+                actions, _ = self.policy.act(self.obs)
             t1 = time.perf_counter()
             step = self.env.step(actions)
             t2 = time.perf_counter()
@@ -59,20 +72,25 @@ class RolloutRunner:
             # Truncation is treated as an episode end (no bootstrap through it), as in baselines.
             self._done_buf[t] = step.done
             finished.extend(step.finished)
+            self._next_obs_buf[t] = step.outcome_obs
             self.obs = step.obs
         t0 = time.perf_counter()
-        last_values = self.policy.value(self.obs)
+        rewards = self.reward_source.rewards(self._next_obs_buf, self._true_buf)
         t1 = time.perf_counter()
-        rewards = self.reward_source.rewards(self._obs_buf, self._true_buf)
+        returns = None
+        if rewards is not None:
+            last_values = self.policy.value(self.obs)
+            returns = discounted_returns(rewards, self._done_buf, last_values, self.gamma).reshape(-1)
         t2 = time.perf_counter()
-        returns = discounted_returns(rewards, self._done_buf, last_values, self.gamma)
         b = self.n_steps * self.env.n_envs
         return Rollout(
             b_obs=self._obs_buf.reshape(b, *self.env.obs_shape),
             b_actions=self._act_buf.reshape(b),
-            b_returns=returns.reshape(b),
+            b_returns=returns,
             rewards=rewards,
             true_rewards=self._true_buf.copy(),
+            next_obs=self._next_obs_buf,
+            dones=self._done_buf.copy(),
             finished=finished,
-            env_s=env_s, act_s=act_s + (t1 - t0), reward_s=t2 - t1,
+            env_s=env_s, act_s=act_s + (t2 - t1), reward_s=t1 - t0,
         )

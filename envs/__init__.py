@@ -32,6 +32,21 @@ def list_env_ids() -> list[str]:
     return list(GYM_ENV_IDS) + atari_env_ids()
 
 
+def frames_per_agent_step(env_id: str) -> int:
+    """Emulator frames per agent step: 4 for Atari (frame skip), 1 otherwise. The paper's label
+    schedule counts frames."""
+    return 1 if env_id in GYM_ENV_IDS else 4
+
+
+def observation_shape(env_id: str) -> tuple[int, ...]:
+    """The shape of one observation of ``env_id``, without starting its vector env."""
+    if env_id in GYM_ENV_IDS:
+        return tuple(gym.spec(env_id).make().observation_space.shape)
+    from envs.atari import N_STACK
+
+    return (84, 84, N_STACK)
+
+
 def make_vec_env(env_id: str, n_envs: int, n_threads: int = 0) -> VecEnv:
     """A vector env of ``n_envs`` workers; call ``reset(seed)`` on it before stepping."""
     if env_id in GYM_ENV_IDS:
@@ -46,4 +61,5 @@ def make_vec_env(env_id: str, n_envs: int, n_threads: int = 0) -> VecEnv:
 
 
 __all__ = ["EpisodeStats", "StepResult", "VecEnv", "UnknownEnvError", "MOVING_DOT_ID",
-           "is_valid_env_id", "list_env_ids", "make_vec_env"]
+           "is_valid_env_id", "list_env_ids", "make_vec_env",
+           "frames_per_agent_step", "observation_shape"]

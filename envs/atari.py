@@ -71,6 +71,7 @@ class AtariVecEnv(VecEnv):
         )
         self.n_actions = int(self._env.single_action_space.n)
         self.obs_shape = (84, 84, N_STACK)
+        self.frames_per_step = FRAME_SKIP
         self._tracker = EpisodeTracker(n_envs)
 
     @staticmethod
@@ -83,10 +84,15 @@ class AtariVecEnv(VecEnv):
         return self._nhwc(obs)
 
     def step(self, actions: np.ndarray) -> StepResult:
-        obs, reward, terminated, truncated, _ = self._env.step(np.asarray(actions, dtype=np.int64))
+        obs, reward, terminated, truncated, info = self._env.step(np.asarray(actions, dtype=np.int64))
         reward = reward.astype(np.float32)
-        finished = self._tracker.update(reward, terminated | truncated, None)
-        return StepResult(self._nhwc(obs), reward, terminated.astype(bool), truncated.astype(bool), finished)
+        done = terminated | truncated
+        finished = self._tracker.update(reward, done, None)
+        obs = self._nhwc(obs)
+        final_obs = None
+        if done.any() and "final_obs" in info:  # (N, C, H, W), the finished envs' last observations
+            final_obs = np.where(done[:, None, None, None], self._nhwc(info["final_obs"]), obs)
+        return StepResult(obs, reward, terminated.astype(bool), truncated.astype(bool), finished, final_obs)
 
     def close(self) -> None:
         self._env.close()

@@ -38,7 +38,12 @@ class GymVecEnv(VecEnv):
             success = np.asarray(info["final_info"]["success"], dtype=bool)
         reward = reward.astype(np.float32)
         finished = self._tracker.update(reward, done, success)
-        return StepResult(obs, reward, terminated, truncated, finished)
+        final_obs = None
+        if done.any() and "final_obs" in info:
+            final_obs = obs.copy()
+            for i in np.flatnonzero(done):
+                final_obs[i] = info["final_obs"][i]
+        return StepResult(obs, reward, terminated, truncated, finished, final_obs)
 
     def close(self) -> None:
         self._env.close()

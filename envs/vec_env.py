@@ -29,10 +29,17 @@ class StepResult:
     terminated: np.ndarray  # (N,) bool: the episode really ended (no bootstrapping)
     truncated: np.ndarray  # (N,) bool: cut by a time limit
     finished: list[EpisodeStats] = field(default_factory=list)
+    final_obs: np.ndarray | None = None  # like obs, but for a finished env the LAST observation of its
+    #                                      episode (what its final action led to); None: same as obs
 
     @property
     def done(self) -> np.ndarray:
         return self.terminated | self.truncated
+
+    @property
+    def outcome_obs(self) -> np.ndarray:
+        """The observation each action led to: ``final_obs`` where an episode ended, else ``obs``."""
+        return self.obs if self.final_obs is None else self.final_obs
 
 
 class EpisodeTracker:
@@ -62,6 +69,12 @@ class VecEnv:
     n_actions: int
     obs_shape: tuple[int, ...]
     obs_dtype: np.dtype = np.dtype(np.uint8)
+    frames_per_step: int = 1  # emulator frames per agent step (4 for Atari's frame skip)
+
+    def frames_to_watch(self, obs: np.ndarray) -> np.ndarray:
+        """What a person watches of observations (..., H, W, C): by default the newest frame of the
+        stack, (..., H, W) uint8."""
+        return obs[..., -1]
 
     def reset(self, seed: int) -> np.ndarray:
         raise NotImplementedError

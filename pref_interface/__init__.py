@@ -1,4 +1,10 @@
-"""The preference interface: segment pool, pair selection, synthetic oracle, PyQt5 labelling GUI.
+"""The preference interface: the segment pool and pair selection, the labellers, the schedule.
 
-Arrives with step 2 (the preference pipeline) and step 4 (the GUI); nothing here yet.
+    pool.py       SegmentPool: recent segments, pairs never asked before (random or by ensemble variance)
+    oracle.py     SyntheticOracle: the labeller that compares true reward
+    schedule.py   LabelSchedule: how many labels may have been asked by a given time
+    process.py    the preference-interface process: segment_queue -> pairs -> labeller -> preference_queue
+
+This package knows nothing of the policy; it sees segments, and (for variance queries) the reward
+predictor's published weights.
 """

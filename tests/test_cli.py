@@ -72,11 +72,6 @@ def test_train_writes_run_record_then_resumes_and_watches(cli, tmp_path):
     assert any(np.asarray(f).max() == 255 for f in frames), "the dot is visible"
 
 
-def test_train_policy_with_preferences_says_it_is_not_there_yet(cli):
-    proc = cli("--env", "MovingDot-v0")
-    assert proc.returncode == 2 and "not available yet" in proc.stderr and "Traceback" not in proc.stderr
-
-
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
 def test_interrupt_saves_a_checkpoint_and_the_run_resumes(tmp_path, sig):
     import signal

@@ -87,3 +87,23 @@ def test_invalid_action_is_an_error():
     env.reset(seed=0)
     with pytest.raises(ValueError):
         env.step(7)
+
+
+def test_vec_env_gives_the_last_observation_of_a_finished_episode():
+    """The reward predictor sees what each action led to: for the step that reaches the centre, the
+    frame with the dot ON the centre (outcome_obs), not the next episode's first frame (obs)."""
+    vec = envs.make_vec_env("MovingDot-v0", 1)
+    obs = vec.reset(seed=5)
+    for _ in range(400):
+        r, c = np.argwhere(obs[0, :, :, -1] == 255).mean(axis=0).round().astype(int)
+        action = 3 if r < CENTRE else 1 if r > CENTRE else 2 if c < CENTRE else 4  # down, up, right, left
+        step = vec.step(np.array([action]))
+        if step.done[0]:
+            break
+        assert step.final_obs is None and step.outcome_obs is step.obs
+        obs = step.obs
+    assert step.terminated[0] and step.finished[0].success
+    on_centre = np.argwhere(step.outcome_obs[0, :, :, -1] == 255).mean(axis=0)
+    np.testing.assert_array_equal(on_centre, [CENTRE, CENTRE])
+    assert not np.array_equal(step.obs[0], step.outcome_obs[0]), "obs is already the next episode's start"
+    vec.close()

@@ -1,0 +1,123 @@
+"""The messages between the three processes: the only things that cross a process boundary.
+
+    policy ──segment_queue (bounded; put_nowait, a full queue drops the Segment)──▶ pref_interface
+    pref_interface ──preference_queue (blocking; never drops a Preference)──▶ reward predictor
+    reward predictor ──weights channels (latest wins: RewardWeights)──▶ policy, pref_interface
+    every child ──report_queue (Report: done, error)──▶ parent
+
+Shapes and dtypes are checked where a message is made (``check()``), so a wrong array fails at the
+sender, not three processes later.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+MU_LEFT, MU_RIGHT, MU_EQUAL = (1.0, 0.0), (0.0, 1.0), (0.5, 0.5)
+VALID_MU = (MU_LEFT, MU_RIGHT, MU_EQUAL)
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A clip of one env worker: ``T`` consecutive agent steps.
+
+    obs: (T, *obs_shape) uint8, what the reward predictor sees (stacked frames, unnormalized).
+    frames: (T, H, W) or (T, H, W, 3) uint8, what a person watches.
+    true_rewards: (T,) float32, the env's unclipped reward (only the synthetic oracle reads it).
+    env_id, worker: where it came from; step: the policy's agent-step count when it was cut.
+    """
+
+    obs: np.ndarray
+    frames: np.ndarray
+    true_rewards: np.ndarray
+    env_id: str
+    worker: int
+    step: int
+
+    def check(self) -> "Segment":
+        t = len(self.true_rewards)
+        if self.obs.dtype != np.uint8 or self.obs.ndim < 2 or self.obs.shape[0] != t:
+            raise ValueError(f"Segment.obs must be (T={t}, ...) uint8, got {self.obs.shape} {self.obs.dtype}")
+        if self.frames.dtype != np.uint8 or self.frames.ndim not in (3, 4) or self.frames.shape[0] != t:
+            raise ValueError(f"Segment.frames must be (T={t}, H, W[, 3]) uint8, got {self.frames.shape} "
+                             f"{self.frames.dtype}")
+        if self.true_rewards.dtype != np.float32 or self.true_rewards.ndim != 1:
+            raise ValueError(f"Segment.true_rewards must be (T,) float32, got {self.true_rewards.shape} "
+                             f"{self.true_rewards.dtype}")
+        return self
+
+    @property
+    def length(self) -> int:
+        return len(self.true_rewards)
+
+    @property
+    def true_return(self) -> float:
+        return float(self.true_rewards.sum())
+
+    @property
+    def id(self) -> str:
+        """Content hash (sha1 of the observations and rewards): stable across processes and runs."""
+        return segment_id(self.obs, self.true_rewards)
+
+
+def segment_id(obs: np.ndarray, true_rewards: np.ndarray) -> str:
+    h = hashlib.sha1()
+    h.update(str(obs.shape).encode())
+    h.update(np.ascontiguousarray(obs).data)
+    h.update(np.ascontiguousarray(true_rewards, dtype=np.float32).data)
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Preference:
+    """The labeller's answer on a pair: mu = (1, 0) segment_1 better, (0, 1) segment_2 better,
+    (0.5, 0.5) equally good. ("Can't tell" answers are discarded, never sent.)"""
+
+    segment_1: Segment
+    segment_2: Segment
+    mu: tuple[float, float]
+
+    def check(self) -> "Preference":
+        if tuple(self.mu) not in VALID_MU:
+            raise ValueError(f"Preference.mu must be one of {VALID_MU}, got {self.mu}")
+        self.segment_1.check()
+        self.segment_2.check()
+        if self.segment_1.obs.shape != self.segment_2.obs.shape:
+            raise ValueError(f"Preference: segments differ in shape {self.segment_1.obs.shape} "
+                             f"vs {self.segment_2.obs.shape}")
+        return self
+
+
+@dataclass(frozen=True)
+class RewardWeights:
+    """A published state of the reward predictor ensemble.
+
+    version: increases with every publication (0 is never published).
+    weights: per member, its Keras weights (``model.get_weights()``: batch-norm statistics included).
+    norm_mean, norm_std: (n_members,) per-member statistics of its per-step output over recent
+        segments; a reader normalizes member m's output as (r - norm_mean[m]) / norm_std[m] * scale.
+    """
+
+    version: int
+    weights: tuple[tuple[np.ndarray, ...], ...]
+    norm_mean: np.ndarray
+    norm_std: np.ndarray
+
+    def check(self) -> "RewardWeights":
+        m = len(self.weights)
+        if self.norm_mean.shape != (m,) or self.norm_std.shape != (m,):
+            raise ValueError(f"RewardWeights: {m} members but norm stats of shape {self.norm_mean.shape}")
+        return self
+
+
+@dataclass(frozen=True)
+class Report:
+    """A child's word to the parent: kind "done" (with its final figures) or "error" (with the
+    traceback text), or "info" (figures it wants in summary.json)."""
+
+    role: str
+    kind: str
+    text: str = ""
+    figures: dict | None = None

@@ -1,0 +1,79 @@
+"""The queue policies between processes, each in one place.
+
+    put_or_drop(segment_queue, segment)      segments: never block the policy; a full queue drops
+    put_blocking(preference_queue, pref, stop)  preferences: never dropped; waits (checking stop)
+    LatestValue                              weights: the reader gets only the newest value
+
+All on ``multiprocessing`` queues of the ``spawn`` context (made by the pipeline).
+"""
+from __future__ import annotations
+
+import queue as queue_lib
+
+
+def put_or_drop(q, item) -> bool:
+    """Put without blocking; False (item dropped) when the queue is full."""
+    try:
+        q.put_nowait(item)
+        return True
+    except queue_lib.Full:
+        return False
+
+
+def put_blocking(q, item, stop_event=None, poll_s: float = 0.5) -> bool:
+    """Put, waiting as long as the queue is full; gives up only when ``stop_event`` is set and the
+    queue stays full (the reader is gone). Returns whether the item was put."""
+    while True:
+        try:
+            q.put(item, timeout=poll_s)
+            return True
+        except queue_lib.Full:
+            if stop_event is not None and stop_event.is_set():
+                return False
+
+
+def drain(q, max_items: int | None = None) -> list:
+    """Everything waiting on the queue now (up to max_items), without blocking."""
+    items = []
+    while max_items is None or len(items) < max_items:
+        try:
+            items.append(q.get_nowait())
+        except queue_lib.Empty:
+            break
+    return items
+
+
+class LatestValue:
+    """A one-slot channel where the newest value wins: ``publish`` replaces an unread value,
+    ``poll`` returns the newest value since the last poll, or None. One writer, one reader."""
+
+    def __init__(self, ctx):
+        self._q = ctx.Queue(maxsize=1)
+
+    def publish(self, value) -> None:
+        # The writer never waits at exit for an unread value to be flushed: it is stale by then, and a
+        # reader that never polls (or has stopped) would otherwise hang the writer's exit forever.
+        self._q.cancel_join_thread()
+        while True:
+            try:
+                self._q.put_nowait(value)
+                return
+            except queue_lib.Full:
+                drain(self._q)  # the reader has not taken the last one: replace it
+
+    def poll(self):
+        newest = None
+        for newest in drain(self._q):
+            pass
+        return newest
+
+    def wait(self, stop_event, poll_s: float = 0.2):
+        """Block until a value arrives (None if stop_event is set first)."""
+        while not stop_event.is_set():
+            try:
+                value = self._q.get(timeout=poll_s)
+            except queue_lib.Empty:
+                continue
+            newer = self.poll()
+            return value if newer is None else newer
+        return None

@@ -1,0 +1,250 @@
+"""The reward predictor: an ensemble of networks r(o) -> one reward per step, trained on preferences.
+
+Christiano et al. (2017), section 2.2.3 and appendix A:
+  * P[s1 > s2] = exp(sum r(s1)) / (exp(sum r(s1)) + exp(sum r(s2)))  (Bradley-Terry on summed rewards),
+    mixed with "a 10% chance that the human responds uniformly at random":
+        P' = 0.9 * P + 0.05;   loss = -(mu1 log P'[s1 > s2] + mu2 log P'[s2 > s1])
+  * an ensemble, each member trained on its own bootstrap sample of the preferences (here: an online
+    bootstrap, each preference weighted Poisson(1) per member, set when it arrives);
+  * L2 regularization adapted so the validation loss stays 1.1 to 1.5 times the training loss;
+  * each member's output normalized (mean 0, standard deviation 0.05 over recent segments), then
+    the members averaged: that is the reward the policy gets.
+  * images: "4 convolutional layers of size 7x7, 5x5, 3x3, 3x3 with strides 3, 2, 1, 1, each having
+    16 filters, with leaky ReLU (alpha = 0.01), followed by a fully connected layer of size 64 and
+    then a scalar output. All convolutional layers use batch norm and dropout with alpha = 0.5".
+
+Both segments of a pair go through the network in ONE call, concatenated on the batch axis, so they
+share the batch-norm statistics, and ``PairedDropout`` applies the same dropout mask to frame t of
+segment 1 and frame t of segment 2 (the original reproduction ran them as two calls with different
+masks: a difference between the two segments' rewards then partly measures dropout noise).
+"""
+from __future__ import annotations
+
+import keras
+import numpy as np
+import tensorflow as tf
+from keras import layers
+
+from drlhp.config import RewardConfig
+from drlhp.messages import RewardWeights
+
+OBS_SCALE = 1.0 / 255.0
+
+
+class PairedDropout(layers.Layer):
+    """Dropout whose input is [segment-1 frames; segment-2 frames] on the batch axis (two equal
+    halves): one mask is drawn for the first half and used for both."""
+
+    def __init__(self, rate: float, seed: int, **kwargs):
+        super().__init__(**kwargs)
+        self.rate = rate
+        self.seed_generator = keras.random.SeedGenerator(seed)
+
+    def call(self, x, training=False):
+        if not training or self.rate == 0:
+            return x
+        half = tf.shape(x)[0] // 2
+        shape = tf.concat([[half], tf.shape(x)[1:]], axis=0)
+        keep = tf.cast(keras.random.uniform(shape, seed=self.seed_generator) >= self.rate, x.dtype)
+        mask = tf.concat([keep, keep], axis=0) / (1.0 - self.rate)
+        return x * mask
+
+
+def reward_network(obs_shape: tuple, seed: int, dropout: float, batchnorm: bool = True) -> keras.Model:
+    """One member: a batch of single observations (B, *obs_shape) -> rewards (B,)."""
+    obs = keras.Input(shape=obs_shape, dtype="uint8", name="obs")
+    x = layers.Rescaling(OBS_SCALE, dtype="float32")(obs)  # observations normalized here, always
+    if len(obs_shape) == 3:
+        for i, (size, stride) in enumerate(((7, 3), (5, 2), (3, 1), (3, 1))):
+            x = layers.Conv2D(16, size, strides=stride, kernel_initializer=keras.initializers.GlorotUniform(seed + i))(x)
+            if batchnorm:
+                x = layers.BatchNormalization()(x)
+            x = layers.LeakyReLU(negative_slope=0.01)(x)
+            x = PairedDropout(dropout, seed=seed + 100 + i)(x)
+        x = layers.Flatten()(x)
+    elif len(obs_shape) != 1:
+        raise ValueError(f"no reward network for observations of shape {obs_shape}")
+    x = layers.Dense(64, kernel_initializer=keras.initializers.GlorotUniform(seed + 10))(x)
+    x = layers.LeakyReLU(negative_slope=0.01)(x)
+    if len(obs_shape) == 1:
+        x = layers.Dense(64, kernel_initializer=keras.initializers.GlorotUniform(seed + 11))(x)
+        x = layers.LeakyReLU(negative_slope=0.01)(x)
+    # A small output layer: summed over a segment, Glorot-sized rewards start far from indifference,
+    # where the 10% random-answer term flattens the loss and a confidently wrong pair gets almost no
+    # gradient (measured on MovingDot: no learning in 1,000 steps with Glorot; see tests).
+    r = layers.Dense(1, kernel_initializer=keras.initializers.RandomNormal(stddev=0.01, seed=seed + 12))(x)
+    return keras.Model(obs, layers.Reshape(())(r))
+
+
+def preference_loss(sum_r1, sum_r2, mu, random_answer_prob: float = 0.1):
+    """Bradley-Terry cross-entropy with a ``random_answer_prob`` chance of a uniform answer.
+    sum_r1, sum_r2: (B,) summed per-step rewards; mu: (B, 2). Returns the per-pair loss (B,)."""
+    p1 = tf.sigmoid(sum_r1 - sum_r2)  # = exp(R1) / (exp(R1) + exp(R2))
+    p1 = (1.0 - random_answer_prob) * p1 + random_answer_prob / 2.0
+    return -(mu[:, 0] * tf.math.log(p1) + mu[:, 1] * tf.math.log(1.0 - p1))
+
+
+def _accuracy_counts(sum_r1, sum_r2, mu):
+    """(correct, counted): pairs with a strict label whose larger predicted sum is the preferred one."""
+    strict = tf.not_equal(mu[:, 0], mu[:, 1])
+    correct = tf.logical_and(strict, tf.equal(sum_r1 > sum_r2, mu[:, 0] > mu[:, 1]))
+    return tf.reduce_sum(tf.cast(correct, tf.float32)), tf.reduce_sum(tf.cast(strict, tf.float32))
+
+
+class RewardEnsemble:
+    """n_members reward networks, their compiled train / evaluate / predict steps and Adam states.
+
+    predict(obs (B, *obs_shape)) -> (n_members, B) raw per-step rewards (inference mode)
+    reward(obs) -> (B,) the policy's reward: members normalized with the published stats, averaged
+    train_step(s1, s2 (M, B, T, ...), mu (M, B, 2), l2 (M,)) -> per-member loss, accuracy
+    evaluate(s1, s2 (B, T, ...), mu (B, 2)) -> per-member loss (without L2), accuracy (inference mode)
+    """
+
+    def __init__(self, obs_shape: tuple, cfg: RewardConfig, seed: int):
+        self.cfg = cfg
+        self.obs_shape = tuple(obs_shape)
+        self.n_members = cfg.n_predictors
+        self.members = [reward_network(self.obs_shape, seed * 1000 + 37 * m, cfg.dropout, cfg.batchnorm)
+                        for m in range(self.n_members)]
+        self.norm_mean = np.zeros(self.n_members, np.float32)
+        self.norm_std = np.ones(self.n_members, np.float32)
+        self.version = 0
+        self._adam = [[(tf.Variable(tf.zeros_like(v), trainable=False), tf.Variable(tf.zeros_like(v), trainable=False))
+                       for v in model.trainable_variables] for model in self.members]
+        self._adam_t = tf.Variable(0.0, trainable=False)
+        obs_spec = tf.TensorSpec((None, *self.obs_shape), tf.uint8)
+        pairs_spec = tf.TensorSpec((self.n_members, None, None, *self.obs_shape), tf.uint8)
+        self._predict = tf.function(self._predict_graph, input_signature=[obs_spec])
+        self._train = tf.function(self._train_graph, input_signature=[
+            pairs_spec, pairs_spec, tf.TensorSpec((self.n_members, None, 2), tf.float32),
+            tf.TensorSpec((self.n_members,), tf.float32)])
+        seg_spec = tf.TensorSpec((None, None, *self.obs_shape), tf.uint8)
+        self._evaluate = tf.function(self._evaluate_graph, input_signature=[
+            seg_spec, seg_spec, tf.TensorSpec((None, 2), tf.float32)])
+
+    # --- graphs --------------------------------------------------------------------------------
+    def _predict_graph(self, obs):
+        return tf.stack([m(obs, training=False) for m in self.members])
+
+    def _pair_sums(self, model, s1, s2, training: bool):
+        """Summed rewards of both segments from ONE call on [s1 frames; s2 frames]."""
+        b, t = tf.shape(s1)[0], tf.shape(s1)[1]
+        frames = tf.concat([tf.reshape(s1, (-1, *self.obs_shape)), tf.reshape(s2, (-1, *self.obs_shape))], 0)
+        r = tf.reshape(model(frames, training=training), (2, b, t))
+        sums = tf.reduce_sum(r, axis=2)
+        return sums[0], sums[1]
+
+    def _train_graph(self, s1, s2, mu, l2):
+        cfg = self.cfg
+        self._adam_t.assign_add(1.0)
+        lr_t = cfg.lr * tf.sqrt(1.0 - 0.999 ** self._adam_t) / (1.0 - 0.9 ** self._adam_t)
+        losses, accs = [], []
+        for m, model in enumerate(self.members):
+            variables = model.trainable_variables
+            with tf.GradientTape() as tape:
+                r1, r2 = self._pair_sums(model, s1[m], s2[m], training=True)
+                loss = tf.reduce_mean(preference_loss(r1, r2, mu[m], cfg.random_answer_prob))
+                reg = tf.add_n([tf.reduce_sum(tf.square(v)) for v in variables if "kernel" in v.path])
+                total = loss + l2[m] * reg
+            grads = tape.gradient(total, variables)
+            for v, g, (m1, m2) in zip(variables, grads, self._adam[m]):  # Adam (Kingma & Ba, 2015)
+                m1.assign(0.9 * m1 + 0.1 * g)
+                m2.assign(0.999 * m2 + 0.001 * tf.square(g))
+                v.assign_sub(lr_t * m1 / (tf.sqrt(m2) + 1e-8))
+            correct, counted = _accuracy_counts(r1, r2, mu[m])
+            losses.append(loss)
+            accs.append(correct / tf.maximum(counted, 1.0))
+        return tf.stack(losses), tf.stack(accs)
+
+    def _evaluate_graph(self, s1, s2, mu):
+        losses, corrects = [], []
+        for model in self.members:
+            r1, r2 = self._pair_sums(model, s1, s2, training=False)
+            losses.append(tf.reduce_sum(preference_loss(r1, r2, mu, self.cfg.random_answer_prob)))
+            corrects.append(_accuracy_counts(r1, r2, mu)[0])
+        _, counted = _accuracy_counts(r1, r2, mu)
+        return tf.stack(losses), tf.stack(corrects), counted
+
+    # --- numpy-facing API ----------------------------------------------------------------------
+    def predict(self, obs: np.ndarray) -> np.ndarray:
+        return self._predict(obs).numpy()
+
+    def reward(self, obs: np.ndarray) -> np.ndarray:
+        raw = self.predict(obs)
+        z = (raw - self.norm_mean[:, None]) / self.norm_std[:, None] * self.cfg.norm_std
+        return z.mean(axis=0).astype(np.float32)
+
+    def preference_probs(self, s1: np.ndarray, s2: np.ndarray) -> np.ndarray:
+        """(n_members, B) each member's P[s1 > s2] for segments (B, T, *obs_shape) (inference mode)."""
+        b, t = s1.shape[:2]
+        r = self.predict(np.concatenate([s1.reshape(-1, *self.obs_shape), s2.reshape(-1, *self.obs_shape)]))
+        sums = r.reshape(self.n_members, 2, b, t).sum(axis=3)
+        return 1.0 / (1.0 + np.exp(sums[:, 1] - sums[:, 0]))
+
+    def train_step(self, s1, s2, mu, l2) -> tuple[np.ndarray, np.ndarray]:
+        losses, accs = self._train(s1, s2, np.asarray(mu, np.float32), np.asarray(l2, np.float32))
+        return losses.numpy(), accs.numpy()
+
+    def evaluate(self, s1, s2, mu, batch_size: int = 64) -> tuple[np.ndarray, np.ndarray]:
+        """Mean loss and accuracy per member over all the given pairs, in chunks."""
+        loss_sum = np.zeros(self.n_members)
+        correct = np.zeros(self.n_members)
+        counted = 0.0
+        for i in range(0, len(mu), batch_size):
+            l_, c_, n_ = self._evaluate(s1[i:i + batch_size], s2[i:i + batch_size],
+                                        np.asarray(mu[i:i + batch_size], np.float32))
+            loss_sum += l_.numpy()
+            correct += c_.numpy()
+            counted += float(n_)
+        acc = correct / counted if counted else np.full(self.n_members, np.nan)
+        return loss_sum / max(1, len(mu)), acc
+
+    def update_normalization(self, obs: np.ndarray) -> None:
+        """Per-member mean and standard deviation of the raw output over ``obs`` (recent frames)."""
+        raw = self.predict(obs)
+        self.norm_mean = raw.mean(axis=1).astype(np.float32)
+        self.norm_std = np.maximum(raw.std(axis=1), 1e-6).astype(np.float32)
+
+    # --- weights across processes, and checkpoints ---------------------------------------------
+    def publish(self) -> RewardWeights:
+        self.version += 1
+        return RewardWeights(self.version, tuple(tuple(np.asarray(w) for w in m.get_weights()) for m in self.members),
+                             self.norm_mean.copy(), self.norm_std.copy()).check()
+
+    def load_weights(self, weights: RewardWeights) -> None:
+        if len(weights.weights) != self.n_members:
+            raise ValueError(f"reward weights have {len(weights.weights)} members, this ensemble {self.n_members}")
+        for model, w in zip(self.members, weights.weights):
+            model.set_weights(list(w))
+        self.norm_mean = np.asarray(weights.norm_mean, np.float32)
+        self.norm_std = np.asarray(weights.norm_std, np.float32)
+        self.version = weights.version
+
+    def get_state(self) -> dict[str, np.ndarray]:
+        """Weights, normalization and Adam state, as plain arrays (a checkpoint)."""
+        state = {"norm_mean": self.norm_mean, "norm_std": self.norm_std, "adam_t": self._adam_t.numpy()}
+        for m, model in enumerate(self.members):
+            for i, w in enumerate(model.get_weights()):
+                state[f"m{m}_w{i}"] = np.asarray(w)
+            for i, (m1, m2) in enumerate(self._adam[m]):
+                state[f"m{m}_adam1_{i}"], state[f"m{m}_adam2_{i}"] = m1.numpy(), m2.numpy()
+        return state
+
+    def set_state(self, state: dict[str, np.ndarray]) -> None:
+        for m, model in enumerate(self.members):
+            model.set_weights([state[f"m{m}_w{i}"] for i in range(len(model.get_weights()))])
+            for i, (m1, m2) in enumerate(self._adam[m]):
+                m1.assign(state[f"m{m}_adam1_{i}"])
+                m2.assign(state[f"m{m}_adam2_{i}"])
+        self._adam_t.assign(float(state["adam_t"]))
+        self.norm_mean = np.asarray(state["norm_mean"], np.float32)
+        self.norm_std = np.asarray(state["norm_std"], np.float32)
+
+
+def adapt_l2(l2: np.ndarray, train_loss: np.ndarray, val_loss: np.ndarray, low: float = 1.1, high: float = 1.5,
+             factor: float = 1.1, bounds: tuple[float, float] = (1e-8, 1.0)) -> np.ndarray:
+    """Per member: raise L2 when validation loss > high x training loss, lower it below low x."""
+    ratio = val_loss / np.maximum(train_loss, 1e-8)
+    out = np.where(ratio > high, l2 * factor, np.where(ratio < low, l2 / factor, l2))
+    return np.clip(out, *bounds).astype(np.float32)
+

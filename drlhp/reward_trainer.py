@@ -1,0 +1,333 @@
+"""Training the reward predictor on the preference database, and the reward-predictor process.
+
+    process:  drain thread: preference_queue -> (with lock) PrefDB.add; save every prefs_save_interval
+              main loop:    wait for n_initial_prefs -> pretrain n_initial_epochs -> publish
+                            then train continuously: every publish_interval steps publish the weights
+                            (with fresh normalization stats); every eval_interval steps validate and
+                            adapt L2; every ckpt_interval_s save a checkpoint
+              on stop:      drain the remaining preferences (until the sentinel), save DB + checkpoint
+
+Files: <run_dir>/prefs/prefs.npz (drlhp.pref_db) and <run_dir>/reward_predictor/reward_predictor.npz
+(weights, normalization, Adam state, L2 coefficients, counters; JSON meta; no pickle; atomic).
+"""
+from __future__ import annotations
+
+import json
+import math
+import queue as queue_lib
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from drlhp.atomic import write_npz
+from drlhp.config import RewardConfig, RunConfig
+from drlhp.messages import RewardWeights
+from drlhp.pref_db import PrefDB
+
+PREFS_FILE = Path("prefs") / "prefs.npz"
+PREDICTOR_FILE = Path("reward_predictor") / "reward_predictor.npz"
+PREDICTOR_FORMAT_VERSION = 1
+
+
+class PredictorCheckpointError(Exception):
+    """A reward predictor checkpoint that is missing, corrupt or does not fit."""
+
+
+def find_file(path: str | Path, relative: Path) -> Path:
+    """``path`` itself if a file, else path/<name>, else path/<relative> (a run directory)."""
+    path = Path(path)
+    for candidate in (path, path / relative.name, path / relative):
+        if candidate.is_file():
+            return candidate
+    return path / relative
+
+
+def save_predictor(path: Path, state: dict[str, np.ndarray], meta: dict) -> None:
+    meta = {**meta, "format": "drlhp-reward-predictor", "format_version": PREDICTOR_FORMAT_VERSION}
+    write_npz(path, {**state, "meta": np.array(json.dumps(meta))})
+
+
+def load_predictor(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
+    ckpt = find_file(path, PREDICTOR_FILE)
+    try:
+        with np.load(ckpt, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+        meta = json.loads(str(arrays.pop("meta")))
+    except Exception as e:
+        raise PredictorCheckpointError(f"cannot read reward predictor checkpoint {ckpt}: "
+                                       f"{' '.join(str(e).split())}") from None
+    if meta.get("format") != "drlhp-reward-predictor" or meta.get("format_version") != PREDICTOR_FORMAT_VERSION:
+        raise PredictorCheckpointError(f"{ckpt} is not a drlhp reward predictor checkpoint of format "
+                                       f"{PREDICTOR_FORMAT_VERSION}")
+    meta["path"] = str(ckpt)
+    return arrays, meta
+
+
+def load_predictor_weights(path) -> tuple[RewardWeights, dict]:
+    """A checkpoint's weights and normalization as the policy uses them (no TensorFlow needed)."""
+    state, meta = load_predictor(path)
+    members = []
+    for m in range(int(meta.get("n_members", 0))):
+        keys = sorted((k for k in state if k.startswith(f"m{m}_w")), key=lambda k: int(k.split("_w")[1]))
+        members.append(tuple(state[k] for k in keys))
+    if not members:
+        raise PredictorCheckpointError(f"reward predictor checkpoint {meta['path']} holds no members")
+    return RewardWeights(max(1, int(meta.get("version", 1))), tuple(members), state["norm_mean"],
+                         state["norm_std"]).check(), meta
+
+
+class RewardTrainer:
+    """The ensemble, its L2 coefficients and bootstrap weights, trained on a PrefDB held under a lock."""
+
+    def __init__(self, obs_shape: tuple, cfg: RewardConfig, db: PrefDB, lock: threading.Lock, seed: int):
+        from drlhp.reward_model import RewardEnsemble
+
+        self.cfg, self.db, self.lock = cfg, db, lock
+        self.ensemble = RewardEnsemble(obs_shape, cfg, seed)
+        self.l2 = np.full(cfg.n_predictors, cfg.l2_init, np.float32)
+        self.rng = np.random.default_rng(seed + 7)
+        self._bootstrap: dict[int, np.ndarray] = {}  # entry order -> Poisson(1) count per member
+        self.steps = 0
+        self.last_eval: dict[str, float] = {}
+
+    # --- checkpoints ---------------------------------------------------------------------------
+    def load(self, path) -> dict:
+        state, meta = load_predictor(path)
+        try:
+            self.ensemble.set_state(state)
+        except (KeyError, ValueError) as e:
+            raise PredictorCheckpointError(f"reward predictor checkpoint {meta['path']} does not fit this "
+                                           f"ensemble: {e}") from None
+        self.l2 = np.asarray(state.get("l2", self.l2), np.float32)
+        self.steps = int(meta.get("steps", 0))
+        self.ensemble.version = int(meta.get("version", 0))
+        return meta
+
+    def save(self, path: Path) -> None:
+        save_predictor(path, {**self.ensemble.get_state(), "l2": self.l2},
+                       {"steps": self.steps, "version": self.ensemble.version, "n_members": self.cfg.n_predictors})
+
+    # --- training ------------------------------------------------------------------------------
+    def _member_indices(self, entries) -> list[np.ndarray]:
+        """A batch of training indices per member, drawn from its own bootstrap sample."""
+        counts = np.stack([self._bootstrap.setdefault(e.order, self.rng.poisson(1.0, self.cfg.n_predictors))
+                           for e in entries])  # (n_train, members)
+        out = []
+        for m in range(self.cfg.n_predictors):
+            w = counts[:, m].astype(np.float64)
+            p = w / w.sum() if w.sum() > 0 else None
+            out.append(self.rng.choice(len(entries), size=self.cfg.batch_size, p=p))
+        return out
+
+    def train_step(self) -> tuple[np.ndarray, np.ndarray]:
+        with self.lock:
+            entries = self.db.entries("train")
+            batches = [self.db.batch("train", idx) for idx in self._member_indices(entries)]
+        s1 = np.stack([b[0] for b in batches])
+        s2 = np.stack([b[1] for b in batches])
+        mu = np.stack([b[2] for b in batches])
+        losses, accs = self.ensemble.train_step(s1, s2, mu, self.l2)
+        self.steps += 1
+        return losses, accs
+
+    def evaluate(self, max_pairs: int = 256) -> dict[str, float]:
+        """Validation and training loss/accuracy per member (inference mode), then adapt L2."""
+        from drlhp.reward_model import adapt_l2
+
+        with self.lock:
+            n_val, n_train = self.db.n_val, self.db.n_train
+            if n_val == 0 or n_train == 0:
+                return {}
+            val = self.db.batch("val", self.rng.permutation(n_val)[:max_pairs])
+            train = self.db.batch("train", self.rng.permutation(n_train)[:max_pairs])
+        val_loss, val_acc = self.ensemble.evaluate(*val)
+        train_loss, train_acc = self.ensemble.evaluate(*train)
+        self.l2 = adapt_l2(self.l2, train_loss, val_loss)
+        out = {}
+        for m in range(self.cfg.n_predictors):
+            out.update({f"reward/train_loss_{m}": train_loss[m], f"reward/val_loss_{m}": val_loss[m],
+                        f"reward/train_accuracy_{m}": train_acc[m], f"reward/val_accuracy_{m}": val_acc[m],
+                        f"reward/l2_{m}": self.l2[m]})
+        out.update({"reward/train_loss": float(train_loss.mean()), "reward/val_loss": float(val_loss.mean()),
+                    "reward/train_accuracy": float(np.nanmean(train_acc)),
+                    "reward/val_accuracy": float(np.nanmean(val_acc))})
+        self.last_eval = out
+        return out
+
+    def publish(self):
+        """Fresh normalization statistics over the newest segments' frames, then the weights."""
+        with self.lock:
+            entries = sorted(self.db.entries("train") + self.db.entries("val"), key=lambda e: e.order)
+            ids = []
+            for e in reversed(entries):
+                ids.extend(i for i in (e.id1, e.id2) if i not in ids)
+                if len(ids) >= self.cfg.norm_segments:
+                    break
+            obs = np.concatenate([self.db.segment_obs(i) for i in ids]) if ids else None
+        if obs is not None:
+            self.ensemble.update_normalization(obs)
+        return self.ensemble.publish()
+
+    def pretrain(self, n_epochs: int, log=print, should_stop=lambda: False) -> None:
+        n_steps = math.ceil(n_epochs * self.db.n_train / self.cfg.batch_size)
+        log(f"[reward] pretraining on {len(self.db)} preferences: {n_epochs} epochs = {n_steps} steps "
+            f"of {self.cfg.batch_size} pairs x {self.cfg.n_predictors} members")
+        t0 = last = time.perf_counter()
+        for i in range(n_steps):
+            if should_stop():
+                return
+            losses, _ = self.train_step()
+            if (i + 1) % self.cfg.eval_interval == 0 or i + 1 == n_steps:
+                ev = self.evaluate()
+            if time.perf_counter() - last > 10 or i + 1 == n_steps:
+                last = time.perf_counter()
+                ev = self.last_eval
+                log(f"[reward] pretrain step {i + 1}/{n_steps} | train loss {losses.mean():.3f} | "
+                    f"val accuracy {ev.get('reward/val_accuracy', float('nan')):.2f} | "
+                    f"{(i + 1) / (last - t0):.1f} steps/s")
+
+
+def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, weights_channels: list,
+                         stop_event, gathering_done, run_dir: str, collect_only: bool, log=print) -> dict:
+    """The reward-predictor process (see the module docstring). ``collect_only``: gather_initial_prefs
+    mode: store preferences until n_initial_prefs, save the database, return."""
+    from drlhp.metrics import MetricsLogger, memory_mb
+    from drlhp.tf_setup import configure_tensorflow
+
+    configure_tensorflow(cfg.reward.tf_intra_threads, 1, seed=cfg.seed)
+    run_dir = Path(run_dir)
+    prefs_path, ckpt_path = run_dir / PREFS_FILE, run_dir / PREDICTOR_FILE
+    p = cfg.prefs
+    if cfg.load_prefs_dir or prefs_path.exists():
+        db = PrefDB.load(find_file(cfg.load_prefs_dir or prefs_path, PREFS_FILE), max_prefs=p.max_prefs)
+        log(f"[reward] loaded {len(db)} preferences")
+    else:
+        db = PrefDB(max_prefs=p.max_prefs, seed=cfg.seed)
+    lock = threading.Lock()
+    received = [0]
+    drain_done = threading.Event()
+    drain_error: list[BaseException] = []
+
+    def save_db():
+        with lock:
+            db.save(prefs_path)
+
+    def drain_preferences():
+        """Receive preferences until the sentinel (or, once stopping, 10 s of silence)."""
+        quiet_since = None
+        try:
+            while True:
+                try:
+                    pref = preference_queue.get(timeout=0.5)
+                except queue_lib.Empty:
+                    if stop_event.is_set():
+                        quiet_since = quiet_since or time.monotonic()
+                        if time.monotonic() - quiet_since > 10:
+                            return
+                    continue
+                if pref is None:
+                    return
+                quiet_since = None
+                with lock:
+                    db.add(pref)
+                received[0] += 1
+                if received[0] % p.prefs_save_interval == 0:
+                    save_db()
+        except BaseException as e:  # reaches the main loop, which re-raises it
+            drain_error.append(e)
+        finally:
+            drain_done.set()
+
+    thread = threading.Thread(target=drain_preferences, name="preference-drain", daemon=True)
+    thread.start()
+    logger = MetricsLogger(run_dir, tb_subdir="tb/reward", csv_name="progress_reward.csv")
+
+    def check_drain():
+        if drain_error:
+            raise drain_error[0]
+
+    def n_prefs() -> int:
+        with lock:
+            return len(db)
+
+    def wait_for_initial_prefs() -> bool:
+        last = 0.0
+        while n_prefs() < p.n_initial_prefs:
+            check_drain()
+            if stop_event.is_set() or drain_done.is_set():
+                return False
+            if time.monotonic() - last > max(cfg.log_interval, 2):
+                last = time.monotonic()
+                log(f"[reward] initial preferences: {n_prefs()}/{p.n_initial_prefs}", flush=True)
+            time.sleep(0.1)
+        return True
+
+    trainer = None if collect_only else RewardTrainer(obs_shape, cfg.reward, db, lock, seed=cfg.seed)
+
+    def publish():
+        weights = trainer.publish()
+        for ch in weights_channels:
+            ch.publish(weights)
+
+    def work():
+        if collect_only:
+            wait_for_initial_prefs()
+            return
+        loaded = cfg.load_reward_predictor_ckpt_dir or (ckpt_path if ckpt_path.exists() else None)
+        if loaded:
+            meta = trainer.load(loaded)
+            log(f"[reward] loaded predictor {meta['path']} (step {trainer.steps})", flush=True)
+        else:
+            if not wait_for_initial_prefs():
+                return
+            gathering_done.set()  # the policy stops its random play while we pretrain
+            trainer.pretrain(cfg.reward.n_initial_epochs, log=lambda s: log(s, flush=True),
+                             should_stop=stop_event.is_set)
+            trainer.save(ckpt_path)
+        gathering_done.set()
+        publish()
+        last_ckpt = last_log = time.monotonic()
+        while not stop_event.is_set():
+            check_drain()
+            if trainer.db.n_train == 0:
+                time.sleep(0.1)
+                continue
+            t0 = time.perf_counter()
+            losses, accs = trainer.train_step()
+            step_s = time.perf_counter() - t0
+            if trainer.steps % cfg.reward.publish_interval == 0:
+                publish()
+            if trainer.steps % cfg.reward.eval_interval == 0:
+                trainer.evaluate()
+            now = time.monotonic()
+            if now - last_ckpt > cfg.reward.ckpt_interval_s:
+                trainer.save(ckpt_path)
+                last_ckpt = now
+            if now - last_log > cfg.log_interval:
+                last_log = now
+                with lock:
+                    db_figures = {"prefs/db_size": len(db), "prefs/db_train": db.n_train, "prefs/db_val": db.n_val,
+                                  "prefs/db_segments": db.n_segments, "prefs/db_mb": db.nbytes_compressed / 2**20}
+                logger.log(trainer.steps, {
+                    **trainer.last_eval, **db_figures,
+                    "reward/batch_loss": float(losses.mean()), "reward/batch_accuracy": float(accs.mean()),
+                    "reward/published_version": trainer.ensemble.version, "reward/train_steps": trainer.steps,
+                    "reward/train_step_ms": 1e3 * step_s, "prefs/received": received[0],
+                    "system/memory_mb_reward": memory_mb()})
+
+    figures = {}
+    try:
+        work()
+    finally:
+        thread.join(timeout=15)  # until the preference interface's sentinel: no preference is lost
+        save_db()
+        if trainer is not None:
+            trainer.evaluate()
+            trainer.save(ckpt_path)
+            logger.log(trainer.steps, trainer.last_eval)
+            figures = {"predictor_val_accuracy": trainer.last_eval.get("reward/val_accuracy"),
+                       "predictor_train_steps": trainer.steps}
+        logger.close()
+    return {"n_preferences": len(db), **figures}

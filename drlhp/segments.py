@@ -1,0 +1,49 @@
+"""Cutting segments from rollouts, in the policy process.
+
+Each rollout adds (n_steps, n_envs) steps; once ``segment_length`` steps per worker are collected,
+the window is cut into one ``Segment`` per worker and a fresh window starts. Of each cut,
+``segments_per_cut`` segments are offered to ``segment_queue`` (workers taken in turn, so all
+contribute over time; sending every worker's segment would cost the policy more in pickling than
+the labeller can use). Segments may span an episode boundary (the env resets in the same step).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from drlhp.messages import Segment
+
+
+class SegmentCutter:
+    def __init__(self, env_id: str, n_envs: int, obs_shape: tuple, segment_length: int, segments_per_cut: int,
+                 frames_to_watch):
+        self.env_id, self.n_envs, self.length = env_id, n_envs, segment_length
+        self.per_cut = min(segments_per_cut, n_envs)
+        self.frames_to_watch = frames_to_watch
+        self._obs = np.zeros((segment_length, n_envs, *obs_shape), np.uint8)
+        self._true = np.zeros((segment_length, n_envs), np.float32)
+        self._pred = np.zeros((segment_length, n_envs), np.float32)
+        self._filled = 0
+        self._next_worker = 0
+
+    def add(self, obs: np.ndarray, true_rewards: np.ndarray, predicted: np.ndarray | None,
+            step: int) -> tuple[list[Segment], list[tuple[np.ndarray, np.ndarray]]]:
+        """Add a rollout's (T, N, ...) observations after each step and the rewards of those steps
+        (copied). Returns the segments to
+        offer (possibly none) and, per cut, the (predicted, true) returns of ALL workers' windows
+        (predicted is NaN where no prediction was made): fresh segments to check the predictor on."""
+        segments, cut_returns = [], []
+        for t in range(len(obs)):
+            self._obs[self._filled] = obs[t]
+            self._true[self._filled] = true_rewards[t]
+            self._pred[self._filled] = np.nan if predicted is None else predicted[t]
+            self._filled += 1
+            if self._filled == self.length:
+                for _ in range(self.per_cut):
+                    w = self._next_worker
+                    self._next_worker = (w + 1) % self.n_envs
+                    seg_obs = self._obs[:, w].copy()
+                    segments.append(Segment(seg_obs, np.ascontiguousarray(self.frames_to_watch(seg_obs)),
+                                            self._true[:, w].copy(), self.env_id, w, step).check())
+                cut_returns.append((self._pred.sum(axis=0), self._true.sum(axis=0)))
+                self._filled = 0
+        return segments, cut_returns

@@ -1,0 +1,20 @@
+"""The synthetic labeller: prefers the segment with the larger sum of true (unclipped) env reward.
+
+Christiano et al. (2017), section 3.1: "the synthetic labeller ... simply prefers the segment with
+higher reward according to the task's true reward". Equal sums: (0.5, 0.5).
+"""
+from __future__ import annotations
+
+from drlhp.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
+
+
+class SyntheticOracle:
+    name = "synthetic"
+
+    def label(self, segment_1: Segment, segment_2: Segment) -> tuple[float, float] | None:
+        r1, r2 = segment_1.true_return, segment_2.true_return
+        if r1 > r2:
+            return MU_LEFT
+        if r2 > r1:
+            return MU_RIGHT
+        return MU_EQUAL

@@ -1,0 +1,263 @@
+"""run.py's preference modes end to end, as a user runs them: tiny budgets on MovingDot-v0, the real
+three processes (policy, preference interface, reward predictor), real files.
+
+Each spawned process starts TensorFlow (several seconds on 2 cores), so a run costs ~15-30 s even
+with a budget of 2,000 agent steps; the tests that make more than one run are marked slow.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+from conftest import REPO
+
+ROLES = ("reward_predictor", "pref_interface", "policy")
+BUDGET = 2000  # agent steps (--million_timesteps 0.002)
+SMALL = ["--n_envs", 4, "--segment_length", 5, "--n_initial_epochs", 1, "--n_labels", 20,
+         "--million_timesteps", BUDGET / 1e6, "--log_interval", 1, "--n_predictors", 2,
+         "--reward_batch_size", 4]
+# TensorFlow's start-up banner (absl / oneDNN), printed on stderr when TF is imported; not ours.
+TF_NOISE = ("I0000", "WARNING: All log messages", "To enable the following")
+
+
+def _our_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.strip().splitlines()
+            if line.strip() and not line.startswith(TF_NOISE) and "cpu_feature_guard" not in line]
+
+
+def _json(path):
+    return json.loads(path.read_text())
+
+
+def _load_prefs(path):
+    from drlhp.pref_db import PrefDB
+
+    return PrefDB.load(path)
+
+
+def _popen(tmp_path, *args):
+    """run.py in its own session (so the whole tree can be killed), output to files (no pipe to fill)."""
+    out, err = open(tmp_path / "stdout.txt", "w"), open(tmp_path / "stderr.txt", "w")
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    proc = subprocess.Popen([sys.executable, str(REPO / "run.py"), *map(str, args)], cwd=REPO, stdout=out,
+                            stderr=err, env=env, start_new_session=True)
+    out.close(), err.close()
+    return proc
+
+
+def _output(tmp_path) -> tuple[str, str]:
+    return (tmp_path / "stdout.txt").read_text(), (tmp_path / "stderr.txt").read_text()
+
+
+def _kill_session(proc) -> None:
+    """SIGKILL everything in the run's session (the parent, its spawned children, the resource tracker)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _wait_for(condition, timeout: float, proc=None, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"run.py exited {proc.returncode} while waiting for {what}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.2)
+
+
+def _process(pid: int) -> psutil.Process | None:
+    try:
+        return psutil.Process(pid)
+    except psutil.NoSuchProcess:
+        return None
+
+
+def _child_processes(run_dir) -> dict[str, psutil.Process | None]:
+    """The children named in pids.json, as psutil handles (safe against pid reuse)."""
+    return {role: _process(pid) for role, pid in _json(run_dir / "pids.json").items() if role != "parent"}
+
+
+def _alive(p) -> bool:
+    try:
+        return p is not None and p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _wait_gone(procs, timeout: float = 10.0) -> list[str]:
+    """Roles whose process is still alive after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        alive = [r for r, p in procs.items() if _alive(p)]
+        if not alive:
+            return []
+        time.sleep(0.2)
+    return [r for r, p in procs.items() if _alive(p)]
+
+
+@pytest.mark.slow
+def test_staged_path_gather_pretrain_train_with_loaded_predictor(cli, tmp_path):
+    a, b, c, d = (tmp_path / x for x in "ABCD")
+
+    # (a) gather the initial preferences with a random policy
+    cli("gather_initial_prefs", "--env", "MovingDot-v0", "--synthetic_prefs", *SMALL, "--n_initial_prefs", 30,
+        "--run_dir", a, timeout=180, check=True)
+    db = _load_prefs(a / "prefs" / "prefs.npz")
+    assert len(db) >= 30 and db.n_train > 0
+    summary = _json(a / "summary.json")
+    assert summary["mode"] == "gather_initial_prefs" and summary["n_preferences"] >= 30
+    assert _json(a / "status.json")["status"] == "finished"
+
+    # (b) pretrain the predictor on them, in this process
+    proc = cli("pretrain_reward_predictor", "--env", "MovingDot-v0", *SMALL, "--load_prefs_dir", a,
+               "--n_initial_epochs", 2, "--run_dir", b, timeout=120, check=True)
+    assert "pretrain step" in proc.stdout
+    assert (b / "reward_predictor" / "reward_predictor.npz").is_file()
+    summary = _json(b / "summary.json")
+    assert "predictor_val_accuracy" in summary
+    assert summary["predictor_val_accuracy"] is None or 0.0 <= summary["predictor_val_accuracy"] <= 1.0
+    assert summary["n_preferences"] == len(db)
+    assert not (b / "pids.json").exists()  # no processes were started
+
+    # (c) the three processes, starting from that database and predictor: no gathering, no pretraining
+    proc = cli("train_policy_with_preferences", "--env", "MovingDot-v0", "--synthetic_prefs", *SMALL,
+               "--load_prefs_dir", a, "--load_reward_predictor_ckpt_dir", b, "--run_dir", c,
+               timeout=180, check=True)
+    assert "loaded predictor" in proc.stdout and "pretraining on" not in proc.stdout
+    summary = _json(c / "summary.json")
+    assert summary["timesteps"] == BUDGET
+    assert summary["n_preferences"] >= 30
+    assert {"pred_true_corr", "predictor_val_accuracy"} <= set(summary)
+    assert "random_steps" not in summary  # the loaded predictor's reward from the first step
+    assert _json(c / "status.json")["status"] == "finished"
+    header = (c / "progress.csv").read_text().splitlines()[0].split(",")
+    assert {"policy/predictor_version", "system/segments_dropped"} <= set(header)
+    assert (c / "progress_reward.csv").is_file() and (c / "progress_prefs.csv").is_file()
+    assert len(_load_prefs(c / "prefs" / "prefs.npz")) == summary["n_preferences"]
+    assert list((c / "checkpoints").glob("policy-*.npz"))
+
+    # (d) --no_labelling: the policy alone on the saved predictor
+    proc = cli("train_policy_with_preferences", "--env", "MovingDot-v0", "--no_labelling", *SMALL,
+               "--load_reward_predictor_ckpt_dir", b, "--run_dir", d, timeout=120, check=True)
+    summary = _json(d / "summary.json")
+    assert summary["timesteps"] == BUDGET and summary["no_labelling"] is True
+    assert summary["segments_sent"] == 0
+    assert not (d / "prefs").exists()  # no labeller ran
+    assert not (d / "pids.json").exists()
+    assert _json(d / "status.json")["status"] == "finished"
+
+
+@pytest.mark.slow
+def test_default_mode_runs_three_processes_end_to_end(cli, tmp_path):
+    run_dir = tmp_path / "run"
+    proc = cli("--env", "MovingDot-v0", "--synthetic_prefs", *SMALL, "--n_initial_prefs", 20,
+               "--run_dir", run_dir, timeout=180, check=True)
+    assert "pretraining on" in proc.stdout and "[policy]" in proc.stdout
+    summary = _json(run_dir / "summary.json")
+    assert summary["mode"] == "train_policy_with_preferences" and summary["timesteps"] == BUDGET
+    assert summary["n_preferences"] > 0 and summary["labels_given"] > 0 and summary["predictor_version"] >= 1
+    assert _json(run_dir / "status.json")["status"] == "finished"
+    pids = _json(run_dir / "pids.json")
+    assert set(pids) == {"parent", *ROLES}
+    assert len({pids[r] for r in ROLES} | {pids["parent"]}) == 4
+    alive = [r for r in ROLES if psutil.pid_exists(pids[r]) and _alive(_process(pids[r]))]
+    assert not alive, f"still running after run.py exited: {alive}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("role", ROLES)
+def test_a_killed_child_ends_the_run_within_seconds(tmp_path, role):
+    run_dir = tmp_path / "run"
+    proc = _popen(tmp_path, "--env", "MovingDot-v0", "--synthetic_prefs", *SMALL, "--million_timesteps", 5,
+                  "--n_initial_prefs", 20, "--run_dir", run_dir)
+    try:
+        # until the policy trains on the predictor's reward: all three roles are in their main loops
+        _wait_for(lambda: (run_dir / "pids.json").exists() and (run_dir / "progress.csv").exists(),
+                  120, proc, "pids.json and progress.csv")
+        children = _child_processes(run_dir)
+        assert all(_alive(p) for p in children.values())
+        children[role].kill()
+        t0 = time.monotonic()
+        try:
+            code = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"run.py still running 30 s after the {role} process was killed\n"
+                                 + _output(tmp_path)[1][-3000:]) from None
+        took = time.monotonic() - t0
+        out, err = _output(tmp_path)
+        assert code != 0, out[-2000:]
+        last = _our_lines(err)[-1]
+        assert "error" in last and role in last, err[-3000:]
+        assert "Traceback" not in last
+        status = _json(run_dir / "status.json")
+        assert status["status"] == "crashed" and role in status["error"]
+        assert not _wait_gone(children, 10), f"children alive after exit (took {took:.1f} s)"
+    finally:
+        _kill_session(proc)
+
+
+@pytest.mark.slow
+def test_interrupt_saves_prefs_and_exits_130(tmp_path):
+    run_dir = tmp_path / "run"
+    prefs = run_dir / "prefs" / "prefs.npz"
+    proc = _popen(tmp_path, "--env", "MovingDot-v0", "--synthetic_prefs", *SMALL, "--million_timesteps", 5,
+                  "--n_initial_prefs", 20, "--prefs_save_interval", 5, "--run_dir", run_dir)
+    try:
+        _wait_for(lambda: prefs.exists() or (run_dir / "progress.csv").exists(), 120, proc,
+                  "prefs/prefs.npz or progress.csv")
+        time.sleep(1.0)
+        training = (run_dir / "progress.csv").exists()
+        children = _child_processes(run_dir)
+        proc.send_signal(signal.SIGINT)  # the parent only, as Ctrl-C would not be (children ignore it)
+        try:
+            code = proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("run.py still running 60 s after SIGINT\n" + _output(tmp_path)[1][-3000:]) from None
+        out, err = _output(tmp_path)
+        assert code == 130, err[-3000:]
+        assert "interrupted" in _our_lines(err)[-1] and "Traceback" not in err
+        assert _json(run_dir / "status.json")["status"] == "interrupted"
+        db = _load_prefs(prefs)
+        assert len(db) > 0
+        if training:
+            assert list((run_dir / "checkpoints").glob("policy-*.npz")), "no policy checkpoint saved"
+        assert not _wait_gone(children, 10)
+    finally:
+        _kill_session(proc)
+
+
+def _one_line_exit_2(proc) -> str:
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    lines = _our_lines(proc.stderr)
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("run.py: error: ")
+    return lines[0]
+
+
+def test_bad_inputs_are_one_line_exit_2(cli, tmp_path):
+    bad = tmp_path / "prefs.npz"
+    bad.write_bytes(os.urandom(4096))
+    run_dir = tmp_path / "run"
+    common = ["--env", "MovingDot-v0", "--run_dir", run_dir]
+
+    line = _one_line_exit_2(cli(*common, "--synthetic_prefs", "--load_prefs_dir", bad, timeout=60))
+    assert "preference database" in line and str(bad) in line
+    line = _one_line_exit_2(cli(*common, timeout=60))  # default mode: labelling, and no GUI yet
+    assert "--synthetic_prefs" in line
+    line = _one_line_exit_2(cli(*common, "--no_labelling", timeout=60))
+    assert "--load_reward_predictor_ckpt_dir" in line
+    line = _one_line_exit_2(cli("pretrain_reward_predictor", *common, timeout=60))
+    assert "--load_prefs_dir" in line
+    assert not run_dir.exists()  # nothing was started, so no run directory either

@@ -1,0 +1,236 @@
+"""PrefDB: bound, deduplication, train/val split, save/load round trip, corrupt files, atomic save."""
+import json
+
+import numpy as np
+import pytest
+
+from drlhp.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Preference, Segment
+from drlhp.pref_db import PrefDB, PrefDBError
+
+T = 5
+
+
+def make_segment(step: int, seed: int | None = None) -> Segment:
+    rng = np.random.default_rng(step if seed is None else seed)
+    obs = rng.integers(0, 256, (T, 8, 8, 4), dtype=np.uint8)
+    return Segment(obs, obs[..., -1].copy(), rng.normal(size=T).astype(np.float32), "Pong", step % 3, step)
+
+
+def make_pref(i: int, mu=MU_LEFT) -> Preference:
+    """Pref i compares two fresh segments of steps 2i and 2i + 1."""
+    return Preference(make_segment(2 * i), make_segment(2 * i + 1), mu)
+
+
+def assert_same_db(a: PrefDB, b: PrefDB) -> None:
+    for split in ("train", "val"):
+        assert a.entries(split) == b.entries(split)
+    assert a.n_segments == b.n_segments and a.nbytes_compressed == b.nbytes_compressed
+    for e in a.train + a.val:
+        for sid in (e.id1, e.id2):
+            sa, sb = a.segment(sid), b.segment(sid)
+            assert sa.id == sid and sb.id == sid
+            np.testing.assert_array_equal(sa.obs, sb.obs)
+            np.testing.assert_array_equal(sa.frames, sb.frames)
+            np.testing.assert_array_equal(sa.true_rewards, sb.true_rewards)
+            assert (sa.env_id, sa.worker, sa.step) == (sb.env_id, sb.worker, sb.step)
+
+
+def test_bound_keeps_newest_and_frees_segments():
+    db = PrefDB(max_prefs=10)
+    shared = make_segment(1000)
+    db.add(Preference(shared, make_segment(999), MU_RIGHT))  # oldest: will be dropped
+    for i in range(24):
+        assert db.add(make_pref(i))
+        assert len(db) <= 10
+    assert len(db) == 10 and db.n_train + db.n_val == 10
+    kept = sorted(db.segment(e.id1).step for e in db.train + db.val)
+    assert kept == [2 * i for i in range(14, 24)]
+    assert db.n_segments == 20
+    assert shared.id not in {e.id1 for e in db.train + db.val}
+    with pytest.raises(KeyError):
+        db.segment_obs(shared.id)
+    # a segment still used by a newer preference survives the eviction of an older one
+    db2 = PrefDB(max_prefs=2)
+    db2.add(Preference(shared, make_segment(1), MU_LEFT))
+    db2.add(Preference(shared, make_segment(2), MU_LEFT))
+    db2.add(Preference(make_segment(3), make_segment(4), MU_LEFT))
+    assert len(db2) == 2 and db2.n_segments == 4
+    np.testing.assert_array_equal(db2.segment_obs(shared.id), shared.obs)
+
+
+def test_oldest_is_dropped_across_both_splits():
+    db = PrefDB(max_prefs=7, val_fraction=0.5, seed=3)
+    for i in range(40):
+        db.add(make_pref(i))
+    assert db.n_train > 0 and db.n_val > 0
+    assert sorted(e.order for e in db.train + db.val) == list(range(33, 40))
+
+
+def test_segments_stored_once_and_duplicates_rejected():
+    db = PrefDB(max_prefs=100)
+    a, b = make_segment(1), make_segment(2)
+    others = [make_segment(10 + k) for k in range(5)]
+    for o in others:
+        assert db.add(Preference(a, o, MU_LEFT))
+    assert db.n_segments == 6
+    assert db.add(Preference(a, b, MU_LEFT))
+    assert not db.add(Preference(a, b, MU_LEFT))
+    assert not db.add(Preference(b, a, MU_RIGHT))  # same pair, same judgement, swapped order
+    # a copy with equal content is the same segment (content hash, not object identity)
+    a_copy = Segment(a.obs.copy(), a.frames.copy(), a.true_rewards.copy(), "other", 9, 9)
+    assert not db.add(Preference(b, a_copy, MU_RIGHT))
+    assert db.add(Preference(a, b, MU_EQUAL))  # a different judgement of the same pair is new data
+    assert db.add(Preference(b, a, MU_LEFT))
+    assert len(db) == 8 and db.n_segments == 7
+    # compressed: random obs do not compress, but each segment is held once
+    assert 7 * a.obs.nbytes < db.nbytes_compressed < 7 * (a.obs.nbytes + a.frames.nbytes) + 7 * 200
+
+
+def test_split_fraction_and_determinism():
+    db = PrefDB(max_prefs=5000)
+    pool = [make_segment(k) for k in range(50)]
+    pairs = [(i, j) for i in range(50) for j in range(i + 1, 50)][:1000]
+    for i, j in pairs:
+        assert db.add(Preference(pool[i], pool[j], MU_LEFT))
+    assert len(db) == 1000 and db.n_segments == 50
+    assert 0.33 <= db.n_val / len(db) <= 0.41
+    again = PrefDB(max_prefs=5000)
+    other = PrefDB(max_prefs=5000, seed=1)
+    for i, j in pairs:
+        again.add(Preference(pool[i], pool[j], MU_LEFT))
+        other.add(Preference(pool[i], pool[j], MU_LEFT))
+    assert again.train == db.train and again.val == db.val
+    assert [e.order for e in other.val] != [e.order for e in db.val]
+
+
+def test_batch_and_true_returns():
+    db = PrefDB(max_prefs=50, val_fraction=0.0)
+    prefs = [make_pref(i, mu) for i, mu in enumerate([MU_LEFT, MU_RIGHT, MU_EQUAL])]
+    for p in prefs:
+        db.add(p)
+    assert db.n_val == 0 and db.n_train == 3
+    obs1, obs2, mu = db.batch("train", np.array([2, 0]))
+    assert obs1.shape == (2, T, 8, 8, 4) and obs1.dtype == np.uint8 and mu.dtype == np.float32
+    np.testing.assert_array_equal(obs1[0], prefs[2].segment_1.obs)
+    np.testing.assert_array_equal(obs2[1], prefs[0].segment_2.obs)
+    np.testing.assert_array_equal(mu, [MU_EQUAL, MU_LEFT])
+    ret = db.true_returns("train")
+    assert ret.shape == (3, 2)
+    np.testing.assert_allclose(ret[1], [prefs[1].segment_1.true_return, prefs[1].segment_2.true_return],
+                               rtol=1e-6)
+    assert db.true_returns("val").shape == (0, 2)
+
+
+def test_save_load_round_trip(tmp_path):
+    db = PrefDB(max_prefs=20)
+    pool = [make_segment(k) for k in range(12)]
+    mus = [MU_LEFT, MU_RIGHT, MU_EQUAL]
+    pairs = [(i, j) for i in range(12) for j in range(i + 1, 12)][:30]
+    for k, (i, j) in enumerate(pairs):  # shared segments and evictions: counter > len
+        assert db.add(Preference(pool[i], pool[j], mus[k % 3]))
+    path = tmp_path / "prefs" / "prefs.npz"
+    db.save(path)
+    with np.load(path, allow_pickle=False) as data:
+        assert set(data.files) == {"blob", "true_rewards", "meta"}
+        assert data["blob"].dtype == np.uint8 and data["true_rewards"].dtype == np.float32
+        meta = json.loads(str(data["meta"]))
+    assert meta["format"] == "drlhp-prefdb" and meta["format_version"] == 1
+    assert len(meta["segments"]) == db.n_segments and len(meta["train"]) == db.n_train
+
+    saved_counter = db.counter
+    assert saved_counter > len(db) == 20
+    loaded = PrefDB.load(path)
+    assert (loaded.max_prefs, loaded.val_fraction, loaded.counter) == (20, db.val_fraction, db.counter)
+    assert_same_db(db, loaded)
+    for split in ("train", "val"):
+        idx = np.arange(len(db.entries(split)))[::-1]
+        for x, y in zip(db.batch(split, idx), loaded.batch(split, idx)):
+            np.testing.assert_array_equal(x, y)
+        np.testing.assert_array_equal(db.true_returns(split), loaded.true_returns(split))
+    # both continue identically: same split draws, same evictions
+    for i in range(15):
+        p = make_pref(100 + i, mus[i % 3])
+        assert db.add(p) == loaded.add(p)
+    assert_same_db(db, loaded)
+    # a smaller bound on load keeps the newest
+    small = PrefDB.load(path, max_prefs=4)
+    assert small.max_prefs == 4 and len(small) == 4
+    assert sorted(e.order for e in small.train + small.val) == list(range(saved_counter - 4, saved_counter))
+
+
+def _good_file(tmp_path):
+    db = PrefDB(max_prefs=10)
+    for i in range(4):
+        db.add(make_pref(i))
+    path = tmp_path / "good.npz"
+    db.save(path)
+    return db, path
+
+
+def _rewrite(src, dst, edit):
+    with np.load(src, allow_pickle=False) as data:
+        arrays = {k: data[k] for k in data.files}
+    meta = json.loads(str(arrays["meta"]))
+    edit(arrays, meta)
+    arrays["meta"] = np.array(json.dumps(meta))
+    np.savez(dst, **arrays)
+
+
+def _flip_blob(arrays, meta):
+    seg = meta["segments"][1]
+    blob = arrays["blob"].copy()
+    blob[seg["obs_offset"] + seg["obs_nbytes"] // 2] ^= 0xFF
+    arrays["blob"] = blob
+
+
+def _flip_reward(arrays, meta):
+    arrays["true_rewards"] = arrays["true_rewards"] + np.float32(1)
+
+
+CORRUPTIONS = {
+    "random_bytes": lambda good, bad: bad.write_bytes(np.random.default_rng(0).bytes(3000)),
+    "truncated": lambda good, bad: bad.write_bytes(good.read_bytes()[: good.stat().st_size // 2]),
+    "empty": lambda good, bad: bad.write_bytes(b""),
+    "foreign_npz": lambda good, bad: np.savez(bad, x=np.arange(5)),
+    "foreign_format": lambda good, bad: _rewrite(good, bad, lambda a, m: m.update(format="other")),
+    "newer_version": lambda good, bad: _rewrite(good, bad, lambda a, m: m.update(format_version=2)),
+    "bad_json": lambda good, bad: np.savez(bad, blob=np.zeros(3, np.uint8),
+                                           true_rewards=np.zeros(3, np.float32), meta=np.array("{not json")),
+    "flipped_blob_byte": lambda good, bad: _rewrite(good, bad, _flip_blob),
+    "changed_rewards": lambda good, bad: _rewrite(good, bad, _flip_reward),
+    "missing_segment": lambda good, bad: _rewrite(good, bad, lambda a, m: m["segments"].pop(0)),
+    "missing_file": lambda good, bad: None,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CORRUPTIONS))
+def test_corrupt_file_raises_one_line_error(tmp_path, kind):
+    _, good = _good_file(tmp_path)
+    bad = tmp_path / f"{kind}.npz"
+    CORRUPTIONS[kind](good, bad)
+    before = bad.read_bytes() if bad.exists() else None
+    with pytest.raises(PrefDBError) as info:
+        PrefDB.load(bad)
+    msg = str(info.value)
+    assert "\n" not in msg and str(bad) in msg, msg
+    assert (bad.read_bytes() if bad.exists() else None) == before  # loading never writes
+    assert PrefDB.load(good).n_segments == 8
+
+
+def test_failed_save_keeps_previous_file(tmp_path, monkeypatch):
+    db, path = _good_file(tmp_path)
+    good_bytes = path.read_bytes()
+    db.add(make_pref(50))
+
+    def broken_savez(f, **arrays):
+        f.write(b"PK\x03\x04 half a file")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(np, "savez", broken_savez)
+    with pytest.raises(OSError, match="disk full"):
+        db.save(path)
+    monkeypatch.undo()
+    assert path.read_bytes() == good_bytes
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.npz"]  # no temp file left
+    loaded = PrefDB.load(path)
+    assert len(loaded) == 4 and len(db) == 5

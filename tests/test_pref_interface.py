@@ -1,0 +1,114 @@
+"""The preference interface's parts and the queue policies: oracle, pool and pair selection,
+label schedule, segment cutting, the segment queue's drop policy, latest-wins weights."""
+import multiprocessing as mp
+import time
+
+import numpy as np
+import pytest
+
+from drlhp.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
+from drlhp.queues import LatestValue, put_or_drop
+from drlhp.segments import SegmentCutter
+from pref_interface.oracle import SyntheticOracle
+from pref_interface.pool import SegmentPool
+from pref_interface.schedule import LabelSchedule
+
+
+def seg(value: int, rewards, t: int = 4) -> Segment:
+    obs = np.full((t, 6, 6, 4), value, np.uint8)
+    return Segment(obs, obs[..., -1].copy(), np.asarray(rewards, np.float32), "Test-v0", 0, 0).check()
+
+
+def test_oracle_prefers_larger_true_return_and_ties_are_half():
+    oracle = SyntheticOracle()
+    assert oracle.label(seg(1, [1, 0, 0, 1]), seg(2, [0, 0, 0, 1])) == MU_LEFT
+    assert oracle.label(seg(1, [-1, 0, 0, 0]), seg(2, [0, 0, 0, 0])) == MU_RIGHT
+    assert oracle.label(seg(1, [1, -1, 0, 0]), seg(2, [0, 0, 0, 0])) == MU_EQUAL
+    assert oracle.label(seg(1, [0.5, 0.5, 0, 0]), seg(2, [1, 0, 0, 0])) == MU_EQUAL
+
+
+def test_pool_never_asks_a_pair_twice_and_is_bounded():
+    pool = SegmentPool(max_segments=6, seed=0)
+    for v in range(10):
+        pool.add(seg(v, [v, 0, 0, 0]))
+    pool.add(seg(9, [9, 0, 0, 0]))  # the same content again is not a new segment
+    assert len(pool) == 6
+    asked = set()
+    while (pair := pool.select("random", 10)) is not None:
+        key = frozenset((pair[0].id, pair[1].id))
+        assert key not in asked and len(key) == 2
+        asked.add(key)
+        pool.mark_asked(*pair)
+    assert len(asked) == 15  # every pair of 6 segments, each once
+    values = {int(s.obs[0, 0, 0, 0]) for s in pool._segments.values()}
+    assert values == set(range(4, 10)), "the oldest segments left the pool"
+
+
+def test_variance_selection_takes_the_most_disputed_pair():
+    pool = SegmentPool(max_segments=10, seed=1)
+    for v in range(6):
+        pool.add(seg(v, [0, 0, 0, 0]))
+
+    def probs(s1, s2):  # members disagree most on pairs containing segment 5
+        has5 = (s1[:, 0, 0, 0, 0] == 5) | (s2[:, 0, 0, 0, 0] == 5)
+        spread = np.where(has5, 0.4, 0.05)
+        return np.stack([0.5 - spread, 0.5 + spread])
+
+    for _ in range(5):
+        a, b = pool.select("variance", 10, probs)
+        assert 5 in (int(a.obs[0, 0, 0, 0]), int(b.obs[0, 0, 0, 0]))
+        pool.mark_asked(a, b)
+
+
+def test_label_schedules():
+    const = LabelSchedule("constant", n_initial=100, n_labels=1000, total_frames=1_000_000)
+    assert const.allowed(0) == 100
+    assert const.allowed(500_000) == 600
+    assert const.allowed(2_000_000) == 1100
+    paper = LabelSchedule("paper", n_initial=0, n_labels=1000, total_frames=50_000_000)
+    # rate proportional to 5e6 / (T + 5e6): the first 5M frames get ln 2 / ln 11 of the labels
+    assert paper.allowed(5_000_000) == int(1000 * np.log(2) / np.log(11))
+    assert paper.allowed(50_000_000) == 1000
+    even = LabelSchedule("constant", n_initial=0, n_labels=1000, total_frames=50_000_000)
+    assert paper.allowed(5_000_000) > 2.5 * even.allowed(5_000_000)  # front-loaded
+
+
+def test_segments_are_cut_from_every_worker_in_turn_and_copied():
+    cutter = SegmentCutter("Test-v0", 3, (6, 6, 4), segment_length=4, segments_per_cut=2,
+                           frames_to_watch=lambda o: o[..., -1])
+    workers = []
+    for r in range(4):  # 4 rollouts of 2 steps: cuts after rollouts 2 and 4
+        obs = np.zeros((2, 3, 6, 6, 4), np.uint8)
+        obs[:, :, 0, 0, 0] = np.arange(3)  # each worker's frames carry its index
+        true = np.ones((2, 3), np.float32)
+        segments, cut_returns = cutter.add(obs, true, None, step=100 * r)
+        obs[:] = 255  # the caller reuses its buffers: segments must hold copies
+        for s in segments:
+            assert s.obs.shape == (4, 6, 6, 4) and s.frames.shape == (4, 6, 6)
+            assert (s.obs[:, 0, 0, 0] == s.worker).all() and s.true_return == 4.0
+            workers.append(s.worker)
+        for pred, true_ret in cut_returns:
+            assert np.isnan(pred).all() and (true_ret == 4.0).all()
+    assert workers == [0, 1, 2, 0]
+
+
+def test_full_segment_queue_drops_and_never_blocks():
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue(maxsize=2)
+    t0 = time.perf_counter()
+    results = [put_or_drop(q, seg(v, [0, 0, 0, 0])) for v in range(5)]
+    assert time.perf_counter() - t0 < 1.0
+    assert results == [True, True, False, False, False]
+    assert int(q.get(timeout=5).obs[0, 0, 0, 0]) == 0
+    assert put_or_drop(q, seg(7, [0, 0, 0, 0]))  # room again
+
+
+def test_latest_value_gives_only_the_newest():
+    ctx = mp.get_context("spawn")
+    ch = LatestValue(ctx)
+    assert ch.poll() is None
+    for v in range(3):
+        ch.publish(v)
+    time.sleep(0.2)
+    assert ch.poll() == 2
+    assert ch.poll() is None

@@ -1,0 +1,127 @@
+"""The reward predictor: its loss against a hand computation, the paired treatment of the two
+segments, L2 adaptation, normalization, weights across processes, and that it learns."""
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from drlhp.config import RewardConfig
+from drlhp.reward_model import RewardEnsemble, adapt_l2, preference_loss
+
+OBS = (84, 84, 4)
+
+
+def hand_loss(r1, r2, mu, eps=0.1):
+    e1, e2 = math.exp(r1), math.exp(r2)
+    p1 = (1 - eps) * e1 / (e1 + e2) + eps / 2
+    p2 = (1 - eps) * e2 / (e1 + e2) + eps / 2
+    return -(mu[0] * math.log(p1) + mu[1] * math.log(p2))
+
+
+def test_loss_with_the_10_percent_term_matches_a_hand_computation():
+    cases = [(2.0, -1.0, (1.0, 0.0)), (2.0, -1.0, (0.0, 1.0)), (0.3, 0.3, (0.5, 0.5)), (-4.0, 5.0, (0.5, 0.5)),
+             (30.0, -30.0, (0.0, 1.0))]
+    r1 = tf.constant([c[0] for c in cases])
+    r2 = tf.constant([c[1] for c in cases])
+    mu = tf.constant([c[2] for c in cases])
+    got = preference_loss(r1, r2, mu, 0.1).numpy()
+    want = [hand_loss(*c) for c in cases]
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    # The 10% term bounds the loss of a confident wrong answer: -log(0.05) ~ 3.0, not 60.
+    assert got[-1] == pytest.approx(-math.log(0.05), rel=1e-4)
+
+
+@pytest.fixture(scope="module")
+def ensemble():
+    return RewardEnsemble(OBS, RewardConfig(n_predictors=2), seed=0)
+
+
+def _segments(rng, b, t=5):
+    return rng.integers(0, 256, (b, t, *OBS), dtype=np.uint8)
+
+
+def test_both_segments_share_dropout_masks(ensemble):
+    """The same segment on both sides of a pair, in training mode: dropout is on (two calls differ)
+    but the two sides get identical rewards, because they share one mask."""
+    rng = np.random.default_rng(0)
+    s = _segments(rng, 3)
+    model = ensemble.members[0]
+    r1, r2 = ensemble._pair_sums(model, tf.constant(s), tf.constant(s), training=True)
+    np.testing.assert_array_equal(r1.numpy(), r2.numpy())
+    r1_again, _ = ensemble._pair_sums(model, tf.constant(s), tf.constant(s), training=True)
+    assert not np.allclose(r1.numpy(), r1_again.numpy()), "dropout should be active in training mode"
+    q1, q2 = ensemble._pair_sums(model, tf.constant(s), tf.constant(s), training=False)
+    np.testing.assert_array_equal(q1.numpy(), q2.numpy())
+
+
+def test_both_segments_share_batch_norm_statistics():
+    """Training mode without dropout: swapping the segments swaps the sums exactly, and segment 1's
+    reward depends on segment 2 (one set of batch statistics over both), as one call on the pair."""
+    ens = RewardEnsemble(OBS, RewardConfig(n_predictors=1, dropout=0.0), seed=1)
+    rng = np.random.default_rng(1)
+    a, b, c = _segments(rng, 2), _segments(rng, 2), _segments(rng, 2) // 4
+    model = ens.members[0]
+    ab = [x.numpy() for x in ens._pair_sums(model, tf.constant(a), tf.constant(b), training=True)]
+    ba = [x.numpy() for x in ens._pair_sums(model, tf.constant(b), tf.constant(a), training=True)]
+    np.testing.assert_allclose(ab[0], ba[1], rtol=1e-4)
+    np.testing.assert_allclose(ab[1], ba[0], rtol=1e-4)
+    ac = [x.numpy() for x in ens._pair_sums(model, tf.constant(a), tf.constant(c), training=True)]
+    assert not np.allclose(ab[0], ac[0]), "segment 1 should be normalized with statistics over both segments"
+
+
+def test_adapt_l2_keeps_the_validation_ratio_in_band():
+    l2 = np.array([1e-3, 1e-3, 1e-3], np.float32)
+    out = adapt_l2(l2, train_loss=np.array([1.0, 1.0, 1.0]), val_loss=np.array([2.0, 1.3, 1.0]))
+    np.testing.assert_allclose(out, [1.1e-3, 1e-3, 1e-3 / 1.1], rtol=1e-5)
+
+
+def test_weights_travel_and_rewards_are_normalized(ensemble):
+    rng = np.random.default_rng(2)
+    frames = rng.integers(0, 256, (64, *OBS), dtype=np.uint8)
+    ensemble.update_normalization(frames)
+    weights = ensemble.publish()
+    other = RewardEnsemble(OBS, RewardConfig(n_predictors=2), seed=99)
+    assert not np.allclose(other.predict(frames), ensemble.predict(frames))
+    other.load_weights(weights)
+    np.testing.assert_allclose(other.predict(frames), ensemble.predict(frames), rtol=1e-5, atol=1e-6)
+    assert other.version == weights.version >= 1
+    raw = other.predict(frames)
+    z = (raw - other.norm_mean[:, None]) / other.norm_std[:, None]
+    np.testing.assert_allclose(z.mean(axis=1), 0, atol=1e-4)
+    np.testing.assert_allclose(z.std(axis=1), 1, rtol=1e-3)
+    r = other.reward(frames)
+    np.testing.assert_allclose(r, (0.05 * z).mean(axis=0), rtol=1e-4, atol=1e-6)
+    assert r.std() <= 0.05 + 1e-6
+
+
+def test_the_ensemble_learns_a_preference():
+    """Segments with a brighter left half are preferred: a few steps of training reach accuracy 1."""
+    cfg = RewardConfig(n_predictors=2, lr=1e-3, batch_size=8)
+    ens = RewardEnsemble(OBS, cfg, seed=3)
+    rng = np.random.default_rng(3)
+
+    def pairs(b):
+        s1 = rng.integers(0, 60, (b, 3, *OBS), dtype=np.uint8)
+        s2 = rng.integers(0, 60, (b, 3, *OBS), dtype=np.uint8)
+        left = rng.random(b) < 0.5
+        s1[left, :, :, :42] += 150
+        s2[~left, :, :, :42] += 150
+        mu = np.stack([left, ~left], axis=1).astype(np.float32)
+        return s1, s2, mu
+
+    vs1, vs2, vmu = pairs(32)
+    _, acc_before = ens.evaluate(vs1, vs2, vmu)
+    for _ in range(30):
+        s1, s2, mu = pairs(cfg.batch_size)
+        ens.train_step(np.stack([s1, s1]), np.stack([s2, s2]), np.stack([mu, mu]), np.zeros(2, np.float32))
+    loss, acc = ens.evaluate(vs1, vs2, vmu)
+    assert acc.min() == 1.0, (acc_before, acc)
+    assert loss.max() < hand_loss(0.0, 0.0, (1.0, 0.0))  # better than indifference
+
+
+def test_vector_observations_use_an_mlp():
+    ens = RewardEnsemble((6,), replace(RewardConfig(), n_predictors=1), seed=0)
+    assert ens.predict(np.zeros((4, 6), np.uint8)).shape == (1, 4)
+    assert not any("conv" in layer.name for layer in ens.members[0].layers)
