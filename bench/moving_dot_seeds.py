@@ -37,7 +37,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_ARGS: list[str] = []  # the Makefile's `run` target's hyper-parameters, once settled
+# The Makefile's `run` target's hyper-parameters (one file, read by both).
+DEFAULT_ARGS: list[str] = (REPO / "bench" / "moving_dot_prefs.args").read_text().split()
 PROGRESS_EVERY_S = 30.0
 
 

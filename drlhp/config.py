@@ -84,7 +84,7 @@ class RewardConfig:
     norm_std: float = 0.05
     n_initial_epochs: int = 200
     publish_interval: int = 20
-    eval_interval: int = 50
+    eval_interval: int = 25
     norm_segments: int = 20
     ckpt_interval_s: float = 60.0
     tf_intra_threads: int = 1
@@ -225,6 +225,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--reward_lr", type=float, default=RewardConfig.lr)
     g.add_argument("--reward_publish_interval", type=int, default=RewardConfig.publish_interval)
     g.add_argument("--reward_dropout", type=float, default=RewardConfig.dropout)
+    g.add_argument("--reward_l2_init", type=float, default=RewardConfig.l2_init,
+                   help="starting L2 coefficient (then adapted to keep val loss 1.1-1.5x train loss)")
     g.add_argument("--reward_batchnorm", action=argparse.BooleanOptionalAction, default=RewardConfig.batchnorm)
     return p
 
@@ -243,7 +245,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         reward=RewardConfig(n_predictors=args.n_predictors, n_initial_epochs=args.n_initial_epochs,
                             batch_size=args.reward_batch_size, lr=args.reward_lr,
                             publish_interval=args.reward_publish_interval, dropout=args.reward_dropout,
-                            batchnorm=args.reward_batchnorm),
+                            batchnorm=args.reward_batchnorm, l2_init=args.reward_l2_init),
         prefs=PrefConfig(synthetic_prefs=args.synthetic_prefs, query_selection=args.query_selection,
                          segment_length=args.segment_length, segments_per_cut=args.segments_per_cut,
                          max_prefs=args.max_prefs, n_initial_prefs=args.n_initial_prefs,
