@@ -111,12 +111,7 @@ def train_policy_with_original_rewards(cfg: RunConfig, argv=None) -> int:
             trainer = PolicyTrainer(cfg, env, policy, ClippedEnvReward(), record, logger)
         except CheckpointError as e:
             raise UsageError(str(e)) from None
-        summary = trainer.train()
-        record.write_summary(summary)
-        record.set_status("finished")
-        print("[run] finished: " + ", ".join(f"{k}={v}" for k, v in summary.items()), flush=True)
-        print(f"[run] summary: {record.dir / 'summary.json'}", flush=True)
-        return 0
+        return _finish(record, trainer.train())
     except KeyboardInterrupt:
         if trainer is not None:
             trainer.checkpoint()
@@ -292,9 +287,13 @@ def train_policy_without_labelling(cfg: RunConfig, argv=None) -> int:
     try:
         summary = run_policy(cfg, segment_queue=None, weights_channel=None, stop_event=None, gathering_done=None,
                              run_dir=str(record.dir), fixed_weights=weights)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # run_policy saved a checkpoint
         record.set_status("interrupted")
+        print(f"\n[run] interrupted; checkpoint saved in {record.ckpt_dir}", file=sys.stderr, flush=True)
         return 130
+    except Exception as e:
+        record.set_status("crashed", error=f"{type(e).__name__}: {e}\n{traceback.format_exc()}")
+        raise
     finally:
         signal.signal(signal.SIGTERM, previous)
     return _finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "no_labelling": True, **summary})

@@ -97,7 +97,11 @@ def run_policy(cfg: RunConfig, segment_queue, weights_channel, stop_event, gathe
         waiting = gathering_done.is_set if gathering_done is not None else (lambda: False)
         trainer = PolicyTrainer(cfg, env, policy, reward, RunRecord(run_dir), logger, print_fn=log,
                                 observers=[feed], should_stop=stop, wait_for_reward=waiting)
-        return trainer.train()
+        try:
+            return trainer.train()
+        except KeyboardInterrupt:  # only where this runs in the parent (--no_labelling): save first
+            trainer.checkpoint()
+            raise
     finally:
         if segment_queue is not None:
             segment_queue.cancel_join_thread()  # unsent segments may be dropped at exit (by design)
