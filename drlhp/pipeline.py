@@ -264,7 +264,8 @@ def pretrain_reward_predictor(cfg: RunConfig, argv=None) -> int:
     except KeyboardInterrupt:
         record.set_status("interrupted")
         return 130
-    trainer.evaluate()
+    if not trainer.last_eval:  # pretrain() evaluates after its last step; zero steps leave nothing
+        trainer.evaluate()
     trainer.publish()  # normalization statistics from the newest segments, saved with the weights
     trainer.save(record.dir / PREDICTOR_FILE)
     return _finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "n_preferences": len(db),

@@ -180,7 +180,7 @@ class RewardTrainer:
                 return
             losses, _ = self.train_step()
             if (i + 1) % self.cfg.eval_interval == 0 or i + 1 == n_steps:
-                ev = self.evaluate()
+                self.evaluate()
             if time.perf_counter() - last > 10 or i + 1 == n_steps:
                 last = time.perf_counter()
                 ev = self.last_eval
