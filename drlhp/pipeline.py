@@ -195,6 +195,9 @@ def run_processes(cfg: RunConfig, argv=None) -> int:
     run_dir = str(record.dir)
     previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     failure, interrupted = None, False
+    from drlhp.reward_trainer import PREDICTOR_FILE
+    if not gather and (cfg.load_reward_predictor_ckpt_dir or (record.dir / PREDICTOR_FILE).exists()):
+        ch.gathering_done.set()  # a predictor will be loaded: the policy waits for it instead of playing randomly
     try:
         group.start("reward_predictor", "drlhp.reward_trainer:run_reward_predictor", cfg=cfg, obs_shape=observation_shape(cfg.env),
                     preference_queue=ch.preference_queue, weights_channels=[ch.weights_to_policy]
