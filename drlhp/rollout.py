@@ -2,9 +2,11 @@
 
 The training reward of the whole rollout comes from the reward source in one call, on the
 observations that FOLLOW each action (the newest frames show what the action did, e.g. the dot's
-move), so reward t and what the predictor sees at t describe the same transition. A reward source
-with nothing to give yet (the predictor before its first weights) returns None: the rollout then has
-no rewards and no returns, and is not trained on.
+move), so reward t and what the predictor sees at t describe the same transition. Before that,
+those observations become, in one call per rollout, what the predictor and the labeller may see
+(``env.predictor_view``: on Atari the score blanked, ``envs/score_blanking.py``); the policy's own
+observations keep everything. A reward source with nothing to give yet (the predictor before its
+first weights) returns None: the rollout then has no rewards and no returns, and is not trained on.
 """
 from __future__ import annotations
 
@@ -28,7 +30,8 @@ class Rollout:
     rewards: np.ndarray | None  # (T, N) training reward (None: the reward source has none yet)
     true_rewards: np.ndarray  # (T, N) true env reward
     next_obs: np.ndarray  # (T, N, *obs_shape): the observation step t led to (for a finished episode its
-    #                       last one, not the next episode's first); a view of the reused buffer
+    #                       last one, not the next episode's first) as the predictor and the labeller see
+    #                       it (env.predictor_view: Atari's score blanked); a view of the reused buffer
     dones: np.ndarray  # (T, N) float32: the episode ended at this step
     finished: list[EpisodeStats] = field(default_factory=list)
     env_s: float = 0.0  # seconds stepping envs
@@ -75,6 +78,7 @@ class RolloutRunner:
             self._next_obs_buf[t] = step.outcome_obs
             self.obs = step.obs
         t0 = time.perf_counter()
+        self.env.predictor_view(self._next_obs_buf, inplace=True)  # a buffer of its own: b_obs keeps the score
         rewards = self.reward_source.rewards(self._next_obs_buf, self._true_buf)
         t1 = time.perf_counter()
         returns = None

@@ -5,6 +5,9 @@ the window is cut into one ``Segment`` per worker and a fresh window starts. Of 
 ``segments_per_cut`` segments are offered to ``segment_queue`` (workers taken in turn, so all
 contribute over time; sending every worker's segment would cost the policy more in pickling than
 the labeller can use). Segments may span an episode boundary (the env resets in the same step).
+The observations are the rollout's ``next_obs``, already as the predictor and the labeller may see
+them (``env.predictor_view``: on Atari the score blanked), so ``Segment.obs`` and the frames a person
+watches show no score.
 """
 from __future__ import annotations
 

@@ -6,8 +6,13 @@ grayscale, a stack of the last 4 frames, FIRE at reset for games that need it. `
 semantics: no sticky actions (repeat_action_probability 0), the minimal action set.
 
 Episode ends and lives: an episode is one whole game (``episodic_life`` off, no signal on a lost
-life); the policy sees no life counter. The paper's predictor and labeller see neither either.
-Episodes are truncated at 108,000 frames (30 minutes of play), as is standard.
+life); the policy gets no life counter (only the lives some games draw on screen). Nor do the
+predictor and the labeller. Episodes are truncated at 108,000 frames (30 minutes of play), as is
+standard. The end of a game still ends the policy's returns (README, "Atari: what the predictor and
+the labeller see", says how this differs from the paper).
+
+What the predictor and the labeller see: the score area blanked (``envs/score_blanking.py``, one
+table of rectangles per game), through ``predictor_view``; the policy's own input keeps it.
 
 Rewards: the TRUE game reward (``reward_clipping`` off here). Clipping to [-1, 1] for training
 happens in the policy's reward source (``drlhp.reward_source``), so logs and the synthetic oracle
@@ -23,6 +28,7 @@ import re
 
 import numpy as np
 
+from envs.score_blanking import blank_score
 from envs.vec_env import EpisodeTracker, StepResult, VecEnv
 
 ATARI_SUFFIX = "NoFrameskip-v4"
@@ -77,6 +83,11 @@ class AtariVecEnv(VecEnv):
     @staticmethod
     def _nhwc(obs: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(obs.transpose(0, 2, 3, 1))  # (N, 4, 84, 84) -> (N, 84, 84, 4)
+
+    def predictor_view(self, obs: np.ndarray, inplace: bool = False) -> np.ndarray:
+        """The score area set to 0 (``envs.score_blanking``), so the predictor cannot read the reward
+        off the screen and the labeller judges by play, as in the paper."""
+        return blank_score(self.env_id, obs, inplace=inplace)
 
     def reset(self, seed: int) -> np.ndarray:
         obs, _ = self._env.reset(seed=seed)

@@ -71,6 +71,12 @@ class VecEnv:
     obs_dtype: np.dtype = np.dtype(np.uint8)
     frames_per_step: int = 1  # emulator frames per agent step (4 for Atari's frame skip)
 
+    def predictor_view(self, obs: np.ndarray, inplace: bool = False) -> np.ndarray:
+        """What the reward predictor and the labeller see of observations (..., H, W, C): by default
+        ``obs`` itself; Atari blanks the score (``envs.score_blanking``). ``inplace``: may write into
+        ``obs`` instead of copying it."""
+        return obs
+
     def frames_to_watch(self, obs: np.ndarray) -> np.ndarray:
         """What a person watches of observations (..., H, W, C): by default the newest frame of the
         stack, (..., H, W) uint8."""
