@@ -8,7 +8,11 @@ Measures, one after another (never two at once), with the default A2C shape (16 
   act       the policy's forward pass alone (batch of n_envs, compiled tf.function)
   train     the A2C update alone (batch n_envs * n_steps)
   a2c       the whole loop with original rewards: rollout (act + env) + reward + update
-and prints each figure and the ratios between them. --compare_vec_envs also measures gymnasium's
+  pipeline  the preference pipeline (run.py, three processes, synthetic oracle, default flags apart
+            from a short start: 64 initial preferences, 1 pretraining epoch), measured in the policy
+            process once the first predictor weights arrived: agent steps/s over --pipeline_seconds
+            (from its progress.csv), with the predictor's training steps/s and labels per minute
+and prints each figure and the ratios between them (pipeline / a2c is issue 4's target: >= 0.6). --compare_vec_envs also measures gymnasium's
 AsyncVectorEnv with AtariPreprocessing (the alternative to ale-py's AtariVectorEnv).
 """
 from __future__ import annotations
@@ -71,6 +75,65 @@ def bench_gymnasium_async(env_id: str, n_envs: int, seconds: float) -> float:
     return rate
 
 
+def _csv_rows(path: Path) -> list[dict]:
+    import csv
+
+    try:
+        with open(path) as f:
+            return [row for row in csv.DictReader(f)]
+    except OSError:
+        return []
+
+
+def bench_pipeline(env_id: str, seconds: float, run_dir: Path, extra_args: list[str]) -> dict:
+    """The three processes on env_id for `seconds` of policy training, then SIGINT; figures from the
+    run's progress files: agent steps/s (policy), predictor steps/s, labels per minute."""
+    import signal
+    import subprocess
+
+    cmd = [sys.executable, str(Path(__file__).resolve().parent.parent / "run.py"), "--env", env_id,
+           "--synthetic_prefs", "--n_initial_prefs", "64", "--n_initial_epochs", "1", "--million_timesteps", "100",
+           "--log_interval", "5", "--seed", "0", "--run_dir", str(run_dir), *extra_args]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    t_first = None
+    try:
+        while proc.poll() is None:
+            time.sleep(2)
+            rows = [r for r in _csv_rows(run_dir / "progress.csv") if float(r["step"]) > 0]
+            if rows and t_first is None:
+                t_first = time.perf_counter()
+            if t_first is not None and time.perf_counter() - t_first >= seconds:
+                break
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    if t_first is None:
+        raise RuntimeError(f"the pipeline never trained: {(proc.stderr.read() or '').strip()[-500:]}")
+    rows = [r for r in _csv_rows(run_dir / "progress.csv") if float(r["step"]) > 0]
+    first, last = rows[0], rows[-1]
+    out = {"pipeline_steps_per_s": (float(last["step"]) - float(first["step"]))
+           / max(1e-9, float(last["system/wall_s"]) - float(first["system/wall_s"]))}
+    rew = [r for r in _csv_rows(run_dir / "progress_reward.csv") if r.get("reward/train_step_ms")]
+    if rew:
+        out["pipeline_predictor_step_ms"] = float(rew[-1]["reward/train_step_ms"])
+        out["pipeline_predictor_steps"] = float(rew[-1]["reward/train_steps"])
+    prefs = [r for r in _csv_rows(run_dir / "progress_prefs.csv") if r.get("prefs/labels_per_minute")]
+    if prefs:
+        out["pipeline_labels_per_minute"] = float(prefs[-1]["prefs/labels_per_minute"])
+    for key in ("system/time_frac_train", "system/time_frac_env", "system/time_frac_act", "system/time_frac_reward"):
+        if last.get(key):
+            out["pipeline_" + key.split("/")[1]] = float(last[key])
+    for key in ("system/memory_mb_policy",):
+        if last.get(key):
+            out["pipeline_" + key.split("/")[1]] = float(last[key])
+    out["pipeline_run_dir"] = str(run_dir)
+    return out
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--env", default="PongNoFrameskip-v4")
@@ -78,6 +141,9 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=20.0, help="per measurement")
     p.add_argument("--json", default=None, help="also write the figures to this file")
     p.add_argument("--compare_vec_envs", action="store_true")
+    p.add_argument("--pipeline_seconds", type=float, default=120.0,
+                   help="policy training time of the preference pipeline (0: skip it)")
+    p.add_argument("--pipeline_args", default="", help="extra run.py flags for the pipeline, one string")
     args = p.parse_args()
 
     from drlhp.tf_setup import configure_tensorflow
@@ -140,9 +206,30 @@ def main() -> None:
     for k, v in parts.items():
         figures[f"a2c_time_frac_{k[:-2]}"] = v / total
 
+    if args.pipeline_seconds > 0:
+        import shlex
+        import tempfile
+
+        run_dir = Path(tempfile.mkdtemp(prefix="drlhp-bench-")) / "pipeline"
+        print(f"preference pipeline: {args.pipeline_seconds:.0f} s of policy training (run dir {run_dir})...",
+              flush=True)
+        figures.update(bench_pipeline(args.env, args.pipeline_seconds, run_dir, shlex.split(args.pipeline_args)))
+        print(f"preference pipeline (policy process): {figures['pipeline_steps_per_s']:6.0f} agent steps/s"
+              + (f", {figures['pipeline_labels_per_minute']:.0f} labels/min"
+                 if "pipeline_labels_per_minute" in figures else "")
+              + (f", predictor {figures['pipeline_predictor_step_ms']:.0f} ms per training step"
+                 if "pipeline_predictor_step_ms" in figures else ""), flush=True)
+        fracs = {k: v for k, v in figures.items() if k.startswith("pipeline_time_frac_")}
+        if fracs:
+            print("  time in the policy loop: " + ", ".join(f"{k[len('pipeline_time_frac_'):]} {100 * v:.0f}%"
+                                                          for k, v in fracs.items()))
+
     print("ratios:")
     print(f"  a2c / env alone        {figures['a2c_steps_per_s'] / figures['env_steps_per_s']:.2f}")
     print(f"  a2c / inference alone  {figures['a2c_steps_per_s'] / figures['act_steps_per_s']:.2f}")
+    if "pipeline_steps_per_s" in figures:
+        print(f"  pipeline / a2c         {figures['pipeline_steps_per_s'] / figures['a2c_steps_per_s']:.2f}"
+              "   (target >= 0.60)")
     if "gymnasium_async_env_steps_per_s" in figures:
         print(f"  AtariVectorEnv / AsyncVectorEnv  "
               f"{figures['env_steps_per_s'] / figures['gymnasium_async_env_steps_per_s']:.2f}")

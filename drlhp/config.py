@@ -36,6 +36,13 @@ class A2CConfig:
         vf_coef: weight of the value loss (mean squared error).
         gamma: discount factor per agent step.
         max_grad_norm: global gradient-norm clip.
+        episode_ends: whether an episode's end stops the policy's n-step returns. "auto" (default):
+            yes with original rewards (standard A2C), no with the predictor's reward, as the paper
+            did ("we do not send life loss or episode end signals to the agent (we do continue to
+            actually reset the environment)"): the envs become one continuing task, so a constant
+            offset in the learned reward cannot make the agent seek or avoid an episode's end
+            (measured on MovingDot: with the end signal, the policy learned to hover next to the
+            centre instead of landing on it). "on" / "off" force it.
     """
 
     n_envs: int = 16
@@ -48,6 +55,7 @@ class A2CConfig:
     vf_coef: float = 0.5
     gamma: float = 0.99
     max_grad_norm: float = 0.5
+    episode_ends: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -195,6 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lr", type=float, default=A2CConfig.lr)
     p.add_argument("--ent_coef", type=float, default=A2CConfig.ent_coef)
     p.add_argument("--gamma", type=float, default=A2CConfig.gamma)
+    p.add_argument("--episode_ends", choices=("auto", "on", "off"), default=A2CConfig.episode_ends,
+                   help="episode ends stop the policy's returns: auto = on with original rewards, off with "
+                        "the predictor's (the paper)")
     p.add_argument("--rmsprop_style", choices=("tf1", "torch"), default=A2CConfig.rmsprop_style,
                    help="torch (default): epsilon outside the square root; tf1: baselines' optimizer")
     p.add_argument("--n_env_threads", type=int, default=0, help="Atari env threads (0: one per core)")
@@ -233,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     a2c = A2CConfig(n_envs=args.n_envs, n_steps=args.n_steps, lr=args.lr, ent_coef=args.ent_coef,
-                    gamma=args.gamma, rmsprop_style=args.rmsprop_style)
+                    gamma=args.gamma, rmsprop_style=args.rmsprop_style, episode_ends=args.episode_ends)
     return RunConfig(
         mode=args.mode, env=args.env, seed=args.seed, million_timesteps=args.million_timesteps,
         run_dir=args.run_dir, log_interval=args.log_interval,

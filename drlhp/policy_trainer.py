@@ -90,6 +90,14 @@ class RolloutObserver:
         return {}
 
 
+def episode_ends_for(cfg: RunConfig, reward_source: RewardSource) -> bool:
+    """Whether episode ends stop the returns (A2CConfig.episode_ends): "auto" is yes with the env's
+    reward, no with the predictor's (the paper's single continuing episode)."""
+    if cfg.a2c.episode_ends == "auto":
+        return reward_source.name != "predicted"
+    return cfg.a2c.episode_ends == "on"
+
+
 class PolicyTrainer:
     def __init__(self, cfg: RunConfig, env: VecEnv, policy: A2CPolicy, reward_source: RewardSource,
                  record: RunRecord, logger: MetricsLogger, print_fn=print,
@@ -108,7 +116,8 @@ class PolicyTrainer:
             self.print(f"[policy] resumed from {meta['path']} at {self.state.timesteps:,} steps")
         self.has_success = bool(self.state.recent_successes) or None
         self.runner = RolloutRunner(env, policy, reward_source, cfg.a2c.n_steps, cfg.a2c.gamma,
-                                    seed=env_seed(cfg.seed, self.state.updates, env.n_envs))
+                                    seed=env_seed(cfg.seed, self.state.updates, env.n_envs),
+                                    episode_ends=episode_ends_for(cfg, reward_source))
 
     def learning_rate(self) -> float:
         """lr decayed linearly from cfg.a2c.lr at step 0 to 0 at the run's last step."""

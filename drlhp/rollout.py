@@ -41,9 +41,11 @@ class Rollout:
 
 class RolloutRunner:
     def __init__(self, env: VecEnv, policy: A2CPolicy, reward_source: RewardSource, n_steps: int,
-                 gamma: float, seed: int):
+                 gamma: float, seed: int, episode_ends: bool = True):
+        """``episode_ends``: an episode's end stops the returns (False: the envs are one continuing
+        task, as the paper trained on the predictor's reward; the value bootstraps through resets)."""
         self.env, self.policy, self.reward_source = env, policy, reward_source
-        self.n_steps, self.gamma = n_steps, gamma
+        self.n_steps, self.gamma, self.episode_ends = n_steps, gamma, episode_ends
         n = env.n_envs
         # The returned batch holds views of these buffers: consume it before the next run().
         self._obs_buf = np.zeros((n_steps, n, *env.obs_shape), dtype=env.obs_dtype)
@@ -84,7 +86,8 @@ class RolloutRunner:
         returns = None
         if rewards is not None:
             last_values = self.policy.value(self.obs)
-            returns = discounted_returns(rewards, self._done_buf, last_values, self.gamma).reshape(-1)
+            cuts = self._done_buf if self.episode_ends else np.zeros_like(self._done_buf)
+            returns = discounted_returns(rewards, cuts, last_values, self.gamma).reshape(-1)
         t2 = time.perf_counter()
         b = self.n_steps * self.env.n_envs
         return Rollout(

@@ -9,11 +9,14 @@ import gymnasium as gym
 
 from envs.vec_env import EpisodeStats, StepResult, VecEnv
 
-MOVING_DOT_ID = "MovingDot-v0"
-GYM_ENV_IDS = (MOVING_DOT_ID,)
+MOVING_DOT_ID = "MovingDot-v0"  # starts within 20 pixels of the centre on each axis
+MOVING_DOT_WIDE_ID = "MovingDotWide-v0"  # starts anywhere in the frame (MovingDot-v0 before 2026-11-22)
+GYM_ENV_IDS = (MOVING_DOT_ID, MOVING_DOT_WIDE_ID)
 
 if MOVING_DOT_ID not in gym.registry:
     gym.register(MOVING_DOT_ID, entry_point="envs.moving_dot:make_moving_dot")
+if MOVING_DOT_WIDE_ID not in gym.registry:
+    gym.register(MOVING_DOT_WIDE_ID, entry_point="envs.moving_dot:make_moving_dot", kwargs={"start_box": None})
 
 
 class UnknownEnvError(ValueError):

@@ -11,6 +11,7 @@ import numpy as np
 FRAME_SIZE = 84
 CENTRE = FRAME_SIZE // 2  # the dot is "on the centre" when its middle pixel is (42, 42)
 MIN_START_DISTANCE = 10  # Manhattan distance in pixels
+START_BOX = 20  # MovingDot-v0 starts within 20 pixels of the centre on each axis (MovingDotWide-v0: anywhere)
 MAX_EPISODE_STEPS = 200
 
 # action -> (row delta, column delta): noop, up, right, down, left
@@ -27,10 +28,11 @@ class MovingDotEnv(gym.Env):
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 15}
 
-    def __init__(self, render_mode: str | None = None):
+    def __init__(self, render_mode: str | None = None, start_box: int | None = START_BOX):
         self.observation_space = gym.spaces.Box(0, 255, (FRAME_SIZE, FRAME_SIZE, 1), np.uint8)
         self.action_space = gym.spaces.Discrete(len(ACTION_DELTAS))
         self.render_mode = render_mode
+        self.start_box = start_box
         self._pos = (CENTRE, CENTRE)  # (row, col) of the dot's middle pixel
         self._steps = 0
 
@@ -45,8 +47,9 @@ class MovingDotEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
-        while True:  # uniform over the positions at least MIN_START_DISTANCE from the centre
-            pos = self.np_random.integers(1, FRAME_SIZE - 1, size=2)
+        lo, hi = (1, FRAME_SIZE - 1) if self.start_box is None else (CENTRE - self.start_box, CENTRE + self.start_box + 1)
+        while True:  # uniform over the positions in the start box at least MIN_START_DISTANCE from the centre
+            pos = self.np_random.integers(lo, hi, size=2)
             if np.abs(pos - CENTRE).sum() >= MIN_START_DISTANCE:
                 break
         self._pos = (int(pos[0]), int(pos[1]))
@@ -71,8 +74,9 @@ class MovingDotEnv(gym.Env):
         return np.repeat(self._frame(), 3, axis=2)
 
 
-def make_moving_dot(render_mode: str | None = None) -> gym.Env:
-    """The registered ``MovingDot-v0``: MovingDot with the Atari frame stack, (84, 84, 4) uint8."""
+def make_moving_dot(render_mode: str | None = None, start_box: int | None = START_BOX) -> gym.Env:
+    """The registered ``MovingDot-v0`` (start_box 20) and ``MovingDotWide-v0`` (start_box None: anywhere):
+    MovingDot with the Atari frame stack, (84, 84, 4) uint8."""
     from envs.frame_stack import StackFrames
 
-    return StackFrames(MovingDotEnv(render_mode=render_mode))
+    return StackFrames(MovingDotEnv(render_mode=render_mode, start_box=start_box))

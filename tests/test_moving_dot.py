@@ -31,15 +31,27 @@ def test_observation_is_stacked_uint8_frames():
     assert dot_position(obs[..., -1]) != dot_position(obs[..., -2])
 
 
-def test_start_is_at_least_10_pixels_from_centre_and_varies():
-    env = MovingDotEnv()
+def test_start_is_at_least_10_pixels_from_centre_within_the_start_box_and_varies():
+    env = MovingDotEnv()  # MovingDot-v0: start_box 20
     starts = set()
     for seed in range(300):
         obs, _ = env.reset(seed=seed)
         r, c = dot_position(obs)
         assert abs(r - CENTRE) + abs(c - CENTRE) >= 10
+        assert abs(r - CENTRE) <= 20 and abs(c - CENTRE) <= 20
         starts.add((r, c))
     assert len(starts) > 250
+
+
+def test_wide_variant_starts_anywhere_in_the_frame():
+    env = gym.make("MovingDotWide-v0").unwrapped
+    far = 0
+    for seed in range(300):
+        obs, _ = env.reset(seed=seed)
+        r, c = dot_position(obs)
+        assert abs(r - CENTRE) + abs(c - CENTRE) >= 10
+        far += max(abs(r - CENTRE), abs(c - CENTRE)) > 20
+    assert far > 150  # outside MovingDot-v0's start box: most of the frame is
 
 
 def test_rewards_follow_manhattan_distance_and_walls_clip():

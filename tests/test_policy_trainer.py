@@ -1,4 +1,11 @@
-from drlhp.policy_trainer import env_seed
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+import envs
+from drlhp.policy_trainer import env_seed, episode_ends_for
+from drlhp.rollout import RolloutRunner
 
 
 def test_env_seed_is_the_run_seed_then_new_31_bit_seeds_on_resume():
@@ -7,3 +14,47 @@ def test_env_seed_is_the_run_seed_then_new_31_bit_seeds_on_resume():
     assert len(set(resumed)) == 3 and 7 not in resumed
     assert all(0 <= s < 2**31 - 16 for s in resumed), "ale-py takes C ints; worker i adds i"
     assert env_seed(7, 25_000, 16) == env_seed(7, 25_000, 16)
+
+
+class _ConstantReward:
+    """Reward 1 on every step (a stand-in for a learned reward with a positive offset)."""
+
+    name = "predicted"
+
+    def rewards(self, obs, true_rewards):
+        return np.ones(true_rewards.shape, np.float32)
+
+
+class _ZeroValue:
+    def value(self, obs):
+        return np.zeros(len(obs), np.float32)
+
+
+@pytest.mark.parametrize("episode_ends", [True, False])
+def test_episode_ends_stop_the_returns_only_when_asked(episode_ends):
+    """With episode_ends off (the paper, on the predictor's reward) the returns run on through a reset:
+    an episode's end is not a terminal state to seek or avoid."""
+    env = envs.make_vec_env("MovingDot-v0", 2)
+    runner = RolloutRunner(env, _ZeroValue(), _ConstantReward(), 250, 0.9, seed=0, episode_ends=episode_ends)
+    rollout = runner.run(random_actions=True)  # 250 steps: every worker's 200-step episode ends
+    returns = rollout.b_returns.reshape(250, 2)
+    t, w = np.argwhere(rollout.dones)[0]
+    assert t < 240
+    if episode_ends:
+        assert returns[t, w] == pytest.approx(1.0)  # nothing flows back over the end
+    else:
+        assert returns[t, w] == pytest.approx((1 - 0.9 ** (250 - t)) / (1 - 0.9), rel=1e-4)
+
+
+def test_auto_cuts_returns_with_original_rewards_and_not_with_the_predictors():
+    from drlhp.config import RunConfig
+    from drlhp.reward_source import ClippedEnvReward
+
+    def decided(source, setting="auto"):
+        cfg = RunConfig(mode="train_policy_with_original_rewards", env="MovingDot-v0")
+        cfg = replace(cfg, a2c=replace(cfg.a2c, episode_ends=setting))
+        return episode_ends_for(cfg, source)
+
+    assert decided(ClippedEnvReward()) is True
+    assert decided(_ConstantReward()) is False
+    assert decided(_ConstantReward(), "on") is True and decided(ClippedEnvReward(), "off") is False
