@@ -73,10 +73,11 @@ class RunEntry:
 
     @property
     def duration_s(self) -> float | None:
-        if self.start is None:
+        """Start to end; to now while running; unknown for a run that died or never said."""
+        end = self.end if self.status in ENDED else dt.datetime.now() if self.status == "running" else None
+        if self.start is None or end is None:
             return None
-        end = self.end if self.status in ENDED else dt.datetime.now()
-        return None if end is None else max(0.0, (end - self.start).total_seconds())
+        return max(0.0, (end - self.start).total_seconds())
 
     @property
     def true_return(self) -> float | None:

@@ -174,14 +174,15 @@ def compare(entries: list[RunEntry], out: str | Path, title: str | None = None) 
             ax.fill_between(grid, stack.min(0), stack.max(0), color=color, alpha=0.2)
             ax.plot(grid, stack.mean(0), color=color, lw=2.0, label=f"{label}: mean, min-max")
         ax.set_xlabel("agent steps")
-        ax.set_ylabel("true return, mean of last 100 episodes" if metric == TRUE_RETURN
-                      else "success rate, last 100 episodes")
+        ax.set_ylabel("true return (last 100 episodes)" if metric == TRUE_RETURN
+                      else "success rate (last 100 episodes)")
         ax.grid(alpha=0.3)
-        ax.legend(loc="lower right", fontsize="small")
     if title is None:
         title = ", ".join(e.name for e in plotted) if len(plotted) <= 4 else f"{len(plotted)} runs"
     fig.suptitle(title, fontsize="medium")
-    fig.tight_layout()
+    handles, names = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="lower center", fontsize="small", frameon=False)
+    fig.tight_layout(rect=(0, min(0.5, 0.04 + 0.05 * len(names)), 1, 1))  # the legend below the panels
     try:
         return _save(fig, Path(out)), notes
     finally:
