@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import sys
 from pathlib import Path
 
@@ -225,6 +226,9 @@ def main(argv: list[str] | None = None) -> int:
     except FloydError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # e.g. `list | head`: the reader has gone; no message
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except OSError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
