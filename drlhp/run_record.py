@@ -122,8 +122,8 @@ def record_code_version(run_dir: Path, repo: Path = REPO_ROOT) -> dict:
             write_bytes(run_dir / SOURCE_ARCHIVE, _tar_gz(repo, names))
             version["source_archive"] = SOURCE_ARCHIVE
             version["source_files"] = len(names)
-        elif version.get("untracked"):
-            keep, skipped = archivable_untracked(repo, version["untracked"])
+        else:
+            keep, skipped = archivable_untracked(repo, version.get("untracked") or [])
             if keep:
                 write_bytes(run_dir / UNTRACKED_ARCHIVE, _tar_gz(repo, keep))
                 version["untracked_archive"] = UNTRACKED_ARCHIVE

@@ -164,8 +164,8 @@ def check_same(original: RunEntry, new: RunEntry) -> str:
     same_cmd = (original.command and new.command
                 and without_run_dir(run_args(original.command)) == without_run_dir(run_args(new.command)))
     a, b = original.code_version or {}, new.code_version or {}
-    keys = ("git_commit", "diff", "untracked_archived")
-    same_code = bool(a) and bool(b) and all(a.get(k) == b.get(k) for k in keys)
+    keys = ("git_commit", "diff", "untracked_archived")  # absent and empty alike mean none
+    same_code = bool(a) and bool(b) and all((a.get(k) or None) == (b.get(k) or None) for k in keys)
     if a.get("git_commit") is None and a.get("source_archive"):
         contents = _archive_contents(original.path / a["source_archive"])
         same_code = contents is not None and contents == _archive_contents(

@@ -108,7 +108,7 @@ def test_rerun_reproduces_the_command_and_code_version(twice_and_rerun):
     assert f"--run_dir {again}" in cmd_b
     va, vb = _json(original / "code_version.json"), _json(again / "code_version.json")
     for key in ("git_commit", "dirty", "diff", "untracked_archived"):
-        assert va.get(key) == vb.get(key), key
+        assert va[key] == vb[key], key
     rerun = _json(again / "rerun.json")
     assert rerun["rerun_of"] == str(original) and rerun["git_commit"] == va["git_commit"]
     assert "fresh checkout" in rerun["code"]
