@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     from drlhp.pipeline import UsageError, run
 
     try:
-        return run(config_from_args(args), ["run.py", *argv])
+        return run(config_from_args(args), ["run.py", *argv], tee_output=True)
     except UsageError as e:
         print(f"run.py: error: {e}", file=sys.stderr)
         return 2

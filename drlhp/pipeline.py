@@ -8,6 +8,10 @@
     pretrain_reward_predictor            the predictor on a saved database, in this process; saves it
     train_policy_with_original_rewards   A2C on the env's (clipped) reward, in this process
     watch                                play a saved policy, write a video
+
+Every mode is a recorded run (``run``): its inputs are checked, its run directory gets the record
+(drlhp.run_record; stdout and stderr too when run.py asks), the mode runs, and whatever happens its
+status ends finished / interrupted / crashed (with the error) and its curves are drawn (curves.png).
 """
 from __future__ import annotations
 
@@ -31,16 +35,65 @@ def _raise_keyboard_interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-def run(cfg: RunConfig, argv: list[str] | None = None) -> int:
-    if cfg.mode == "train_policy_with_original_rewards":
-        return train_policy_with_original_rewards(cfg, argv)
-    if cfg.mode == "watch":
-        return watch(cfg)
-    if cfg.mode == "pretrain_reward_predictor":
-        return pretrain_reward_predictor(cfg, argv)
+def _mode_function(cfg: RunConfig):
     if cfg.mode == "train_policy_with_preferences" and cfg.no_labelling:
-        return train_policy_without_labelling(cfg, argv)
-    return run_processes(cfg, argv)
+        return train_policy_without_labelling
+    return {"train_policy_with_original_rewards": train_policy_with_original_rewards, "watch": watch,
+            "pretrain_reward_predictor": pretrain_reward_predictor}.get(cfg.mode, run_processes)
+
+
+def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False) -> int:
+    """Run one mode as a recorded run; returns the exit code. ``tee_output``: copy this process's (and
+    its children's) stdout and stderr into the run directory (run.py asks; tests calling this in-process
+    do not, so that their own output capture is left alone)."""
+    mode = _mode_function(cfg)
+    _check_inputs(cfg)  # bad inputs: UsageError before any run directory exists
+    cfg = _resolve_run_dir(cfg)
+    record = RunRecord(cfg.run_dir)
+    record.start(cfg.to_dict(), argv)
+    tee = None
+    if tee_output:
+        from drlhp.output_tee import OutputTee
+
+        if mode is run_processes:
+            # multiprocessing's resource tracker outlives this process: started before the tee, it keeps
+            # the real stdout and stderr, not a pipe whose reader is gone when this process exits
+            from multiprocessing import resource_tracker
+
+            resource_tracker.ensure_running()
+        tee = OutputTee(record.dir, header=" ".join(argv or []))
+    try:
+        return mode(cfg, record)
+    except UsageError as e:  # found once the run had started (e.g. a checkpoint that does not fit)
+        record.set_status("crashed", error=str(e))
+        print(f"run.py: error: {e}", file=sys.stderr, flush=True)
+        return 2
+    except KeyboardInterrupt:  # where the mode did not save and mark it itself
+        record.set_status("interrupted")
+        print("\n[run] interrupted", file=sys.stderr, flush=True)
+        return 130
+    except Exception as e:
+        detail = traceback.format_exc()
+        record.set_status("crashed", error=f"{type(e).__name__}: {e}\n{detail}")
+        print(detail, end="", file=sys.stderr, flush=True)
+        return 1
+    finally:
+        _draw_curves(record)
+        if tee is not None:
+            tee.close()
+
+
+def _draw_curves(record: RunRecord) -> None:
+    """<run_dir>/curves.png from the run's metrics; a failure here costs a warning, never the run."""
+    try:
+        from floyd.plots import write_run_curves
+
+        path = write_run_curves(record.dir)
+    except Exception as e:  # noqa: BLE001 -- plotting must not turn a finished run into a crash
+        print(f"[run] warning: no curves.png: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+        return
+    if path is not None:
+        print(f"[run] curves: {path}", flush=True)
 
 
 def _resolve_run_dir(cfg: RunConfig) -> RunConfig:
@@ -48,8 +101,9 @@ def _resolve_run_dir(cfg: RunConfig) -> RunConfig:
 
     if cfg.run_dir is None:
         return replace(cfg, run_dir=str(default_run_dir(cfg.env, cfg.mode)))
-    if cfg.load_policy_ckpt_dir is None and find_latest_checkpoint(Path(cfg.run_dir) / "checkpoints"):
-        # An existing run directory with checkpoints: resume it where it stopped.
+    if (cfg.mode != "watch" and cfg.load_policy_ckpt_dir is None
+            and find_latest_checkpoint(Path(cfg.run_dir) / "checkpoints")):
+        # An existing run directory with checkpoints: resume it where it stopped (watch never resumes).
         return replace(cfg, load_policy_ckpt_dir=str(Path(cfg.run_dir) / "checkpoints"))
     return cfg
 
@@ -69,6 +123,18 @@ def _check_inputs(cfg: RunConfig) -> None:
                          "reward_predictor/reward_predictor.npz)")
     if cfg.mode == "pretrain_reward_predictor" and not cfg.load_prefs_dir:
         raise UsageError("pretrain_reward_predictor needs --load_prefs_dir (a run directory or a prefs.npz)")
+    if cfg.mode == "watch":
+        from drlhp.checkpoint import CheckpointError, load_policy_checkpoint
+
+        if not cfg.load_policy_ckpt_dir:
+            raise UsageError("watch needs --load_policy_ckpt_dir (a run directory or its checkpoints/)")
+        try:
+            load_policy_checkpoint(cfg.load_policy_ckpt_dir)
+        except CheckpointError as e:
+            raise UsageError(str(e)) from None
+        if cfg.run_dir and (Path(cfg.run_dir) / "config.json").exists():
+            raise UsageError(f"--run_dir {cfg.run_dir} already holds a run; watch records into a new run "
+                             f"directory (leave --run_dir out, or give a new one; --video names the video)")
     if cfg.load_prefs_dir:
         try:
             PrefDB.load(find_file(cfg.load_prefs_dir, PREFS_FILE))
@@ -89,16 +155,13 @@ def build_policy(cfg: RunConfig, env, a2c: A2CConfig | None = None):
     return A2CPolicy(env.obs_shape, env.n_actions, a2c or cfg.a2c, seed=cfg.seed, obs_dtype=env.obs_dtype)
 
 
-def train_policy_with_original_rewards(cfg: RunConfig, argv=None) -> int:
+def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int:
     from drlhp.checkpoint import CheckpointError
     from drlhp.metrics import MetricsLogger
     from drlhp.policy_trainer import PolicyTrainer
     from drlhp.reward_source import ClippedEnvReward
     from envs import make_vec_env
 
-    cfg = _resolve_run_dir(cfg)
-    record = RunRecord(cfg.run_dir)
-    record.start(cfg.to_dict(), argv)
     print(f"[run] {cfg.mode} on {cfg.env}, seed {cfg.seed}, {cfg.total_timesteps:,} agent steps -> {record.dir}",
           flush=True)
     previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
@@ -120,12 +183,6 @@ def train_policy_with_original_rewards(cfg: RunConfig, argv=None) -> int:
         print(f"\n[run] interrupted; checkpoint saved. Resume with: python run.py {cfg.mode} --env {cfg.env} "
               f"--run_dir {record.dir}", file=sys.stderr, flush=True)
         return 130
-    except UsageError as e:
-        record.set_status("crashed", error=str(e))
-        raise
-    except Exception as e:
-        record.set_status("crashed", error=f"{type(e).__name__}: {e}\n{traceback.format_exc()}")
-        raise
     finally:
         signal.signal(signal.SIGTERM, previous)
         if logger is not None:
@@ -134,13 +191,11 @@ def train_policy_with_original_rewards(cfg: RunConfig, argv=None) -> int:
             env.close()
 
 
-def watch(cfg: RunConfig) -> int:
+def watch(cfg: RunConfig, record: RunRecord) -> int:
     from drlhp.checkpoint import CheckpointError, load_policy_checkpoint
     from drlhp.watch import play_episodes, write_video
     from envs import make_vec_env
 
-    if not cfg.load_policy_ckpt_dir:
-        raise UsageError("watch needs --load_policy_ckpt_dir (a run directory or its checkpoints/)")
     try:
         arrays, meta = load_policy_checkpoint(cfg.load_policy_ckpt_dir)
     except CheckpointError as e:
@@ -155,18 +210,13 @@ def watch(cfg: RunConfig) -> int:
         frames, returns = play_episodes(env, policy, cfg.episodes, cfg.seed)
     finally:
         env.close()
-    video = Path(cfg.video or Path(cfg.run_dir or Path(meta["path"]).parent.parent) / "episode.mp4")
+    video = Path(cfg.video or record.dir / "episode.mp4")
     write_video(frames, video)
     print(f"[watch] {len(returns)} episode(s), true returns {returns}, {len(frames)} frames -> {video}")
-    return 0
-
-
-def _start_record(cfg: RunConfig, argv) -> tuple[RunConfig, RunRecord]:
-    _check_inputs(cfg)
-    cfg = _resolve_run_dir(cfg)
-    record = RunRecord(cfg.run_dir)
-    record.start(cfg.to_dict(), argv)
-    return cfg, record
+    return _finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "episodes": len(returns),
+                            "true_returns": [float(r) for r in returns],
+                            "true_return_mean": float(sum(returns) / len(returns)) if returns else None,
+                            "checkpoint": str(meta["path"]), "video": str(video)})
 
 
 def _finish(record: RunRecord, summary: dict) -> int:
@@ -177,11 +227,10 @@ def _finish(record: RunRecord, summary: dict) -> int:
     return 0
 
 
-def run_processes(cfg: RunConfig, argv=None) -> int:
+def run_processes(cfg: RunConfig, record: RunRecord) -> int:
     """train_policy_with_preferences and gather_initial_prefs: the three processes."""
     import multiprocessing as mp
 
-    cfg, record = _start_record(cfg, argv)
     from drlhp.launcher import Channels, ChildFailed, ProcessGroup
     from envs import frames_per_agent_step, observation_shape
 
@@ -247,28 +296,32 @@ def run_processes(cfg: RunConfig, argv=None) -> int:
     return _finish(record, summary)
 
 
-def pretrain_reward_predictor(cfg: RunConfig, argv=None) -> int:
-    """The predictor on a saved database, in this process; saves <run_dir>/reward_predictor/."""
+def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
+    """The predictor on a saved database, in this process; saves <run_dir>/reward_predictor/.
+    Metrics (every evaluation): progress_reward.csv and tb/reward/, as in the three-process modes."""
     import threading
 
+    from drlhp.metrics import MetricsLogger
     from drlhp.pref_db import PrefDB
     from drlhp.reward_trainer import PREDICTOR_FILE, PREFS_FILE, RewardTrainer, find_file
     from drlhp.tf_setup import configure_tensorflow
 
-    cfg, record = _start_record(cfg, argv)
     db = PrefDB.load(find_file(cfg.load_prefs_dir, PREFS_FILE), max_prefs=cfg.prefs.max_prefs)
     if db.n_train == 0:
         raise UsageError(f"the preference database in {cfg.load_prefs_dir} has no training preferences")
     configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed)
     entry = db.entries("train")[0]
     trainer = RewardTrainer(db.segment_obs(entry.id1).shape[1:], cfg.reward, db, threading.Lock(), seed=cfg.seed)
+    logger = MetricsLogger(record.dir, tb_subdir="tb/reward", csv_name="progress_reward.csv")
     try:
-        trainer.pretrain(cfg.reward.n_initial_epochs, log=lambda s: print(s, flush=True))
+        trainer.pretrain(cfg.reward.n_initial_epochs, log=lambda s: print(s, flush=True), on_eval=logger.log)
+        if not trainer.last_eval:  # pretrain() evaluates after its last step; zero steps leave nothing
+            logger.log(trainer.steps, trainer.evaluate())
     except KeyboardInterrupt:
         record.set_status("interrupted")
         return 130
-    if not trainer.last_eval:  # pretrain() evaluates after its last step; zero steps leave nothing
-        trainer.evaluate()
+    finally:
+        logger.close()
     trainer.publish()  # normalization statistics from the newest segments, saved with the weights
     trainer.save(record.dir / PREDICTOR_FILE)
     return _finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "n_preferences": len(db),
@@ -277,9 +330,8 @@ def pretrain_reward_predictor(cfg: RunConfig, argv=None) -> int:
                             "reward_predictor_file": str(record.dir / PREDICTOR_FILE)})
 
 
-def train_policy_without_labelling(cfg: RunConfig, argv=None) -> int:
+def train_policy_without_labelling(cfg: RunConfig, record: RunRecord) -> int:
     """--no_labelling: the policy alone, on a saved predictor's reward; no labeller, no predictor training."""
-    cfg, record = _start_record(cfg, argv)
     from drlhp.policy_process import run_policy
     from drlhp.reward_trainer import load_predictor_weights
 
@@ -295,9 +347,6 @@ def train_policy_without_labelling(cfg: RunConfig, argv=None) -> int:
         record.set_status("interrupted")
         print(f"\n[run] interrupted; checkpoint saved in {record.ckpt_dir}", file=sys.stderr, flush=True)
         return 130
-    except Exception as e:
-        record.set_status("crashed", error=f"{type(e).__name__}: {e}\n{traceback.format_exc()}")
-        raise
     finally:
         signal.signal(signal.SIGTERM, previous)
     return _finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "no_labelling": True, **summary})

@@ -170,7 +170,8 @@ class RewardTrainer:
             self.ensemble.update_normalization(obs)
         return self.ensemble.publish()
 
-    def pretrain(self, n_epochs: int, log=print, should_stop=lambda: False) -> None:
+    def pretrain(self, n_epochs: int, log=print, should_stop=lambda: False, on_eval=None) -> None:
+        """``on_eval(step, metrics)``, if given, receives each evaluation (e.g. MetricsLogger.log)."""
         n_steps = math.ceil(n_epochs * self.db.n_train / self.cfg.batch_size)
         log(f"[reward] pretraining on {len(self.db)} preferences: {n_epochs} epochs = {n_steps} steps "
             f"of {self.cfg.batch_size} pairs x {self.cfg.n_predictors} members")
@@ -181,6 +182,8 @@ class RewardTrainer:
             losses, _ = self.train_step()
             if (i + 1) % self.cfg.eval_interval == 0 or i + 1 == n_steps:
                 self.evaluate()
+                if on_eval is not None:
+                    on_eval(self.steps, self.last_eval)
             if time.perf_counter() - last > 10 or i + 1 == n_steps:
                 last = time.perf_counter()
                 ev = self.last_eval
@@ -284,7 +287,7 @@ def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, wei
                 return
             gathering_done.set()  # the policy stops its random play while we pretrain
             trainer.pretrain(cfg.reward.n_initial_epochs, log=lambda s: log(s, flush=True),
-                             should_stop=stop_event.is_set)
+                             should_stop=stop_event.is_set, on_eval=logger.log)
             trainer.save(ckpt_path)
         gathering_done.set()
         publish()

@@ -1,27 +1,53 @@
 """The run directory: what every run leaves behind.
 
+    <run_dir>/run.json           format version, start time, working directory, host, pid (per sitting)
     <run_dir>/config.json        all arguments, resolved
     <run_dir>/command.txt        the exact command line
-    <run_dir>/code_version.json  git commit, dirty flag (and the diff of uncommitted changes)
+    <run_dir>/code_version.json  git commit, dirty flag, the diff of uncommitted changes (binary-safe),
+                                 the untracked files (copied into untracked_files.tar.gz); with no git:
+                                 a note, and the source itself in source.tar.gz
     <run_dir>/status.json        running / finished / crashed (with the error) / interrupted
-    <run_dir>/progress.csv, tb/  metrics (drlhp.metrics)
+    <run_dir>/stdout.log, stderr.log  the output of the run and of its child processes (drlhp.output_tee)
+    <run_dir>/progress*.csv, tb/ metrics (drlhp.metrics)
     <run_dir>/checkpoints/       policy checkpoints (drlhp.checkpoint)
     <run_dir>/summary.json       final figures, written at the end
+    <run_dir>/curves.png         the main curves, drawn at the end (floyd.plots)
+
+A resumed run (same --run_dir) keeps run.json's first start time and adds a sitting; config.json,
+command.txt and code_version.json then describe the latest sitting.
 
 This module must not import TensorFlow: the run archive (floyd/) reads run directories with it.
 """
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
+import os
 import shlex
+import socket
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
-from drlhp.atomic import write_json, write_text
+from drlhp.atomic import write_bytes, write_json, write_text
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+# run.json's format. 1: run.json, stdout/stderr logs, untracked files and source archives. Run
+# directories without run.json were written by older versions (config, command, code version, status).
+RUN_FORMAT_VERSION = 1
+UNTRACKED_ARCHIVE = "untracked_files.tar.gz"
+SOURCE_ARCHIVE = "source.tar.gz"
+MAX_UNTRACKED_FILE_BYTES = 1 << 20  # larger untracked files are listed as skipped, not archived
+MAX_UNTRACKED_TOTAL_BYTES = 20 << 20
+SOURCE_SUFFIXES = (".py", ".txt", ".args", ".ini", ".cfg", ".toml", ".md", ".sh")
+SOURCE_NAMES = ("Makefile",)
+NOT_SOURCE_DIRS = {".git", ".venv", "venv", "runs", "__pycache__", ".pytest_cache", "out", "docs"}
+
+
+def now_iso() -> str:
+    return dt.datetime.now().isoformat(timespec="seconds")
 
 
 def default_run_dir(env: str, mode: str, runs_root: str | Path = "runs") -> Path:
@@ -29,20 +55,85 @@ def default_run_dir(env: str, mode: str, runs_root: str | Path = "runs") -> Path
     return Path(runs_root) / f"{env}-{mode}-{stamp}"
 
 
-def code_version(repo: Path = REPO_ROOT) -> dict:
-    """The git commit of the code and whether the tree had uncommitted changes (with their diff)."""
-    def git(*args):
-        return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, timeout=30)
+def _git(repo: Path, *args):
+    # surrogateescape: a diff of a file that is not UTF-8 survives the round trip through JSON
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, encoding="utf-8",
+                          errors="surrogateescape", timeout=60)
 
+
+def code_version(repo: Path = REPO_ROOT) -> dict:
+    """The git commit of the code, whether the tree had uncommitted changes (with their diff, binary-safe)
+    and the untracked (not ignored) files."""
     try:
-        head = git("rev-parse", "HEAD")
+        head = _git(repo, "rev-parse", "HEAD")
         if head.returncode != 0:
             return {"git_commit": None, "dirty": None, "note": "not a git checkout, or no commit yet"}
-        status = git("status", "--porcelain", "--untracked-files=no")
-        diff = git("diff", "HEAD")
-        return {"git_commit": head.stdout.strip(), "dirty": bool(status.stdout.strip()), "diff": diff.stdout}
+        status = _git(repo, "status", "--porcelain", "--untracked-files=no")
+        diff = _git(repo, "diff", "HEAD", "--binary")
+        untracked = _git(repo, "ls-files", "--others", "--exclude-standard", "-z")
+        return {"git_commit": head.stdout.strip(), "dirty": bool(status.stdout.strip()), "diff": diff.stdout,
+                "untracked": sorted(n for n in untracked.stdout.split("\0") if n)}
     except (OSError, subprocess.SubprocessError) as e:
         return {"git_commit": None, "dirty": None, "note": f"git unavailable: {e}"}
+
+
+def _tar_gz(root: Path, names: list[str]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name in names:
+            tar.add(root / name, arcname=name, recursive=False)
+    return buf.getvalue()
+
+
+def archivable_untracked(repo: Path, names: list[str]) -> tuple[list[str], dict[str, str]]:
+    """Untracked names worth copying (regular files, not too large), and the others with the reason."""
+    keep, skipped, total = [], {}, 0
+    for name in names:
+        path = repo / name
+        if path.is_symlink() or not path.is_file():
+            skipped[name] = "not a regular file"
+            continue
+        size = path.stat().st_size
+        if size > MAX_UNTRACKED_FILE_BYTES or total + size > MAX_UNTRACKED_TOTAL_BYTES:
+            skipped[name] = f"too large to copy ({size:,} bytes)"
+            continue
+        keep.append(name)
+        total += size
+    return keep, skipped
+
+
+def source_files(repo: Path = REPO_ROOT) -> list[str]:
+    """The project's source files (relative names), for a source archive where there is no git."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(repo):
+        dirnames[:] = sorted(d for d in dirnames if d not in NOT_SOURCE_DIRS and not d.startswith("."))
+        for f in sorted(filenames):
+            if f.endswith(SOURCE_SUFFIXES) or f in SOURCE_NAMES:
+                out.append(str((Path(dirpath) / f).relative_to(repo)))
+    return out
+
+
+def record_code_version(run_dir: Path, repo: Path = REPO_ROOT) -> dict:
+    """Write code_version.json (and the archive it names) into run_dir; returns what it wrote."""
+    version = code_version(repo)
+    try:
+        if version["git_commit"] is None:
+            names = source_files(repo)
+            write_bytes(run_dir / SOURCE_ARCHIVE, _tar_gz(repo, names))
+            version["source_archive"] = SOURCE_ARCHIVE
+            version["source_files"] = len(names)
+        else:
+            keep, skipped = archivable_untracked(repo, version.get("untracked") or [])
+            if keep:
+                write_bytes(run_dir / UNTRACKED_ARCHIVE, _tar_gz(repo, keep))
+                version["untracked_archive"] = UNTRACKED_ARCHIVE
+            version["untracked_archived"] = keep
+            if skipped:
+                version["untracked_skipped"] = skipped
+    except OSError as e:  # an unreadable file must not stop the run; say so in the record
+        version["archive_error"] = f"{type(e).__name__}: {e}"
+    write_json(run_dir / "code_version.json", version)
+    return version
 
 
 class RunRecord:
@@ -53,13 +144,21 @@ class RunRecord:
 
     def start(self, config: dict, argv: list[str] | None = None) -> None:
         argv = sys.argv if argv is None else argv
+        sitting = {"started": now_iso(), "pid": os.getpid(), "host": socket.gethostname(), "cwd": os.getcwd(),
+                   "python": sys.executable}
+        previous = self.read_json("run.json") or {}
+        sittings = previous.get("sittings") if isinstance(previous.get("sittings"), list) else []
+        write_json(self.dir / "run.json", {"format_version": RUN_FORMAT_VERSION,
+                                           "started": previous.get("started", sitting["started"]),
+                                           **{k: sitting[k] for k in ("pid", "host", "cwd", "python")},
+                                           "sittings": [*sittings, sitting]})
         write_json(self.dir / "config.json", config)
         write_text(self.dir / "command.txt", shlex.join([sys.executable, *argv]) + "\n")
-        write_json(self.dir / "code_version.json", code_version())
+        record_code_version(self.dir)
         self.set_status("running")
 
     def set_status(self, status: str, error: str | None = None) -> None:
-        record = {"status": status, "time": dt.datetime.now().isoformat(timespec="seconds")}
+        record = {"status": status, "time": now_iso()}
         if error:
             record["error"] = error
         write_json(self.dir / "status.json", record)
@@ -69,6 +168,7 @@ class RunRecord:
 
     def read_json(self, name: str) -> dict | None:
         try:
-            return json.loads((self.dir / name).read_text())
+            value = json.loads((self.dir / name).read_text())
         except (OSError, ValueError):
             return None
+        return value if isinstance(value, dict) else None

@@ -1,4 +1,10 @@
-"""The run archive over run directories (list, show, rerun, compare, seeds).
+"""The run archive over run directories: list, show, rerun, compare, seeds (``python -m floyd``).
 
-Arrives with step 5; run directories already record what it will read (drlhp/run_record.py).
+    floyd/index.py   a run directory -> a record (or a note on why it is not one)
+    floyd/plots.py   curves.png of a run, and the compare figure (Agg backend, no display)
+    floyd/rerun.py   a run again, from its recorded code version and command
+    floyd/seeds.py   one run.py command with N seeds in parallel, and a table of the results
+    floyd/__main__.py  the command line
+
+Reads what drlhp/run_record.py writes; never imports TensorFlow.
 """

@@ -61,10 +61,19 @@ def test_train_writes_run_record_then_resumes_and_watches(cli, tmp_path):
     steps = [int(line.split(",")[0]) for line in (run_dir / "progress.csv").read_text().splitlines()[1:]]
     assert steps == sorted(steps) and steps[-1] == 6000
 
-    # watch plays the saved policy and writes a video
+    # watch plays the saved policy and writes a video; it is a recorded run of its own
     video = tmp_path / "episode.gif"
-    proc = cli("watch", "--env", "MovingDot-v0", "--load_policy_ckpt_dir", run_dir, "--video", video, check=True)
+    watch_dir = tmp_path / "watch"
+    proc = cli("watch", "--env", "MovingDot-v0", "--load_policy_ckpt_dir", run_dir, "--video", video,
+               "--run_dir", watch_dir, check=True)
     assert "1 episode(s)" in proc.stdout
+    assert json.loads((watch_dir / "status.json").read_text())["status"] == "finished"
+    watched = json.loads((watch_dir / "summary.json").read_text())
+    assert watched["mode"] == "watch" and len(watched["true_returns"]) == 1 and watched["video"] == str(video)
+    assert "1 episode(s)" in (watch_dir / "stdout.log").read_text()
+    # watch never writes into an existing run's directory
+    proc = cli("watch", "--env", "MovingDot-v0", "--load_policy_ckpt_dir", run_dir, "--run_dir", run_dir)
+    assert proc.returncode == 2 and "already holds a run" in proc.stderr and "Traceback" not in proc.stderr
     import imageio.v2 as imageio
 
     frames = imageio.mimread(video)

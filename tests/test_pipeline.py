@@ -129,6 +129,9 @@ def test_staged_path_gather_pretrain_train_with_loaded_predictor(cli, tmp_path):
     assert summary["predictor_val_accuracy"] is None or 0.0 <= summary["predictor_val_accuracy"] <= 1.0
     assert summary["n_preferences"] == len(db)
     assert not (b / "pids.json").exists()  # no processes were started
+    header = (b / "progress_reward.csv").read_text().splitlines()[0].split(",")
+    assert {"step", "reward/val_accuracy", "reward/train_accuracy"} <= set(header)
+    assert (b / "curves.png").is_file()
 
     # (c) the three processes, starting from that database and predictor: no gathering, no pretraining
     proc = cli("train_policy_with_preferences", "--env", "MovingDot-v0", "--synthetic_prefs", *SMALL,
@@ -168,6 +171,10 @@ def test_default_mode_runs_three_processes_end_to_end(cli, tmp_path):
     assert summary["mode"] == "train_policy_with_preferences" and summary["timesteps"] == BUDGET
     assert summary["n_preferences"] > 0 and summary["labels_given"] > 0 and summary["predictor_version"] >= 1
     assert _json(run_dir / "status.json")["status"] == "finished"
+    # the children's output (they inherit the parent's stdout) lands in the run's stdout.log too
+    log = (run_dir / "stdout.log").read_text()
+    assert "[policy]" in log and "[reward] pretraining on" in log and "[run] finished" in log
+    assert (run_dir / "curves.png").is_file()
     pids = _json(run_dir / "pids.json")
     assert set(pids) == {"parent", *ROLES}
     assert len({pids[r] for r in ROLES} | {pids["parent"]}) == 4
