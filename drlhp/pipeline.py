@@ -61,9 +61,12 @@ def _check_inputs(cfg: RunConfig) -> None:
 
     labelling = cfg.mode == "gather_initial_prefs" or (cfg.mode == "train_policy_with_preferences"
                                                        and not cfg.no_labelling)
-    if labelling and not cfg.prefs.synthetic_prefs:
-        raise UsageError("the human labelling GUI is not built yet: pass --synthetic_prefs (the synthetic "
-                         "oracle), or --no_labelling with --load_reward_predictor_ckpt_dir")
+    if labelling and not cfg.prefs.synthetic_prefs:  # a person labels in a window: can one open here?
+        from pref_interface.display import display_problem  # no Qt import: that happens in the child
+
+        problem = display_problem(fix="pass --synthetic_prefs (the synthetic oracle labels instead of a person)")
+        if problem:
+            raise UsageError(problem)
     if cfg.no_labelling and not cfg.load_reward_predictor_ckpt_dir:
         raise UsageError("--no_labelling needs --load_reward_predictor_ckpt_dir (a run directory or its "
                          "reward_predictor/reward_predictor.npz)")
