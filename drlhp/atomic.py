@@ -44,3 +44,7 @@ def write_npz(path, arrays: dict[str, np.ndarray]) -> None:
 
 def write_text(path, text: str) -> None:
     _atomic_write(Path(path), lambda f: f.write(text.encode()))
+
+
+def write_bytes(path, data: bytes) -> None:
+    _atomic_write(Path(path), lambda f: f.write(data))
