@@ -205,13 +205,18 @@ def run_processes(cfg: RunConfig, argv=None) -> int:
         group.start("reward_predictor", "drlhp.reward_trainer:run_reward_predictor", cfg=cfg, obs_shape=observation_shape(cfg.env),
                     preference_queue=ch.preference_queue, weights_channels=[ch.weights_to_policy]
                     + ([ch.weights_to_prefs] if cfg.prefs.query_selection == "variance" else []),
-                    stop_event=ch.stop_event, gathering_done=ch.gathering_done, run_dir=run_dir, collect_only=gather)
+                    stop_event=ch.stop_event, gathering_done=ch.gathering_done, run_dir=run_dir, collect_only=gather,
+                    predictor_version=ch.predictor_version, db_size=ch.db_size)
+        show_agent = cfg.prefs.show_agent and not cfg.prefs.synthetic_prefs
         group.start("pref_interface", "pref_interface.process:run_pref_interface", cfg=cfg, frames_per_step=frames_per_agent_step(cfg.env),
                     segment_queue=ch.segment_queue, preference_queue=ch.preference_queue,
-                    weights_channel=ch.weights_to_prefs, stop_event=ch.stop_event, run_dir=run_dir)
+                    weights_channel=ch.weights_to_prefs, stop_event=ch.stop_event, run_dir=run_dir,
+                    predictor_version=ch.predictor_version, db_size=ch.db_size,
+                    agent_episode=ch.agent_episode if show_agent else None)
         group.start("policy", "drlhp.policy_process:run_policy", cfg=cfg, segment_queue=ch.segment_queue,
                     weights_channel=ch.weights_to_policy, stop_event=ch.stop_event,
-                    gathering_done=ch.gathering_done, run_dir=run_dir)
+                    gathering_done=ch.gathering_done, run_dir=run_dir,
+                    episode_channel=ch.agent_episode if show_agent else None)
         write_json(record.dir / "pids.json", {"parent": os.getpid(), **{r: p.pid for r, p in group.procs.items()}})
         group.watch({"reward_predictor"} if gather else {"policy"})
     except ChildFailed as e:
@@ -245,6 +250,14 @@ def run_processes(cfg: RunConfig, argv=None) -> int:
         print(f"[run] interrupted; database and checkpoints saved. Resume with the same command and "
               f"--run_dir {record.dir}", file=sys.stderr, flush=True)
         return 130
+    if figures.get("labelling_window_closed"):
+        # The person closed the labelling window: the run stops as with Ctrl-C (the stop event; every
+        # process saved), but it is how a labelling session normally ends, so the exit code is 0.
+        record.write_summary(summary)
+        record.set_status("interrupted")
+        print(f"[run] the labelling window was closed: stopped; database and checkpoints saved. Resume with "
+              f"the same command and --run_dir {record.dir}", flush=True)
+        return 0
     if gather:
         summary["prefs_file"] = str(record.dir / "prefs" / "prefs.npz")
     return _finish(record, summary)

@@ -299,8 +299,15 @@ def _pairs_of(db) -> list:
 
 
 def application() -> QApplication:
+    """The process's QApplication (made on first use)."""
     app = QApplication.instance()
-    return app if app is not None else QApplication([sys.argv[0]])
+    if app is None:
+        # The window paints with QPainter and needs no OpenGL. Without this, Qt's xcb plugin loads
+        # libGL (Mesa), and in a process that has also loaded TensorFlow (the preference interface
+        # logs with easy-tf-log) the two abort at exit with "free(): invalid pointer" (measured here).
+        os.environ.setdefault("QT_XCB_GL_INTEGRATION", "none")
+        app = QApplication([sys.argv[0]])
+    return app
 
 
 def screenshot(window: QWidget, path: str | Path) -> None:
