@@ -322,3 +322,68 @@ def test_screenshot_of_a_saved_database(app, tmp_path):
     image = QImage(str(out))
     assert image.width() >= 640 and image.height() == 400  # no narrower than the buttons need
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# ---- the review tool ---------------------------------------------------------------------------------
+def test_review_relabels_deletes_undoes_and_saves(app, tmp_path):
+    from drlhp.messages import Preference
+    from pref_interface.review import REVIEW_TITLE, Review, ReviewWindow
+
+    db = PrefDB(seed=0)
+    pairs = [(seg(10 + 2 * i), seg(11 + 2 * i)) for i in range(5)]
+    for (a, b), mu in zip(pairs, (MU_LEFT, MU_RIGHT, MU_EQUAL, MU_LEFT, MU_RIGHT)):
+        db.add(Preference(a, b, mu))
+    path = tmp_path / "prefs.npz"
+    db.save(path)
+    review = Review(PrefDB.load(path))
+    saved = []
+
+    def save():
+        review.apply()
+        review.db.save(path)
+        saved.append(True)
+
+    window = ReviewWindow(review, save=save)
+    window.timer.stop()
+    window.show()
+    assert window.windowTitle() == REVIEW_TITLE
+    assert "pair 1 of 5" in window.header.text() and "recorded left is better" in window.header.text()
+    assert window.left.frames is not None and np.array_equal(window.left.frames, pairs[0][0].frames)
+    assert np.array_equal(window.right.frames, pairs[0][1].frames)
+    press(window, Qt.Key_D)  # pair 0: left -> right, next
+    assert "pair 2 of 5" in window.header.text()
+    assert np.array_equal(window.left.frames, pairs[1][0].frames)
+    press(window, Qt.Key_Down)  # pair 1: delete
+    press(window, Qt.Key_N)  # pair 2: unchanged
+    press(window, Qt.Key_Delete)  # pair 3: delete
+    press(window, Qt.Key_U)  # ... undone: back on pair 3, kept
+    assert "pair 4 of 5" in window.header.text() and review.n_deleted == 1
+    press(window, Qt.Key_W)  # pair 3: left -> equal
+    press(window, Qt.Key_P)  # back to pair 3 (shown as changed)
+    assert "now equally good" in window.header.text()
+    assert "1 deleted" in window.counts.text() and "2 relabelled" in window.counts.text()
+    window.close()  # saves
+    assert saved
+    reloaded = PrefDB.load(path)
+    got = {(e.id1, e.id2): e.mu for e in reloaded.entries("train") + reloaded.entries("val")}
+    want = {(pairs[0][0].id, pairs[0][1].id): MU_RIGHT, (pairs[2][0].id, pairs[2][1].id): MU_EQUAL,
+            (pairs[3][0].id, pairs[3][1].id): MU_EQUAL, (pairs[4][0].id, pairs[4][1].id): MU_RIGHT}
+    assert got == want
+    assert reloaded.n_segments == 8  # the deleted pair's clips are gone
+
+
+def test_review_and_label_tools_need_a_display(tmp_path):
+    import subprocess
+    import sys
+
+    from drlhp.messages import Preference
+
+    db = PrefDB(seed=0)
+    db.add(Preference(seg(1), seg(2), MU_LEFT))
+    db.save(tmp_path / "prefs.npz")
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    for module, extra in (("pref_interface.review", []), ("pref_interface.gui", ["--label_to", str(tmp_path / "o.npz")])):
+        proc = subprocess.run([sys.executable, "-m", module, "--load_prefs_dir", str(tmp_path), *extra], env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.count("\n") == 1 and "DISPLAY is not set" in proc.stderr, proc.stderr
