@@ -148,6 +148,7 @@ class LabelWindow(QMainWindow):
         self._shown = ()  # the pair on screen (by identity); () before the first refresh
         self.tick = 0  # frames since the clips (re)started
         self.agent_tick = 0
+        self.n_frame_ticks = 0  # frame timer ticks so far (the clips' real frame rate, for the metrics)
 
         question = QLabel("Which clip shows the better behaviour?")
         question.setAlignment(Qt.AlignCenter)
@@ -258,6 +259,7 @@ class LabelWindow(QMainWindow):
             self.agent_tick = 0
 
     def next_frame(self) -> None:
+        self.n_frame_ticks += 1
         self.tick += 1
         if self.tick >= max(self.left.n_frames, self.right.n_frames) + LOOP_PAUSE_FRAMES:
             self.tick = 0

@@ -38,6 +38,8 @@ def label_in_window(iface, stop_event, log=print, predictor_version=None, db_siz
     closed_by_person = [False]
     failure: list[BaseException] = []
     first_pair_logged = [False]
+    # responsiveness since the last metrics row: the clips' frame rate, the longest tick
+    since = {"t": time.perf_counter(), "frame_ticks": 0, "tick_ms_max": 0.0}
 
     def status() -> dict:
         return {"db_size": None if db_size is None else int(db_size.value),
@@ -51,6 +53,7 @@ def label_in_window(iface, stop_event, log=print, predictor_version=None, db_siz
         app.quit()
 
     def tick() -> None:
+        t_tick = time.perf_counter()
         try:
             if stop_event.is_set():
                 app.quit()
@@ -72,9 +75,14 @@ def label_in_window(iface, stop_event, log=print, predictor_version=None, db_siz
                 if frames is not None:
                     window.set_agent_episode(frames)
             window.refresh()
-            iface.maybe_log({"prefs/answers": pairs.n_answers, "prefs/answers_undone": pairs.n_undone,
-                             "prefs/pairs_waiting": pairs.n_waiting,
-                             "prefs/answers_per_minute": pairs.answers_per_minute()})
+            now = time.perf_counter()
+            since["tick_ms_max"] = max(since["tick_ms_max"], 1e3 * (now - t_tick))
+            if iface.maybe_log({"prefs/answers": pairs.n_answers, "prefs/answers_undone": pairs.n_undone,
+                                "prefs/pairs_waiting": pairs.n_waiting,
+                                "prefs/answers_per_minute": pairs.answers_per_minute(),
+                                "system/clip_fps": (window.n_frame_ticks - since["frame_ticks"]) / (now - since["t"]),
+                                "system/gui_tick_ms_max": since["tick_ms_max"]}):
+                since.update(t=now, frame_ticks=window.n_frame_ticks, tick_ms_max=0.0)
         except BaseException as e:  # PyQt aborts on an exception escaping a slot: end the loop, re-raise below
             failure.append(e)
             app.quit()

@@ -119,10 +119,11 @@ class PrefInterface:
             self.outbox.pop(0)
             self.given += 1
 
-    def maybe_log(self, extra: dict | None = None) -> None:
+    def maybe_log(self, extra: dict | None = None) -> bool:
+        """A metrics row if log_interval seconds have passed; whether one was written."""
         now = time.perf_counter()
         if now - self.last_log < self.cfg.log_interval:
-            return
+            return False
         self.logger.log(self.policy_step, {
             "prefs/labels_given": self.given, "prefs/labels_discarded": self.discarded,
             "prefs/labels_per_minute": 60.0 * (self.given - self._given_at_last_log) / (now - self.last_log),
@@ -133,6 +134,7 @@ class PrefInterface:
             "system/memory_mb_prefs": _memory_mb(), **(extra or {}),
         })
         self.last_log, self._given_at_last_log = now, self.given
+        return True
 
     def close(self) -> None:
         """Send what is left, then the "no more preferences" sentinel."""
