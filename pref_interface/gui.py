@@ -105,28 +105,30 @@ class ClipView(QWidget):
         layout.addWidget(self.screen, 1)
         layout.addWidget(self.index_label)
         self.frames: np.ndarray | None = None
-        self._images: list[QImage] = []
+        self._images: dict[int, QImage] = {}  # made when first shown (an agent episode has ~1,000 frames)
         self.frame_index = 0
 
     @property
     def n_frames(self) -> int:
-        return len(self._images)
+        return 0 if self.frames is None else len(self.frames)
 
     def set_frames(self, frames: np.ndarray | None, placeholder: str = "") -> None:
         self.frames = frames
-        self._images = [] if frames is None else [frame_to_qimage(f) for f in frames]
+        self._images = {}
         self.screen.placeholder = placeholder
         self.show_frame(0)
 
     def show_frame(self, index: int) -> None:
-        if not self._images:
+        if not self.n_frames:
             self.frame_index = 0
             self.screen.image = None
             self.index_label.setText("")
         else:
-            self.frame_index = min(max(0, index), self.n_frames - 1)
-            self.screen.image = self._images[self.frame_index]
-            self.index_label.setText(f"frame {self.frame_index + 1} / {self.n_frames}")
+            self.frame_index = i = min(max(0, index), self.n_frames - 1)
+            if i not in self._images:
+                self._images[i] = frame_to_qimage(self.frames[i])
+            self.screen.image = self._images[i]
+            self.index_label.setText(f"frame {i + 1} / {self.n_frames}")
         self.screen.update()
 
 
