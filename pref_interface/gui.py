@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,7 @@ from pref_interface.answers import ANSWER_TEXT, PairQueue
 WINDOW_TITLE = "drlhp: which clip is better?"
 FPS = 15  # the paper's clips play at about 15 frames per second
 LOOP_PAUSE_FRAMES = 4  # the last frame stays this many ticks before the clips start again
+STATUS_INTERVAL_S = 0.5  # the status bar is rewritten at most this often (and at once when the pair changes)
 KEY_ANSWERS = {Qt.Key_Left: "left", Qt.Key_A: "left", Qt.Key_Right: "right", Qt.Key_D: "right",
                Qt.Key_Up: "equal", Qt.Key_W: "equal", Qt.Key_Down: "cant_tell", Qt.Key_S: "cant_tell"}
 
@@ -124,7 +126,10 @@ class ClipView(QWidget):
             self.screen.image = None
             self.index_label.setText("")
         else:
-            self.frame_index = i = min(max(0, index), self.n_frames - 1)
+            i = min(max(0, index), self.n_frames - 1)
+            if i == self.frame_index and self.screen.image is not None and self.screen.image is self._images.get(i):
+                return  # already on screen: no repaint
+            self.frame_index = i
             if i not in self._images:
                 self._images[i] = frame_to_qimage(self.frames[i])
             self.screen.image = self._images[i]
@@ -151,6 +156,7 @@ class LabelWindow(QMainWindow):
         self.tick = 0  # frames since the clips (re)started
         self.agent_tick = 0
         self.n_frame_ticks = 0  # frame timer ticks so far (the clips' real frame rate, for the metrics)
+        self._status_at = 0.0  # when the status bar was last written
 
         question = QLabel("Which clip shows the better behaviour?")
         question.setAlignment(Qt.AlignCenter)
@@ -252,8 +258,10 @@ class LabelWindow(QMainWindow):
             self.tick = 0
             for name in ("left", "right", "equal", "cant_tell", "replay"):
                 self.buttons[name].setEnabled(pair is not None)
+            self._status_at = 0.0  # the counts change with the pair: show them now
         self._show_tick()
-        self.update_status()
+        if time.monotonic() - self._status_at >= STATUS_INTERVAL_S:
+            self.update_status()
 
     def set_agent_episode(self, frames: np.ndarray | None) -> None:
         if self.agent is not None:
@@ -287,7 +295,10 @@ class LabelWindow(QMainWindow):
         return "   |   ".join(parts)
 
     def update_status(self) -> None:
-        self.counts.setText(self.status_text())
+        self._status_at = time.monotonic()
+        text = self.status_text()
+        if text != self.counts.text():
+            self.counts.setText(text)
 
     def closeEvent(self, event) -> None:
         self.timer.stop()

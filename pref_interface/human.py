@@ -88,7 +88,8 @@ def label_in_window(iface, stop_event, log=print, predictor_version=None, db_siz
             app.quit()
 
     window = LabelWindow(pairs, status=status, on_close=on_close, show_agent=agent_episode is not None)
-    window.resize(1000 if agent_episode is None else 1400, 620)
+    screen = app.primaryScreen().availableGeometry()
+    window.resize(min(1000 if agent_episode is None else 1300, screen.width()), min(620, screen.height()))
     window.show()
     window.raise_()
     window.activateWindow()
