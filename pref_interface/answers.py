@@ -58,8 +58,8 @@ class PairQueue:
 
     @property
     def n_pending(self) -> int:
-        """Pairs taken from the pool and not yet final (waiting, or the held answer)."""
-        return len(self.waiting) + (self.held is not None)
+        """Pairs taken from the pool whose answers have not been taken by take_ready() yet."""
+        return len(self.waiting) + (self.held is not None) + len(self._ready)
 
     def add(self, pair: tuple[Segment, Segment]) -> None:
         self.waiting.append(pair)

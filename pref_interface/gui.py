@@ -153,6 +153,7 @@ class LabelWindow(QMainWindow):
         self.right = ClipView("Right   [D / \u2192]")
         self.agent = ClipView("The agent's latest episode") if show_agent else None
         self._shown = ()  # the pair on screen (by identity); () before the first refresh
+        self.waiting_text = "waiting for clips from the agent\u2026"  # shown while no pair is on screen
         self.tick = 0  # frames since the clips (re)started
         self.agent_tick = 0
         self.n_frame_ticks = 0  # frame timer ticks so far (the clips' real frame rate, for the metrics)
@@ -252,9 +253,8 @@ class LabelWindow(QMainWindow):
         pair = self.pairs.current
         if pair is not self._shown:
             self._shown = pair
-            waiting = "waiting for clips from the agent\u2026"
-            self.left.set_frames(None if pair is None else pair[0].frames, waiting)
-            self.right.set_frames(None if pair is None else pair[1].frames, waiting)
+            self.left.set_frames(None if pair is None else pair[0].frames, self.waiting_text)
+            self.right.set_frames(None if pair is None else pair[1].frames, self.waiting_text)
             self.tick = 0
             for name in ("left", "right", "equal", "cant_tell", "replay"):
                 self.buttons[name].setEnabled(pair is not None)
@@ -262,6 +262,14 @@ class LabelWindow(QMainWindow):
         self._show_tick()
         if time.monotonic() - self._status_at >= STATUS_INTERVAL_S:
             self.update_status()
+
+    def set_waiting_text(self, text: str) -> None:
+        """Why no pair is on screen (shown in place of the clips)."""
+        if text != self.waiting_text:
+            self.waiting_text = text
+            for view in (self.left, self.right):
+                view.screen.placeholder = text
+                view.screen.update()
 
     def set_agent_episode(self, frames: np.ndarray | None) -> None:
         if self.agent is not None:

@@ -22,6 +22,15 @@ PAIRS_AHEAD = 3  # pairs chosen ahead of the person: the next pair shows at once
 TICK_MS = 30
 
 
+def _why_no_pair(iface, pairs) -> str:
+    if len(iface.pool) < 2:
+        return "waiting for clips from the agent\u2026"
+    if iface.given + len(iface.outbox) + pairs.n_pending >= iface.allowed:
+        return (f"all {iface.allowed} labels that the label schedule allows so far are given: "
+                f"more pairs come as the agent trains\u2026")
+    return "every pair of the clips at hand was asked: waiting for new clips from the agent\u2026"
+
+
 def label_in_window(iface, stop_event, log=print, predictor_version=None, db_size=None, agent_episode=None,
                     hold_s: float = 5.0) -> dict:
     """Run the window until the run stops or the person closes it; returns figures for the summary."""
@@ -58,6 +67,8 @@ def label_in_window(iface, stop_event, log=print, predictor_version=None, db_siz
             if stop_event.is_set():
                 app.quit()
                 return
+            for answer in pairs.take_ready():  # first: what is sent counts against the schedule
+                iface.send(answer.pair, answer.mu, block=False)
             iface.receive_segments(max_items=32)  # unpickling is the tick's main cost: a few per tick
             while pairs.n_waiting < PAIRS_AHEAD:
                 pair = iface.next_pair(pending=pairs.n_pending)
@@ -67,8 +78,8 @@ def label_in_window(iface, stop_event, log=print, predictor_version=None, db_siz
             if pairs.current is not None and not first_pair_logged[0]:
                 first_pair_logged[0] = True
                 log("[prefs] first pair on screen", flush=True)
-            for answer in pairs.take_ready():
-                iface.send(answer.pair, answer.mu, block=False)
+            if pairs.current is None:
+                window.set_waiting_text(_why_no_pair(iface, pairs))
             iface.flush(block=False)
             if agent_episode is not None:
                 frames = agent_episode.poll()

@@ -309,6 +309,38 @@ def test_the_window_leaves_when_the_run_stops(app, tmp_path):
     assert preference_queue.get(timeout=1) is None  # only the sentinel
 
 
+def test_the_window_says_why_no_pair_is_on_screen(app, tmp_path):
+    from pref_interface.human import label_in_window
+    from pref_interface.process import PrefInterface
+
+    cfg = RunConfig(mode="gather_initial_prefs", env="MovingDot-v0", prefs=PrefConfig(n_initial_prefs=2))
+    segment_queue, stop = queue.Queue(), threading.Event()
+    iface = PrefInterface(cfg, 1, segment_queue, queue.Queue(maxsize=16), None, stop, str(tmp_path))
+    seen = []
+
+    def person():
+        window = _label_window()
+        yield 100
+        seen.append(window.left.screen.placeholder)  # no segments yet
+        for v in range(4):
+            segment_queue.put(seg(v))
+        while not window.pairs.n_waiting:
+            yield 20
+        for key in (Qt.Key_A, Qt.Key_D):  # the 2 labels the schedule allows
+            QTest.keyClick(window, key)
+            yield 40
+        yield 100
+        seen.append(window.left.screen.placeholder)
+        stop.set()
+
+    errors = _drive(person)
+    label_in_window(iface, stop, log=lambda *a, **k: None)
+    iface.close()
+    assert not errors, errors
+    assert seen[0].startswith("waiting for clips from the agent")
+    assert seen[1].startswith("all 2 labels that the label schedule allows so far are given"), seen
+
+
 def test_screenshot_of_a_saved_database(app, tmp_path):
     from pref_interface.gui import main
     from drlhp.messages import Preference
