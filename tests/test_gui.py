@@ -10,8 +10,9 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 pytest.importorskip("PyQt5.QtWidgets")
-from PyQt5.QtCore import Qt, QTimer  # noqa: E402
-from PyQt5.QtGui import QImage  # noqa: E402
+from PyQt5.QtCore import QEvent, Qt, QTimer  # noqa: E402
+from PyQt5.QtGui import QImage, QKeyEvent  # noqa: E402
+from PyQt5.QtWidgets import QApplication  # noqa: E402
 from PyQt5.QtTest import QTest  # noqa: E402
 
 from drlhp.config import PrefConfig, RunConfig  # noqa: E402
@@ -96,6 +97,14 @@ def test_keys_ignore_auto_repeat_and_modifiers(app):
     assert pairs.n_answers == 0
     press(window, Qt.Key_Q)  # an unbound key does nothing
     assert pairs.n_answers == 0 and pairs.n_waiting == 3
+    press(window, Qt.Key_Left)
+    assert pairs.n_answers == 1
+    QApplication.sendEvent(window, QKeyEvent(QEvent.KeyPress, Qt.Key_Left, Qt.NoModifier, "", True))  # held key
+    press(window, Qt.Key_Left)  # the same key again within 0.2 s
+    assert pairs.n_answers == 1
+    QTest.qWait(250)
+    press(window, Qt.Key_Left)
+    assert pairs.n_answers == 2
     window.close()
 
 
