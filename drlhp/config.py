@@ -103,7 +103,8 @@ class PrefConfig:
     """Segments, pairing, labelling and the preference database.
 
     Attributes:
-        synthetic_prefs: the synthetic oracle labels (prefers the larger sum of true reward); else a person.
+        synthetic_prefs: the synthetic oracle labels (prefers the larger sum of true reward); else a person,
+            in the labelling window (pref_interface.gui).
         query_selection: "random" pairs, or "variance": of 10x candidate pairs, the one whose predicted
             preference varies most across the ensemble (the paper's active queries).
         segment_length: agent steps per segment (paper: 25, about 1.7 s of Atari at 15 fps).
@@ -116,8 +117,10 @@ class PrefConfig:
         prefs_save_interval: new preferences between database saves (plus one at exit).
         label_schedule: "constant" (labels spread evenly over the run) or "paper" (rate proportional
             to 5e6 / (T + 5e6), T in frames).
-        n_labels: synthetic labels after the initial ones, spread over the run by label_schedule.
+        n_labels: labels after the initial ones, spread over the run by label_schedule (a person is offered
+            pairs at most that fast; the oracle labels exactly that fast).
         variance_candidates: candidate pairs per query with query_selection "variance" (paper: 10x).
+        show_agent: a person labels: the window also loops the agent's latest finished episode (worker 0).
     """
 
     synthetic_prefs: bool = False
@@ -132,6 +135,7 @@ class PrefConfig:
     label_schedule: str = "constant"
     n_labels: int = 3000
     variance_candidates: int = 10
+    show_agent: bool = False
 
 
 @dataclass(frozen=True)
@@ -215,7 +219,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--video", default=None, help="watch: output .mp4 or .gif")
     g = p.add_argument_group("preferences")
     g.add_argument("--synthetic_prefs", action="store_true",
-                   help="label with the synthetic oracle (true reward) instead of a person")
+                   help="label with the synthetic oracle (true reward) instead of a person in the labelling window")
+    g.add_argument("--show_agent", action="store_true",
+                   help="labelling window: also loop the agent's latest finished episode")
     g.add_argument("--load_prefs_dir", default=None, help="start from this preference database")
     g.add_argument("--load_reward_predictor_ckpt_dir", default=None, help="start from this reward predictor")
     g.add_argument("--no_labelling", action="store_true",
@@ -223,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--max_prefs", type=int, default=PrefConfig.max_prefs)
     g.add_argument("--n_initial_prefs", type=int, default=PrefConfig.n_initial_prefs)
     g.add_argument("--n_labels", type=int, default=PrefConfig.n_labels,
-                   help="synthetic labels after the initial ones, over the whole run")
+                   help="labels after the initial ones, spread over the whole run by --label_schedule")
     g.add_argument("--label_schedule", choices=LABEL_SCHEDULES, default=PrefConfig.label_schedule)
     g.add_argument("--segment_length", type=int, default=PrefConfig.segment_length)
     g.add_argument("--segments_per_cut", type=int, default=PrefConfig.segments_per_cut)
@@ -261,4 +267,4 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
                          segment_length=args.segment_length, segments_per_cut=args.segments_per_cut,
                          max_prefs=args.max_prefs, n_initial_prefs=args.n_initial_prefs,
                          prefs_save_interval=args.prefs_save_interval, label_schedule=args.label_schedule,
-                         n_labels=args.n_labels))
+                         n_labels=args.n_labels, show_agent=args.show_agent))

@@ -3,6 +3,8 @@ the ``spawn`` context (TensorFlow is not fork-safe), watching them, and stopping
 
     Channels       segment_queue (bounded, drop when full), preference_queue (bounded, blocking),
                    weights to the policy and to the preference interface (latest wins),
+                   agent_episode (the policy's newest episode frames for the labelling window, latest wins),
+                   predictor_version and db_size (shared integers the predictor writes, the window shows),
                    report_queue (child -> parent), stop_event, gathering_done
     ProcessGroup   start(role, "module:function", **kwargs); watch(until_done=roles) -> figures per role;
                    shutdown(): set stop, wait for every child to save and exit, terminate stragglers
@@ -41,11 +43,15 @@ class Channels:
     report_queue: object
     stop_event: object
     gathering_done: object
+    agent_episode: LatestValue
+    predictor_version: object  # multiprocessing.Value("q"): the newest published weights' version
+    db_size: object  # multiprocessing.Value("q"): preferences in the predictor's database
 
     @classmethod
     def create(cls, ctx, segment_queue_size: int, preference_queue_size: int = 16) -> "Channels":
         return cls(ctx.Queue(maxsize=segment_queue_size), ctx.Queue(maxsize=preference_queue_size),
-                   LatestValue(ctx), LatestValue(ctx), ctx.Queue(), ctx.Event(), ctx.Event())
+                   LatestValue(ctx), LatestValue(ctx), ctx.Queue(), ctx.Event(), ctx.Event(),
+                   LatestValue(ctx), ctx.Value("q", 0), ctx.Value("q", 0))
 
 
 def _child_main(role: str, target: str, kwargs: dict, report_queue, stop_event) -> None:

@@ -115,9 +115,12 @@ def _check_inputs(cfg: RunConfig) -> None:
 
     labelling = cfg.mode == "gather_initial_prefs" or (cfg.mode == "train_policy_with_preferences"
                                                        and not cfg.no_labelling)
-    if labelling and not cfg.prefs.synthetic_prefs:
-        raise UsageError("the human labelling GUI is not built yet: pass --synthetic_prefs (the synthetic "
-                         "oracle), or --no_labelling with --load_reward_predictor_ckpt_dir")
+    if labelling and not cfg.prefs.synthetic_prefs:  # a person labels in a window: can one open here?
+        from pref_interface.display import display_problem  # no Qt import: that happens in the child
+
+        problem = display_problem(fix="pass --synthetic_prefs (the synthetic oracle labels instead of a person)")
+        if problem:
+            raise UsageError(problem)
     if cfg.no_labelling and not cfg.load_reward_predictor_ckpt_dir:
         raise UsageError("--no_labelling needs --load_reward_predictor_ckpt_dir (a run directory or its "
                          "reward_predictor/reward_predictor.npz)")
@@ -251,13 +254,18 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
         group.start("reward_predictor", "drlhp.reward_trainer:run_reward_predictor", cfg=cfg, obs_shape=observation_shape(cfg.env),
                     preference_queue=ch.preference_queue, weights_channels=[ch.weights_to_policy]
                     + ([ch.weights_to_prefs] if cfg.prefs.query_selection == "variance" else []),
-                    stop_event=ch.stop_event, gathering_done=ch.gathering_done, run_dir=run_dir, collect_only=gather)
+                    stop_event=ch.stop_event, gathering_done=ch.gathering_done, run_dir=run_dir, collect_only=gather,
+                    predictor_version=ch.predictor_version, db_size=ch.db_size)
+        show_agent = cfg.prefs.show_agent and not cfg.prefs.synthetic_prefs
         group.start("pref_interface", "pref_interface.process:run_pref_interface", cfg=cfg, frames_per_step=frames_per_agent_step(cfg.env),
                     segment_queue=ch.segment_queue, preference_queue=ch.preference_queue,
-                    weights_channel=ch.weights_to_prefs, stop_event=ch.stop_event, run_dir=run_dir)
+                    weights_channel=ch.weights_to_prefs, stop_event=ch.stop_event, run_dir=run_dir,
+                    predictor_version=ch.predictor_version, db_size=ch.db_size,
+                    agent_episode=ch.agent_episode if show_agent else None)
         group.start("policy", "drlhp.policy_process:run_policy", cfg=cfg, segment_queue=ch.segment_queue,
                     weights_channel=ch.weights_to_policy, stop_event=ch.stop_event,
-                    gathering_done=ch.gathering_done, run_dir=run_dir)
+                    gathering_done=ch.gathering_done, run_dir=run_dir,
+                    episode_channel=ch.agent_episode if show_agent else None)
         write_json(record.dir / "pids.json", {"parent": os.getpid(), **{r: p.pid for r, p in group.procs.items()}})
         group.watch({"reward_predictor"} if gather else {"policy"})
     except ChildFailed as e:
@@ -291,6 +299,14 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
         print(f"[run] interrupted; database and checkpoints saved. Resume with the same command and "
               f"--run_dir {record.dir}", file=sys.stderr, flush=True)
         return 130
+    if figures.get("labelling_window_closed"):
+        # The person closed the labelling window: the run stops as with Ctrl-C (the stop event; every
+        # process saved), but it is how a labelling session normally ends, so the exit code is 0.
+        record.write_summary(summary)
+        record.set_status("interrupted")
+        print(f"[run] the labelling window was closed: stopped; database and checkpoints saved. Resume with "
+              f"the same command and --run_dir {record.dir}", flush=True)
+        return 0
     if gather:
         summary["prefs_file"] = str(record.dir / "prefs" / "prefs.npz")
     return _finish(record, summary)

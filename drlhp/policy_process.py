@@ -5,6 +5,8 @@
       observer       SegmentFeed: cuts segments, offers them to segment_queue (full queue: dropped,
                      counted), and measures the predictor on fresh segments (correlation of
                      predicted and true segment returns) and per-episode predicted returns
+      observer       EpisodeFeed (--show_agent): worker 0's frames of its newest finished episode to the
+                     labelling window (latest wins)
     before the first weights: random play (segments for the initial preferences), paused while the
     predictor pretrains
 """
@@ -21,6 +23,7 @@ from drlhp.reward_source import RewardSource
 from drlhp.segments import SegmentCutter
 
 RECENT_SEGMENTS = 200
+MAX_EPISODE_FRAMES = 1500  # an episode sent to the window keeps its last 1,500 frames (100 s at 15 fps)
 
 
 class SegmentFeed(RolloutObserver):
@@ -76,8 +79,25 @@ class SegmentFeed(RolloutObserver):
                 "segments_dropped": self.dropped, "predictor_version": self.reward_source.version}
 
 
+class EpisodeFeed(RolloutObserver):
+    """Worker 0's frames (what a person watches) of each finished episode, published latest-wins."""
+
+    def __init__(self, env, channel, max_frames: int = MAX_EPISODE_FRAMES):
+        self.env, self.channel = env, channel
+        self.frames = collections.deque(maxlen=max_frames)
+        self.published = 0
+
+    def on_rollout(self, rollout, state: TrainingState) -> None:
+        for t in range(len(rollout.dones)):
+            self.frames.append(self.env.frames_to_watch(rollout.next_obs[t, 0]))
+            if rollout.dones[t, 0]:
+                self.channel.publish(np.ascontiguousarray(np.stack(self.frames)))
+                self.published += 1
+                self.frames.clear()
+
+
 def run_policy(cfg: RunConfig, segment_queue, weights_channel, stop_event, gathering_done, run_dir: str,
-               log=print, fixed_weights=None) -> dict:
+               log=print, fixed_weights=None, episode_channel=None) -> dict:
     """Train the policy until the budget or the stop event; returns the summary figures."""
     from drlhp.metrics import MetricsLogger
     from drlhp.pipeline import build_policy
@@ -96,7 +116,8 @@ def run_policy(cfg: RunConfig, segment_queue, weights_channel, stop_event, gathe
         stop = stop_event.is_set if stop_event is not None else (lambda: False)
         waiting = gathering_done.is_set if gathering_done is not None else (lambda: False)
         trainer = PolicyTrainer(cfg, env, policy, reward, RunRecord(run_dir), logger, print_fn=log,
-                                observers=[feed], should_stop=stop, wait_for_reward=waiting)
+                                observers=[feed] + ([EpisodeFeed(env, episode_channel)] if episode_channel else []),
+                                should_stop=stop, wait_for_reward=waiting)
         try:
             return trainer.train()
         except KeyboardInterrupt:  # only where this runs in the parent (--no_labelling): save first

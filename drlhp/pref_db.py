@@ -148,6 +148,41 @@ class PrefDB:
         self._trim()
         return True
 
+    def find(self, order: int) -> tuple[str, int]:
+        """(split, index) of the entry with this insertion order; KeyError if none."""
+        for split in SPLITS:
+            for i, e in enumerate(getattr(self, split)):
+                if e.order == order:
+                    return split, i
+        raise KeyError(f"no preference with order {order}")
+
+    def relabel(self, order: int, mu) -> bool:
+        """Give the entry a new mu (same pair, split and age); False (nothing changed) if the database
+        already holds this pair with that mu in another entry."""
+        mu = (float(mu[0]), float(mu[1]))
+        if mu not in VALID_MU:
+            raise ValueError(f"mu must be one of {VALID_MU}, got {mu}")
+        split, i = self.find(order)
+        e = getattr(self, split)[i]
+        if mu == e.mu:
+            return True
+        if _key(e.id1, e.id2, mu) in self._keys:
+            return False
+        self._keys.discard(_key(e.id1, e.id2, e.mu))
+        self._keys.add(_key(e.id1, e.id2, mu))
+        getattr(self, split)[i] = e._replace(mu=mu)
+        return True
+
+    def remove(self, order: int) -> None:
+        """Delete the entry (and its segments, if no other entry uses them)."""
+        split, i = self.find(order)
+        e = getattr(self, split).pop(i)
+        self._keys.discard(_key(e.id1, e.id2, e.mu))
+        for sid in (e.id1, e.id2):
+            self._segments[sid].refs -= 1
+            if self._segments[sid].refs == 0:
+                del self._segments[sid]
+
     def _insert(self, entry: Entry, split: str) -> None:
         self._segments[entry.id1].refs += 1
         self._segments[entry.id2].refs += 1
@@ -158,12 +193,7 @@ class PrefDB:
         while len(self) > self.max_prefs:  # each list is in insertion order: the oldest is a head
             lst = self.train if not self.val or (self.train and self.train[0].order < self.val[0].order) \
                 else self.val
-            e = lst.pop(0)
-            self._keys.discard(_key(e.id1, e.id2, e.mu))
-            for sid in (e.id1, e.id2):
-                self._segments[sid].refs -= 1
-                if self._segments[sid].refs == 0:
-                    del self._segments[sid]
+            self.remove(lst[0].order)
 
     # ---- files ----------------------------------------------------------------------------------
     def save(self, path: str | Path) -> None:

@@ -193,9 +193,11 @@ class RewardTrainer:
 
 
 def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, weights_channels: list,
-                         stop_event, gathering_done, run_dir: str, collect_only: bool, log=print) -> dict:
+                         stop_event, gathering_done, run_dir: str, collect_only: bool, log=print,
+                         predictor_version=None, db_size=None) -> dict:
     """The reward-predictor process (see the module docstring). ``collect_only``: gather_initial_prefs
-    mode: store preferences until n_initial_prefs, save the database, return."""
+    mode: store preferences until n_initial_prefs, save the database, return. ``predictor_version``,
+    ``db_size``: shared integers (multiprocessing.Value) kept up to date for the labelling window."""
     from drlhp.metrics import MetricsLogger, memory_mb
     from drlhp.tf_setup import configure_tensorflow
 
@@ -210,6 +212,12 @@ def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, wei
         db = PrefDB(max_prefs=p.max_prefs, seed=cfg.seed)
     lock = threading.Lock()
     received = [0]
+
+    def show_db_size():
+        if db_size is not None:
+            db_size.value = len(db)
+
+    show_db_size()
     drain_done = threading.Event()
     drain_error: list[BaseException] = []
 
@@ -235,6 +243,7 @@ def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, wei
                 quiet_since = None
                 with lock:
                     db.add(pref)
+                    show_db_size()
                 received[0] += 1
                 if received[0] % p.prefs_save_interval == 0:
                     save_db()
@@ -273,6 +282,8 @@ def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, wei
         weights = trainer.publish()
         for ch in weights_channels:
             ch.publish(weights)
+        if predictor_version is not None:
+            predictor_version.value = weights.version
 
     def work():
         if collect_only:

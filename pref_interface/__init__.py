@@ -4,6 +4,12 @@
     oracle.py     SyntheticOracle: the labeller that compares true reward
     schedule.py   LabelSchedule: how many labels may have been asked by a given time
     process.py    the preference-interface process: segment_queue -> pairs -> labeller -> preference_queue
+  a person labels (Qt is imported only here, and only in the process where a person labels):
+    display.py    can a window open here? (DISPLAY, X server, xcb libraries; no Qt import)
+    answers.py    PairQueue: the pairs shown, the answers given, the held answer that undo takes back
+    gui.py        the labelling window (python -m pref_interface.gui: screenshot, label a saved database)
+    human.py      the window in the preference-interface process, its loop in a Qt timer
+    review.py     python -m pref_interface.review: relabel or delete pairs of a saved database
 
 This package knows nothing of the policy; it sees segments, and (for variance queries) the reward
 predictor's published weights.

@@ -1,11 +1,13 @@
 """The preference-interface process.
 
-    loop until stop:
-        segments <- segment_queue (all waiting; into the pool of recent segments)
-        while labels given < schedule.allowed(frames the policy has played):
-            pair <- pool.select(random | variance)
-            mu <- labeller.label(pair)            (None: "can't tell", discarded)
-            preference_queue <- Preference(pair, mu)   (blocking: never dropped)
+    PrefInterface: the loop's state, shared by both labellers
+        receive_segments()   segment_queue -> the pool of recent segments (all waiting, without blocking)
+        next_pair(pending)   a pair never asked before, while labels given + pending < schedule.allowed(frames)
+        send(pair, mu)       preference_queue <- Preference (never dropped: blocking, or held in an outbox
+                             and retried, so that a person's window never freezes on a full queue)
+    synthetic oracle (--synthetic_prefs), a plain loop until stop:
+        receive_segments; pair <- next_pair(); mu <- oracle.label(pair); send(pair, mu)
+    a person (pref_interface.human): the same steps in a Qt timer tick, the window answering
     at exit: a None sentinel on preference_queue ("no more preferences")
 """
 from __future__ import annotations
@@ -20,11 +22,12 @@ from pref_interface.schedule import LabelSchedule
 
 
 def make_labeller(cfg: RunConfig):
-    if cfg.prefs.synthetic_prefs:
-        from pref_interface.oracle import SyntheticOracle
+    """The synthetic oracle (the person's labeller is pref_interface.human, driven by the window)."""
+    if not cfg.prefs.synthetic_prefs:
+        raise ValueError("make_labeller: a person labels through pref_interface.human, not a labeller object")
+    from pref_interface.oracle import SyntheticOracle
 
-        return SyntheticOracle()
-    raise RuntimeError("the human labelling GUI is not built yet; pass --synthetic_prefs")
+    return SyntheticOracle()
 
 
 class _VarianceScorer:
@@ -47,60 +50,139 @@ class _VarianceScorer:
         return None if self.ensemble is None else self.ensemble.preference_probs
 
 
-def run_pref_interface(cfg: RunConfig, frames_per_step: int, segment_queue, preference_queue, weights_channel,
-                       stop_event, run_dir: str, log=print) -> dict:
-    from drlhp.metrics import MetricsLogger, memory_mb
+class PrefInterface:
+    """Segments in, pairs out, preferences sent, figures logged (see the module docstring)."""
 
-    p = cfg.prefs
-    labeller = make_labeller(cfg)
-    pool = SegmentPool(p.segment_pool_size, seed=cfg.seed + 1)
-    n_initial = 0 if (cfg.load_prefs_dir or cfg.load_reward_predictor_ckpt_dir) else p.n_initial_prefs
-    n_labels = p.n_labels if cfg.mode == "train_policy_with_preferences" else 0
-    schedule = LabelSchedule(p.label_schedule, n_initial, n_labels, cfg.total_timesteps * frames_per_step)
-    scorer = _VarianceScorer(cfg, weights_channel) if p.query_selection == "variance" else None
-    logger = MetricsLogger(run_dir, tb_subdir="tb/prefs", csv_name="progress_prefs.csv")
-    given = discarded = received = 0
-    policy_step = 0
-    t_start = last_log = time.perf_counter()
-    given_at_last_log = 0
+    def __init__(self, cfg: RunConfig, frames_per_step: int, segment_queue, preference_queue, weights_channel,
+                 stop_event, run_dir: str):
+        from drlhp.metrics import MetricsLogger
+
+        p = self.p = cfg.prefs
+        self.cfg, self.frames_per_step = cfg, frames_per_step
+        self.segment_queue, self.preference_queue, self.stop_event = segment_queue, preference_queue, stop_event
+        self.pool = SegmentPool(p.segment_pool_size, seed=cfg.seed + 1)
+        n_initial = 0 if (cfg.load_prefs_dir or cfg.load_reward_predictor_ckpt_dir) else p.n_initial_prefs
+        n_labels = p.n_labels if cfg.mode == "train_policy_with_preferences" else 0
+        self.schedule = LabelSchedule(p.label_schedule, n_initial, n_labels, cfg.total_timesteps * frames_per_step)
+        self.scorer = _VarianceScorer(cfg, weights_channel) if p.query_selection == "variance" else None
+        self.logger = MetricsLogger(run_dir, tb_subdir="tb/prefs", csv_name="progress_prefs.csv")
+        self.given = self.discarded = self.received = 0
+        self.policy_step = 0
+        self.outbox: list[Preference] = []  # answered, not yet on the queue (send(..., block=False))
+        self.t_start = self.last_log = time.perf_counter()
+        self._given_at_last_log = 0
+
+    @property
+    def allowed(self) -> int:
+        return self.schedule.allowed(self.policy_step * self.frames_per_step)
+
+    def receive_segments(self, max_items: int = 256) -> int:
+        segments = drain(self.segment_queue, max_items=max_items)
+        for seg in segments:
+            self.pool.add(seg)
+            self.received += 1
+            self.policy_step = max(self.policy_step, seg.step)
+        return len(segments)
+
+    def next_pair(self, pending: int = 0):
+        """A pair to ask about, marked asked; None when the schedule allows no more labels now (given +
+        ``pending`` answers-to-come count) or the pool has no new pair."""
+        if self.given + len(self.outbox) + pending >= self.allowed:
+            return None
+        probs_fn = self.scorer.probs_fn(self.pool.obs_shape) if self.scorer is not None and len(self.pool) else None
+        pair = self.pool.select(self.p.query_selection, self.p.variance_candidates, probs_fn)
+        if pair is not None:
+            self.pool.mark_asked(*pair)
+        return pair
+
+    def send(self, pair, mu, block: bool = True) -> None:
+        """A labelled pair to the predictor; ``mu`` None ("can't tell") is discarded. Never dropped:
+        blocking (until sent, or the stop event with the queue still full), or queued in the outbox and
+        sent by flush() without blocking."""
+        if mu is None:
+            self.discarded += 1
+            return
+        self.outbox.append(Preference(pair[0], pair[1], mu).check())
+        self.flush(block)
+
+    def flush(self, block: bool) -> None:
+        while self.outbox:
+            pref = self.outbox[0]
+            if block:
+                if not put_blocking(self.preference_queue, pref, self.stop_event):
+                    return  # stopping and the reader is gone
+            else:
+                try:
+                    self.preference_queue.put_nowait(pref)
+                except Exception:  # queue.Full: try again next tick
+                    return
+            self.outbox.pop(0)
+            self.given += 1
+
+    def maybe_log(self, extra: dict | None = None) -> bool:
+        """A metrics row if log_interval seconds have passed; whether one was written."""
+        now = time.perf_counter()
+        if now - self.last_log < self.cfg.log_interval:
+            return False
+        self.logger.log(self.policy_step, {
+            "prefs/labels_given": self.given, "prefs/labels_discarded": self.discarded,
+            "prefs/labels_per_minute": 60.0 * (self.given - self._given_at_last_log) / (now - self.last_log),
+            "prefs/labels_allowed": self.allowed,
+            "prefs/pairs_asked": self.pool.n_asked, "prefs/segments_received": self.received,
+            "system/segment_pool_size": len(self.pool), "system/segment_queue_size": _qsize(self.segment_queue),
+            "system/preference_queue_size": _qsize(self.preference_queue),
+            "system/memory_mb_prefs": _memory_mb(), **(extra or {}),
+        })
+        self.last_log, self._given_at_last_log = now, self.given
+        return True
+
+    def close(self) -> None:
+        """Send what is left, then the "no more preferences" sentinel."""
+        try:
+            self.flush(block=True)
+        finally:
+            if not put_blocking(self.preference_queue, None, self.stop_event, poll_s=2.0):
+                self.preference_queue.cancel_join_thread()  # the predictor is gone: do not hang on exit
+            self.logger.close()
+
+    def figures(self) -> dict:
+        return {"labels_given": self.given, "pairs_asked": self.pool.n_asked,
+                "labels_per_minute": round(60.0 * self.given / max(1e-9, time.perf_counter() - self.t_start), 1)}
+
+
+def run_pref_interface(cfg: RunConfig, frames_per_step: int, segment_queue, preference_queue, weights_channel,
+                       stop_event, run_dir: str, log=print, predictor_version=None, db_size=None,
+                       agent_episode=None) -> dict:
+    """The process's main function. ``predictor_version`` and ``db_size`` (shared integers written by
+    the reward predictor) and ``agent_episode`` (latest-wins frames of the agent's newest episode, with
+    --show_agent) feed a person's status bar; the oracle needs none of them."""
+    iface = PrefInterface(cfg, frames_per_step, segment_queue, preference_queue, weights_channel, stop_event,
+                          run_dir)
     try:
+        if not cfg.prefs.synthetic_prefs:
+            from pref_interface.human import label_in_window
+
+            extra = label_in_window(iface, stop_event, log=log, predictor_version=predictor_version,
+                                    db_size=db_size, agent_episode=agent_episode)
+            return {**iface.figures(), **extra}
+        oracle = make_labeller(cfg)
         while not stop_event.is_set():
-            for seg in drain(segment_queue, max_items=256):
-                pool.add(seg)
-                received += 1
-                policy_step = max(policy_step, seg.step)
-            asked_one = False
-            if given < schedule.allowed(policy_step * frames_per_step):
-                probs_fn = scorer.probs_fn(pool.obs_shape) if scorer is not None and len(pool) else None
-                pair = pool.select(p.query_selection, p.variance_candidates, probs_fn)
-                if pair is not None:
-                    asked_one = True
-                    pool.mark_asked(*pair)
-                    mu = labeller.label(*pair)
-                    if mu is None:
-                        discarded += 1
-                    elif put_blocking(preference_queue, Preference(pair[0], pair[1], mu).check(), stop_event):
-                        given += 1
-            if not asked_one:
+            iface.receive_segments()
+            pair = iface.next_pair()
+            if pair is None:
                 time.sleep(0.02)
-            now = time.perf_counter()
-            if now - last_log >= cfg.log_interval:
-                logger.log(policy_step, {
-                    "prefs/labels_given": given, "prefs/labels_discarded": discarded,
-                    "prefs/labels_per_minute": 60.0 * (given - given_at_last_log) / (now - last_log),
-                    "prefs/labels_allowed": schedule.allowed(policy_step * frames_per_step),
-                    "prefs/pairs_asked": pool.n_asked, "prefs/segments_received": received,
-                    "system/segment_pool_size": len(pool), "system/segment_queue_size": _qsize(segment_queue),
-                    "system/preference_queue_size": _qsize(preference_queue),
-                    "system/memory_mb_prefs": memory_mb(),
-                })
-                last_log, given_at_last_log = now, given
+            else:
+                iface.send(pair, oracle.label(*pair))
+            iface.maybe_log()
+        return iface.figures()
     finally:
-        if not put_blocking(preference_queue, None, stop_event, poll_s=2.0):  # "no more preferences"
-            preference_queue.cancel_join_thread()  # the predictor is gone: do not hang on exit
-        logger.close()
-    return {"labels_given": given, "pairs_asked": pool.n_asked,
-            "labels_per_minute": round(60.0 * given / max(1e-9, time.perf_counter() - t_start), 1)}
+        iface.close()
+
+
+def _memory_mb():
+    from drlhp.metrics import memory_mb
+
+    return memory_mb()
 
 
 def _qsize(q) -> float | None:

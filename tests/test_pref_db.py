@@ -234,3 +234,28 @@ def test_failed_save_keeps_previous_file(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["good.npz"]  # no temp file left
     loaded = PrefDB.load(path)
     assert len(loaded) == 4 and len(db) == 5
+
+
+def test_relabel_and_remove_keep_keys_refs_and_order(tmp_path):
+    db = PrefDB(max_prefs=10, seed=0)
+    shared = make_segment(500)
+    db.add(make_pref(0))
+    db.add(Preference(shared, make_segment(501), MU_RIGHT))
+    db.add(Preference(shared, make_segment(502), MU_LEFT))
+    db.add(Preference(shared, make_segment(501), MU_EQUAL))  # the same pair as order 1, another answer
+    assert db.relabel(0, MU_EQUAL)
+    assert not db.relabel(1, MU_EQUAL)  # order 3 already holds that pair as equal: nothing changes
+    assert dict((e.order, e.mu) for e in db.train + db.val) == {0: MU_EQUAL, 1: MU_RIGHT, 2: MU_LEFT, 3: MU_EQUAL}
+    assert not db.add(make_pref(0, MU_EQUAL))  # the relabelled key is the one deduplicated now
+    assert db.add(make_pref(0, MU_LEFT))  # the old one is free again
+    n_segments = db.n_segments
+    db.remove(2)
+    assert db.n_segments == n_segments - 1  # segment 502 was used by order 2 only; 500 is still used
+    db.remove(1)
+    db.remove(3)
+    assert shared.id not in {i for e in db.train + db.val for i in (e.id1, e.id2)}
+    assert db.n_segments == 2  # pref 0's two segments, used by orders 0 and 4
+    with pytest.raises(KeyError):
+        db.remove(2)
+    db.save(tmp_path / "p.npz")
+    assert_same_db(db, PrefDB.load(tmp_path / "p.npz"))

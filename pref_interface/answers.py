@@ -1,0 +1,127 @@
+"""A person's pairs and answers, without Qt: what the labelling window shows and what it has been told.
+
+    add(pair)        a pair joins the waiting line (the window shows the first one)
+    answer(mu)       the person answers the pair on screen: mu in VALID_MU, or None ("can't tell")
+    undo()           takes back the last answer: its pair is on screen again
+    take_ready()     answers that are final: to send (mu) or to discard (None)
+    flush()          at exit: the held answer is final too
+
+Undo, and why answers are held: a preference that has reached the reward predictor cannot be taken
+back (it may already be in a training batch). So the newest answer is held here, not sent, until the
+person gives the next answer or ``hold_s`` seconds pass (5 s: long enough to notice a slip of the
+finger, short enough that the last answer of a session reaches the database promptly). ``u`` takes
+back the held answer only: one level of undo.
+"""
+from __future__ import annotations
+
+import collections
+import time
+from dataclasses import dataclass
+
+from drlhp.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
+
+ANSWERS = {"left": MU_LEFT, "right": MU_RIGHT, "equal": MU_EQUAL, "cant_tell": None}
+ANSWER_TEXT = {"left": "left is better", "right": "right is better", "equal": "equally good",
+               "cant_tell": "can't tell (discarded)"}
+RATE_WINDOW_S = 300.0  # answers per minute are counted over the last 5 minutes
+
+
+@dataclass(frozen=True)
+class Answer:
+    pair: tuple[Segment, Segment]
+    mu: tuple[float, float] | None  # None: "can't tell", discarded
+    kind: str  # a key of ANSWERS
+    time: float
+
+
+class PairQueue:
+    def __init__(self, hold_s: float = 5.0, clock=time.monotonic):
+        self.hold_s, self.clock = hold_s, clock
+        self.waiting: collections.deque[tuple[Segment, Segment]] = collections.deque()
+        self.held: Answer | None = None
+        self._ready: list[Answer] = []
+        self._answer_times: collections.deque[float] = collections.deque()
+        self.n_answers = 0  # answers given and not undone (held included), "can't tell" included
+        self.n_cant_tell = 0
+        self.n_undone = 0
+        self.first_shown: float | None = None  # when a pair was first on screen (for the rate)
+
+    # ---- what the window shows -------------------------------------------------------------------
+    @property
+    def current(self) -> tuple[Segment, Segment] | None:
+        return self.waiting[0] if self.waiting else None
+
+    @property
+    def n_waiting(self) -> int:
+        """Pairs not answered yet, the one on screen included."""
+        return len(self.waiting)
+
+    @property
+    def n_pending(self) -> int:
+        """Pairs taken from the pool whose answers have not been taken by take_ready() yet."""
+        return len(self.waiting) + (self.held is not None) + len(self._ready)
+
+    def add(self, pair: tuple[Segment, Segment]) -> None:
+        self.waiting.append(pair)
+        if self.first_shown is None:
+            self.first_shown = self.clock()
+
+    # ---- what the person does ----------------------------------------------------------------------
+    def answer(self, kind: str) -> Answer | None:
+        """The person's answer on the pair on screen (None if no pair is on screen)."""
+        if kind not in ANSWERS:
+            raise ValueError(f"unknown answer {kind!r}; one of {sorted(ANSWERS)}")
+        if not self.waiting:
+            return None
+        now = self.clock()
+        if self.held is not None:
+            self._ready.append(self.held)
+        self.held = Answer(self.waiting.popleft(), ANSWERS[kind], kind, now)
+        self.n_answers += 1
+        self.n_cant_tell += kind == "cant_tell"
+        self._answer_times.append(now)
+        return self.held
+
+    def undo(self) -> Answer | None:
+        """Take back the held answer: its pair is on screen again. None when there is nothing to undo
+        (no answer yet, already undone, or it was sent: the next answer came, or ``hold_s`` passed)."""
+        self._release_old()
+        if self.held is None:
+            return None
+        undone, self.held = self.held, None
+        self.waiting.appendleft(undone.pair)
+        self.n_answers -= 1
+        self.n_cant_tell -= undone.kind == "cant_tell"
+        self.n_undone += 1
+        if self._answer_times and self._answer_times[-1] == undone.time:
+            self._answer_times.pop()
+        return undone
+
+    # ---- what the process sends --------------------------------------------------------------------
+    def _release_old(self) -> None:
+        if self.held is not None and self.clock() - self.held.time >= self.hold_s:
+            self._ready.append(self.held)
+            self.held = None
+
+    def take_ready(self) -> list[Answer]:
+        """Final answers, oldest first (each returned once)."""
+        self._release_old()
+        ready, self._ready = self._ready, []
+        return ready
+
+    def flush(self) -> list[Answer]:
+        """At exit: every answer given is final."""
+        if self.held is not None:
+            self._ready.append(self.held)
+            self.held = None
+        return self.take_ready()
+
+    def answers_per_minute(self) -> float:
+        """Answers over the last 5 minutes (or since the first pair was on screen, if more recent)."""
+        if self.first_shown is None:
+            return 0.0
+        now = self.clock()
+        while self._answer_times and now - self._answer_times[0] > RATE_WINDOW_S:
+            self._answer_times.popleft()
+        span = min(RATE_WINDOW_S, now - self.first_shown)
+        return 60.0 * len(self._answer_times) / span if span > 1.0 else 0.0

@@ -1,0 +1,124 @@
+"""A person labels: the preference-interface process runs the labelling window, and Qt's event loop
+owns the process's main thread. Every TICK_MS a timer does the loop's work without ever blocking:
+
+    tick:  stop event set (run over, or Ctrl-C in the terminal)  -> leave the event loop
+           segments <- segment_queue (into the pool)
+           while fewer than PAIRS_AHEAD pairs wait and the schedule allows: a new pair joins the window's queue
+           final answers -> preference_queue (put without waiting; a full queue keeps them in the outbox)
+           status bar, metrics
+    the person closes the window  -> the stop event: the whole run ends as with Ctrl-C (database and
+                                     checkpoints saved; pref_interface reports labelling_window_closed)
+    at exit: the held answer (kept back for undo, pref_interface.answers) is sent; then the sentinel
+
+So the person never blocks training: while nobody answers, the policy trains on the current predictor
+and its segments keep flowing into the pool (which keeps the newest), or are dropped by the full
+segment_queue.
+"""
+from __future__ import annotations
+
+import time
+
+PAIRS_AHEAD = 3  # pairs chosen ahead of the person: the next pair shows at once, and is never stale by much
+TICK_MS = 30
+
+
+def _why_no_pair(iface, pairs) -> str:
+    if len(iface.pool) < 2:
+        return "waiting for clips from the agent\u2026"
+    if iface.given + len(iface.outbox) + pairs.n_pending >= iface.allowed:
+        return (f"all {iface.allowed} labels that the label schedule allows so far are given: "
+                f"more pairs come as the agent trains\u2026")
+    return "every pair of the clips at hand was asked: waiting for new clips from the agent\u2026"
+
+
+def label_in_window(iface, stop_event, log=print, predictor_version=None, db_size=None, agent_episode=None,
+                    hold_s: float = 5.0) -> dict:
+    """Run the window until the run stops or the person closes it; returns figures for the summary."""
+    from pref_interface.display import require_display
+
+    require_display(fix="pass --synthetic_prefs")  # one line instead of Qt's abort
+    from PyQt5.QtCore import QTimer
+
+    from pref_interface.answers import PairQueue
+    from pref_interface.gui import LabelWindow, application
+
+    app = application()
+    pairs = PairQueue(hold_s=hold_s)
+    closed_by_person = [False]
+    failure: list[BaseException] = []
+    first_pair_logged = [False]
+    # responsiveness since the last metrics row: the clips' frame rate, the longest tick
+    since = {"t": time.perf_counter(), "frame_ticks": 0, "tick_ms_max": 0.0}
+
+    def status() -> dict:
+        return {"db_size": None if db_size is None else int(db_size.value),
+                "predictor_version": None if predictor_version is None else int(predictor_version.value)}
+
+    def on_close() -> None:
+        if not stop_event.is_set():
+            closed_by_person[0] = True
+            log("[prefs] labelling window closed: stopping the run", flush=True)
+            stop_event.set()
+        app.quit()
+
+    def tick() -> None:
+        t_tick = time.perf_counter()
+        try:
+            if stop_event.is_set():
+                app.quit()
+                return
+            for answer in pairs.take_ready():  # first: what is sent counts against the schedule
+                iface.send(answer.pair, answer.mu, block=False)
+            iface.receive_segments(max_items=32)  # unpickling is the tick's main cost: a few per tick
+            while pairs.n_waiting < PAIRS_AHEAD:
+                pair = iface.next_pair(pending=pairs.n_pending)
+                if pair is None:
+                    break
+                pairs.add(pair)
+            if pairs.current is not None and not first_pair_logged[0]:
+                first_pair_logged[0] = True
+                log("[prefs] first pair on screen", flush=True)
+            if pairs.current is None:
+                window.set_waiting_text(_why_no_pair(iface, pairs))
+            iface.flush(block=False)
+            if agent_episode is not None:
+                frames = agent_episode.poll()
+                if frames is not None:
+                    window.set_agent_episode(frames)
+            window.refresh()
+            now = time.perf_counter()
+            since["tick_ms_max"] = max(since["tick_ms_max"], 1e3 * (now - t_tick))
+            if iface.maybe_log({"prefs/answers": pairs.n_answers, "prefs/answers_undone": pairs.n_undone,
+                                "prefs/pairs_waiting": pairs.n_waiting,
+                                "prefs/answers_per_minute": pairs.answers_per_minute(),
+                                "system/clip_fps": (window.n_frame_ticks - since["frame_ticks"]) / (now - since["t"]),
+                                "system/gui_tick_ms_max": since["tick_ms_max"]}):
+                since.update(t=now, frame_ticks=window.n_frame_ticks, tick_ms_max=0.0)
+        except BaseException as e:  # PyQt aborts on an exception escaping a slot: end the loop, re-raise below
+            failure.append(e)
+            app.quit()
+
+    window = LabelWindow(pairs, status=status, on_close=on_close, show_agent=agent_episode is not None)
+    screen = app.primaryScreen().availableGeometry()
+    window.resize(min(1000 if agent_episode is None else 1300, screen.width()), min(620, screen.height()))
+    window.show()
+    window.raise_()
+    window.activateWindow()
+    timer = QTimer()
+    timer.timeout.connect(tick)
+    timer.start(TICK_MS)
+    log(f"[prefs] labelling window open: \"{window.windowTitle()}\"", flush=True)
+    t0 = time.perf_counter()
+    app.exec_()
+    timer.stop()
+    window.timer.stop()
+    window.hide()
+    for answer in pairs.flush():  # every answer given counts, the held one included
+        iface.send(answer.pair, answer.mu, block=False)
+    if failure:
+        raise failure[0]
+    minutes = (time.perf_counter() - t0) / 60
+    log(f"[prefs] {pairs.n_answers} answers ({pairs.n_cant_tell} can't tell, {pairs.n_undone} undone) in "
+        f"{minutes:.1f} min", flush=True)
+    return {"answers": pairs.n_answers, "answers_cant_tell": pairs.n_cant_tell, "answers_undone": pairs.n_undone,
+            "labelling_window_closed": closed_by_person[0]}
