@@ -12,13 +12,18 @@
 """
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 
 from drlhp.config import RunConfig
 from drlhp.messages import Preference
 from drlhp.queues import drain, put_blocking
 from pref_interface.pool import SegmentPool
 from pref_interface.schedule import LabelSchedule
+
+
+STATE_FILE = Path("prefs") / "labeller_state.json"  # labels given so far: a resumed run goes on counting
 
 
 def make_labeller(cfg: RunConfig):
@@ -68,9 +73,30 @@ class PrefInterface:
         self.logger = MetricsLogger(run_dir, tb_subdir="tb/prefs", csv_name="progress_prefs.csv")
         self.given = self.discarded = self.received = 0
         self.policy_step = 0
+        self.state_path = Path(run_dir) / STATE_FILE
+        self._restore_state()
         self.outbox: list[Preference] = []  # answered, not yet on the queue (send(..., block=False))
         self.t_start = self.last_log = time.perf_counter()
         self._given_at_last_log = 0
+
+    def _restore_state(self) -> None:
+        """A resumed run (its run directory has our state): the label counts go on where they stopped,
+        so the schedule does not hand out its labels a second time."""
+        try:
+            state = json.loads(self.state_path.read_text())
+            self.given, self.discarded = int(state["labels_given"]), int(state["labels_discarded"])
+            self.policy_step = int(state["policy_step"])
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise RuntimeError(f"cannot read the labeller's state {self.state_path}: {e}") from None
+
+    def save_state(self) -> None:
+        from drlhp.atomic import write_json
+
+        self.state_path.parent.mkdir(parents=True, exist_ok=True)
+        write_json(self.state_path, {"labels_given": self.given, "labels_discarded": self.discarded,
+                                     "policy_step": self.policy_step, "pairs_asked_this_sitting": self.pool.n_asked})
 
     @property
     def allowed(self) -> int:
@@ -134,12 +160,14 @@ class PrefInterface:
             "system/memory_mb_prefs": _memory_mb(), **(extra or {}),
         })
         self.last_log, self._given_at_last_log = now, self.given
+        self.save_state()
         return True
 
     def close(self) -> None:
         """Send what is left, then the "no more preferences" sentinel."""
         try:
             self.flush(block=True)
+            self.save_state()
         finally:
             if not put_blocking(self.preference_queue, None, self.stop_event, poll_s=2.0):
                 self.preference_queue.cancel_join_thread()  # the predictor is gone: do not hang on exit

@@ -1,0 +1,75 @@
+"""A preference run stopped with Ctrl-C and started again with the same command goes on where it
+stopped: the policy (weights, step counter, learning-rate schedule), the predictor (weights, steps),
+the preference database and the label schedule's count (issue 4: runs longer than one sitting)."""
+import csv
+import json
+import signal
+import subprocess
+
+import numpy as np
+import pytest
+
+from test_pipeline import _json, _kill_session, _load_prefs, _output, _popen, _wait_for
+
+BUDGET = 20_000
+N_INITIAL, N_LABELS = 20, 200
+ARGS = ["--env", "MovingDot-v0", "--synthetic_prefs", "--n_envs", 4, "--segment_length", 5,
+        "--n_initial_prefs", N_INITIAL, "--n_initial_epochs", 1, "--n_labels", N_LABELS,
+        "--million_timesteps", BUDGET / 1e6, "--log_interval", 1, "--n_predictors", 2, "--reward_batch_size", 4,
+        "--policy_ckpt_interval", 100, "--prefs_save_interval", 5, "--seed", 3]
+
+
+def _steps(path, column="step") -> list[float]:
+    with open(path) as f:
+        return [float(r[column]) for r in csv.DictReader(f) if r.get(column)]
+
+
+def _predictor_steps(run_dir) -> int:
+    with np.load(run_dir / "reward_predictor" / "reward_predictor.npz", allow_pickle=False) as data:
+        return int(json.loads(str(data["meta"]))["steps"])
+
+
+@pytest.mark.slow
+def test_stop_and_resume_continues_the_run(cli, tmp_path):
+    run_dir = tmp_path / "run"
+    proc = _popen(tmp_path, *ARGS, "--run_dir", run_dir)
+    try:
+        _wait_for(lambda: (run_dir / "progress.csv").exists() and any(
+            s >= 4000 for s in _steps(run_dir / "progress.csv")), 240, proc, "4,000 policy steps")
+        proc.send_signal(signal.SIGINT)
+        try:
+            code = proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("run.py still running 60 s after SIGINT\n" + _output(tmp_path)[1][-3000:]) from None
+    finally:
+        _kill_session(proc)
+    assert code == 130, _output(tmp_path)[1][-3000:]
+    assert _json(run_dir / "status.json")["status"] == "interrupted"
+    first_steps = _steps(run_dir / "progress.csv")
+    stopped_at = first_steps[-1]
+    assert 4000 <= stopped_at < BUDGET
+    labels_1 = _json(run_dir / "prefs" / "labeller_state.json")["labels_given"]
+    n_prefs_1 = len(_load_prefs(run_dir / "prefs" / "prefs.npz"))
+    predictor_1 = _predictor_steps(run_dir)
+    assert labels_1 >= N_INITIAL and n_prefs_1 >= N_INITIAL and predictor_1 > 0
+
+    # the same command again: it resumes
+    proc = cli(*ARGS, "--run_dir", run_dir, timeout=300, check=True)
+    assert "resumed from" in proc.stdout
+    assert "pretraining on" not in proc.stdout  # the saved predictor is loaded, not trained afresh
+    summary = _json(run_dir / "summary.json")
+    assert summary["timesteps"] == BUDGET and _json(run_dir / "status.json")["status"] == "finished"
+    steps = _steps(run_dir / "progress.csv")
+    resumed = steps[len(first_steps):]
+    assert resumed and min(resumed) > stopped_at - 4 * 5 * 100 - 1  # from the last checkpoint, not from 0
+    assert resumed[-1] == BUDGET
+    # the label schedule counts on: all sittings together give at most the schedule's total
+    labels_2 = _json(run_dir / "prefs" / "labeller_state.json")["labels_given"]
+    assert labels_1 <= labels_2 <= N_INITIAL + N_LABELS
+    db = _load_prefs(run_dir / "prefs" / "prefs.npz")
+    assert n_prefs_1 <= len(db) <= N_INITIAL + N_LABELS
+    assert summary["labels_given"] == labels_2
+    assert _predictor_steps(run_dir) > predictor_1  # the predictor trained on from its saved steps
+    # the learning rate goes on decaying from where it was, not from its start value
+    lr = _steps(run_dir / "progress.csv", "policy/learning_rate")
+    assert lr[len(first_steps)] < lr[0]
