@@ -90,6 +90,7 @@ class RewardTrainer:
         self.rng = np.random.default_rng(seed + 7)
         self._bootstrap: dict[int, np.ndarray] = {}  # entry order -> Poisson(1) count per member
         self.steps = 0
+        self.pretrain_target = 0  # the step at which pretraining ends (0: not started); kept in checkpoints
         self.last_eval: dict[str, float] = {}
 
     # --- checkpoints ---------------------------------------------------------------------------
@@ -102,12 +103,19 @@ class RewardTrainer:
                                            f"ensemble: {e}") from None
         self.l2 = np.asarray(state.get("l2", self.l2), np.float32)
         self.steps = int(meta.get("steps", 0))
+        self.pretrain_target = int(meta.get("pretrain_target", 0))
         self.ensemble.version = int(meta.get("version", 0))
         return meta
 
     def save(self, path: Path) -> None:
         save_predictor(path, {**self.ensemble.get_state(), "l2": self.l2},
-                       {"steps": self.steps, "version": self.ensemble.version, "n_members": self.cfg.n_predictors})
+                       {"steps": self.steps, "version": self.ensemble.version, "n_members": self.cfg.n_predictors,
+                        "pretrain_target": self.pretrain_target})
+
+    @property
+    def pretraining_unfinished(self) -> bool:
+        """Pretraining was started and stopped before its last step (a run interrupted while pretraining)."""
+        return self.steps < self.pretrain_target
 
     # --- training ------------------------------------------------------------------------------
     def _member_indices(self, entries) -> list[np.ndarray]:
@@ -171,10 +179,15 @@ class RewardTrainer:
         return self.ensemble.publish()
 
     def pretrain(self, n_epochs: int, log=print, should_stop=lambda: False, on_eval=None) -> None:
-        """``on_eval(step, metrics)``, if given, receives each evaluation (e.g. MetricsLogger.log)."""
-        n_steps = math.ceil(n_epochs * self.db.n_train / self.cfg.batch_size)
-        log(f"[reward] pretraining on {len(self.db)} preferences: {n_epochs} epochs = {n_steps} steps "
-            f"of {self.cfg.batch_size} pairs x {self.cfg.n_predictors} members")
+        """``on_eval(step, metrics)``, if given, receives each evaluation (e.g. MetricsLogger.log). After a
+        checkpoint of an interrupted pretraining, goes on with the steps that were left."""
+        resumed = self.pretraining_unfinished
+        if not resumed:
+            self.pretrain_target = self.steps + math.ceil(n_epochs * self.db.n_train / self.cfg.batch_size)
+        n_steps = self.pretrain_target - self.steps
+        log(f"[reward] pretraining on {len(self.db)} preferences: "
+            + (f"resumed, {n_steps} steps left" if resumed else f"{n_epochs} epochs = {n_steps} steps")
+            + f" of {self.cfg.batch_size} pairs x {self.cfg.n_predictors} members")
         t0 = last = time.perf_counter()
         for i in range(n_steps):
             if should_stop():
@@ -293,6 +306,11 @@ def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, wei
         if loaded:
             meta = trainer.load(loaded)
             log(f"[reward] loaded predictor {meta['path']} (step {trainer.steps})", flush=True)
+            if not cfg.load_reward_predictor_ckpt_dir and trainer.pretraining_unfinished:
+                gathering_done.set()  # this run was stopped while pretraining: finish it first
+                trainer.pretrain(cfg.reward.n_initial_epochs, log=lambda s: log(s, flush=True),
+                                 should_stop=stop_event.is_set, on_eval=logger.log)
+                trainer.save(ckpt_path)
         else:
             if not wait_for_initial_prefs():
                 return

@@ -125,3 +125,42 @@ def test_vector_observations_use_an_mlp():
     ens = RewardEnsemble((6,), replace(RewardConfig(), n_predictors=1), seed=0)
     assert ens.predict(np.zeros((4, 6), np.uint8)).shape == (1, 4)
     assert not any("conv" in layer.name for layer in ens.members[0].layers)
+
+
+def test_pretraining_stopped_midway_resumes_with_the_steps_left(tmp_path):
+    """A run stopped while pretraining (Pong's 200 epochs take an hour here) finishes the pretraining
+    when resumed, instead of starting the policy on a half-trained predictor."""
+    import threading
+
+    from drlhp.messages import Preference, Segment
+    from drlhp.pref_db import PrefDB
+    from drlhp.reward_trainer import RewardTrainer
+
+    rng = np.random.default_rng(0)
+    db = PrefDB(max_prefs=100, seed=0)
+
+    def seg(i):
+        obs = rng.integers(0, 255, (3, 6), dtype=np.uint8)
+        return Segment(obs, np.zeros((3, 2, 2), np.uint8), np.full(3, float(i % 3), np.float32), "test", 0, i)
+
+    for i in range(40):
+        db.add(Preference(seg(2 * i), seg(2 * i + 1), (1.0, 0.0)))
+    cfg = RewardConfig(n_predictors=1, batch_size=4, eval_interval=5)
+    first = RewardTrainer((6,), cfg, db, threading.Lock(), seed=0)
+    calls = iter(range(10_000))
+    first.pretrain(2, log=lambda s: None, should_stop=lambda: next(calls) >= 3)  # stopped after 3 steps
+    planned = math.ceil(2 * db.n_train / cfg.batch_size)
+    assert first.steps == 3 and first.pretrain_target == planned and first.pretraining_unfinished
+    first.save(tmp_path / "p.npz")
+
+    again = RewardTrainer((6,), cfg, db, threading.Lock(), seed=0)
+    again.load(tmp_path / "p.npz")
+    assert again.steps == 3 and again.pretraining_unfinished
+    lines = []
+    again.pretrain(2, log=lines.append)
+    assert again.steps == planned and not again.pretraining_unfinished
+    assert "resumed" in lines[0] and f"{planned - 3} steps left" in lines[0]
+    again.save(tmp_path / "p.npz")
+    done = RewardTrainer((6,), cfg, db, threading.Lock(), seed=0)
+    done.load(tmp_path / "p.npz")
+    assert not done.pretraining_unfinished  # a finished pretraining is not repeated on resume
