@@ -121,9 +121,10 @@ def bench_pipeline(env_id: str, seconds: float, run_dir: Path, extra_args: list[
     if rew:
         out["pipeline_predictor_step_ms"] = float(rew[-1]["reward/train_step_ms"])
         out["pipeline_predictor_steps"] = float(rew[-1]["reward/train_steps"])
-    prefs = [r for r in _csv_rows(run_dir / "progress_prefs.csv") if r.get("prefs/labels_per_minute")]
-    if prefs:
-        out["pipeline_labels_per_minute"] = float(prefs[-1]["prefs/labels_per_minute"])
+    prefs = [r for r in _csv_rows(run_dir / "progress_prefs.csv")
+             if r.get("prefs/labels_per_minute") and float(r["step"]) >= float(first["step"])]
+    if prefs:  # while the policy trained (the initial preferences come faster)
+        out["pipeline_labels_per_minute"] = sum(float(r["prefs/labels_per_minute"]) for r in prefs) / len(prefs)
     for key in ("system/time_frac_train", "system/time_frac_env", "system/time_frac_act", "system/time_frac_reward"):
         if last.get(key):
             out["pipeline_" + key.split("/")[1]] = float(last[key])

@@ -80,6 +80,11 @@ class RewardConfig:
         norm_segments: recent segments whose frames set the normalization statistics.
         ckpt_interval_s: seconds between predictor checkpoints (plus one at the end).
         tf_intra_threads: TensorFlow intra-op threads of the predictor process (2 cores: 1).
+        train_fraction: pacing of the predictor's training beside the policy: the largest fraction of
+            wall time it spends training (after a step of d seconds it rests d * (1/f - 1)), so it
+            does not starve the policy of a core. 1.0: train flat out. Pretraining, while the policy
+            waits, is not paced. Measured on Pong (README, "Throughput"): 0.5 gives the policy the
+            CPU it needs for issue 4's speed target.
     """
 
     n_predictors: int = 3
@@ -96,6 +101,7 @@ class RewardConfig:
     norm_segments: int = 20
     ckpt_interval_s: float = 60.0
     tf_intra_threads: int = 1
+    train_fraction: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -241,6 +247,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--reward_batch_size", type=int, default=RewardConfig.batch_size)
     g.add_argument("--reward_lr", type=float, default=RewardConfig.lr)
     g.add_argument("--reward_publish_interval", type=int, default=RewardConfig.publish_interval)
+    g.add_argument("--reward_train_fraction", type=float, default=RewardConfig.train_fraction,
+                   help="most of the wall time the predictor spends training beside the policy (1: flat out)")
     g.add_argument("--reward_dropout", type=float, default=RewardConfig.dropout)
     g.add_argument("--reward_l2_init", type=float, default=RewardConfig.l2_init,
                    help="starting L2 coefficient (then adapted to keep val loss 1.1-1.5x train loss)")
@@ -261,7 +269,8 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         no_labelling=args.no_labelling, a2c=a2c,
         reward=RewardConfig(n_predictors=args.n_predictors, n_initial_epochs=args.n_initial_epochs,
                             batch_size=args.reward_batch_size, lr=args.reward_lr,
-                            publish_interval=args.reward_publish_interval, dropout=args.reward_dropout,
+                            publish_interval=args.reward_publish_interval,
+                            train_fraction=args.reward_train_fraction, dropout=args.reward_dropout,
                             batchnorm=args.reward_batchnorm, l2_init=args.reward_l2_init),
         prefs=PrefConfig(synthetic_prefs=args.synthetic_prefs, query_selection=args.query_selection,
                          segment_length=args.segment_length, segments_per_cut=args.segments_per_cut,

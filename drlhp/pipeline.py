@@ -121,6 +121,8 @@ def _check_inputs(cfg: RunConfig) -> None:
         problem = display_problem(fix="pass --synthetic_prefs (the synthetic oracle labels instead of a person)")
         if problem:
             raise UsageError(problem)
+    if not 0.0 < cfg.reward.train_fraction <= 1.0:
+        raise UsageError(f"--reward_train_fraction must be in (0, 1], got {cfg.reward.train_fraction}")
     if cfg.no_labelling and not cfg.load_reward_predictor_ckpt_dir:
         raise UsageError("--no_labelling needs --load_reward_predictor_ckpt_dir (a run directory or its "
                          "reward_predictor/reward_predictor.npz)")

@@ -329,6 +329,8 @@ def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, wei
             t0 = time.perf_counter()
             losses, accs = trainer.train_step()
             step_s = time.perf_counter() - t0
+            if cfg.reward.train_fraction < 1.0:  # paced: leave the policy its share of the cores
+                stop_event.wait(step_s * (1.0 / cfg.reward.train_fraction - 1.0))
             if trainer.steps % cfg.reward.publish_interval == 0:
                 publish()
             if trainer.steps % cfg.reward.eval_interval == 0:
