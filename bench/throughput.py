@@ -106,7 +106,7 @@ def bench_pipeline(env_id: str, seconds: float, run_dir: Path, extra_args: list[
                 break
     finally:
         if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(signal.SIGTERM)  # like Ctrl-C for run.py, and never ignored by a background job
         try:
             proc.wait(timeout=120)
         except subprocess.TimeoutExpired:

@@ -88,13 +88,14 @@ def test_interrupt_saves_a_checkpoint_and_the_run_resumes(tmp_path, sig):
     import sys
     import time
 
-    from conftest import REPO
+    from conftest import REPO, default_sigint
 
     run_dir = tmp_path / "run"
     proc = subprocess.Popen([sys.executable, str(REPO / "run.py"), "train_policy_with_original_rewards",
                              "--env", "MovingDot-v0", "--million_timesteps", "1", "--n_envs", "4",
                              "--run_dir", str(run_dir), "--log_interval", "0.5", "--policy_ckpt_interval", "0"],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=default_sigint)
     deadline = time.time() + 120
     while not (run_dir / "progress.csv").exists() and time.time() < deadline:
         time.sleep(0.2)

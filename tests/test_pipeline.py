@@ -14,7 +14,7 @@ import time
 import psutil
 import pytest
 
-from conftest import REPO
+from conftest import REPO, default_sigint
 
 ROLES = ("reward_predictor", "pref_interface", "policy")
 BUDGET = 2000  # agent steps (--million_timesteps 0.002)
@@ -45,7 +45,7 @@ def _popen(tmp_path, *args):
     out, err = open(tmp_path / "stdout.txt", "w"), open(tmp_path / "stderr.txt", "w")
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
     proc = subprocess.Popen([sys.executable, str(REPO / "run.py"), *map(str, args)], cwd=REPO, stdout=out,
-                            stderr=err, env=env, start_new_session=True)
+                            stderr=err, env=env, start_new_session=True, preexec_fn=default_sigint)
     out.close(), err.close()
     return proc
 
