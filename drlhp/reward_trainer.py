@@ -306,14 +306,10 @@ def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, wei
         if loaded:
             meta = trainer.load(loaded)
             log(f"[reward] loaded predictor {meta['path']} (step {trainer.steps})", flush=True)
-            if not cfg.load_reward_predictor_ckpt_dir and trainer.pretraining_unfinished:
-                gathering_done.set()  # this run was stopped while pretraining: finish it first
-                trainer.pretrain(cfg.reward.n_initial_epochs, log=lambda s: log(s, flush=True),
-                                 should_stop=stop_event.is_set, on_eval=logger.log)
-                trainer.save(ckpt_path)
-        else:
-            if not wait_for_initial_prefs():
-                return
+        elif not wait_for_initial_prefs():
+            return
+        # pretrain a new predictor, or finish this run's pretraining if it was stopped midway
+        if not loaded or (not cfg.load_reward_predictor_ckpt_dir and trainer.pretraining_unfinished):
             gathering_done.set()  # the policy stops its random play while we pretrain
             trainer.pretrain(cfg.reward.n_initial_epochs, log=lambda s: log(s, flush=True),
                              should_stop=stop_event.is_set, on_eval=logger.log)
