@@ -249,6 +249,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--reward_publish_interval", type=int, default=RewardConfig.publish_interval)
     g.add_argument("--reward_train_fraction", type=float, default=RewardConfig.train_fraction,
                    help="most of the wall time the predictor spends training beside the policy (1: flat out)")
+    g.add_argument("--reward_tf_threads", type=int, default=RewardConfig.tf_intra_threads,
+                   help="TensorFlow intra-op threads of the predictor process; with 2, halve "
+                        "--reward_train_fraction to leave the policy the same share of 2 cores")
     g.add_argument("--reward_dropout", type=float, default=RewardConfig.dropout)
     g.add_argument("--reward_l2_init", type=float, default=RewardConfig.l2_init,
                    help="starting L2 coefficient (then adapted to keep val loss 1.1-1.5x train loss)")
@@ -271,6 +274,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
                             batch_size=args.reward_batch_size, lr=args.reward_lr,
                             publish_interval=args.reward_publish_interval,
                             train_fraction=args.reward_train_fraction, dropout=args.reward_dropout,
+                            tf_intra_threads=args.reward_tf_threads,
                             batchnorm=args.reward_batchnorm, l2_init=args.reward_l2_init),
         prefs=PrefConfig(synthetic_prefs=args.synthetic_prefs, query_selection=args.query_selection,
                          segment_length=args.segment_length, segments_per_cut=args.segments_per_cut,

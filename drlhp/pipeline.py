@@ -121,6 +121,8 @@ def _check_inputs(cfg: RunConfig) -> None:
         problem = display_problem(fix="pass --synthetic_prefs (the synthetic oracle labels instead of a person)")
         if problem:
             raise UsageError(problem)
+    if cfg.reward.tf_intra_threads < 1:
+        raise UsageError(f"--reward_tf_threads must be at least 1, got {cfg.reward.tf_intra_threads}")
     if not 0.0 < cfg.reward.train_fraction <= 1.0:
         raise UsageError(f"--reward_train_fraction must be in (0, 1], got {cfg.reward.train_fraction}")
     if cfg.no_labelling and not cfg.load_reward_predictor_ckpt_dir:
@@ -249,8 +251,8 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
     run_dir = str(record.dir)
     previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     failure, interrupted = None, False
-    from drlhp.reward_trainer import PREDICTOR_FILE
-    if not gather and (cfg.load_reward_predictor_ckpt_dir or (record.dir / PREDICTOR_FILE).exists()):
+    from drlhp.reward_trainer import predictor_to_load
+    if not gather and predictor_to_load(cfg, record.dir):
         ch.gathering_done.set()  # a predictor will be loaded: the policy waits for it instead of playing randomly
     try:
         group.start("reward_predictor", "drlhp.reward_trainer:run_reward_predictor", cfg=cfg, obs_shape=observation_shape(cfg.env),

@@ -28,6 +28,13 @@ from drlhp.pref_db import PrefDB
 
 PREFS_FILE = Path("prefs") / "prefs.npz"
 PREDICTOR_FILE = Path("reward_predictor") / "reward_predictor.npz"
+
+
+def predictor_to_load(cfg, run_dir) -> str | Path | None:
+    """The predictor a run starts from: --load_reward_predictor_ckpt_dir, else this run directory's
+    own (a resumed run), else None (a new predictor, pretrained on the initial preferences)."""
+    own = Path(run_dir) / PREDICTOR_FILE
+    return cfg.load_reward_predictor_ckpt_dir or (own if own.exists() else None)
 PREDICTOR_FORMAT_VERSION = 1
 
 
@@ -302,7 +309,7 @@ def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, wei
         if collect_only:
             wait_for_initial_prefs()
             return
-        loaded = cfg.load_reward_predictor_ckpt_dir or (ckpt_path if ckpt_path.exists() else None)
+        loaded = predictor_to_load(cfg, run_dir)
         if loaded:
             meta = trainer.load(loaded)
             log(f"[reward] loaded predictor {meta['path']} (step {trainer.steps})", flush=True)

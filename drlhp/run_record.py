@@ -14,7 +14,9 @@
     <run_dir>/curves.png         the main curves, drawn at the end (floyd.plots)
 
 A resumed run (same --run_dir) keeps run.json's first start time and adds a sitting; config.json,
-command.txt and code_version.json then describe the latest sitting.
+command.txt and code_version.json then describe the latest sitting, and each sitting in run.json keeps
+its own command line, git commit and the arguments that changed from the sitting before
+("config_changes": {name: [before, after]}).
 
 This module must not import TensorFlow: the run archive (floyd/) reads run directories with it.
 """
@@ -136,6 +138,22 @@ def record_code_version(run_dir: Path, repo: Path = REPO_ROOT) -> dict:
     return version
 
 
+def _flat(config: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in config.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def config_changes(before: dict, after: dict) -> dict:
+    """{"section.name": [before, after]} for every argument that differs (nested sections flattened)."""
+    a, b = _flat(before), _flat(after)
+    return {k: [a.get(k), b.get(k)] for k in sorted({*a, *b}) if a.get(k) != b.get(k)}
+
+
 class RunRecord:
     def __init__(self, run_dir: str | Path):
         self.dir = Path(run_dir)
@@ -148,13 +166,18 @@ class RunRecord:
                    "python": sys.executable}
         previous = self.read_json("run.json") or {}
         sittings = previous.get("sittings") if isinstance(previous.get("sittings"), list) else []
+        sitting["command"] = shlex.join([sys.executable, *argv])
+        before = self.read_json("config.json")
+        if before is not None:
+            sitting["config_changes"] = config_changes(before, config)
         write_json(self.dir / "run.json", {"format_version": RUN_FORMAT_VERSION,
                                            "started": previous.get("started", sitting["started"]),
                                            **{k: sitting[k] for k in ("pid", "host", "cwd", "python")},
                                            "sittings": [*sittings, sitting]})
         write_json(self.dir / "config.json", config)
         write_text(self.dir / "command.txt", shlex.join([sys.executable, *argv]) + "\n")
-        record_code_version(self.dir)
+        sitting["git_commit"] = record_code_version(self.dir).get("git_commit")
+        write_json(self.dir / "run.json", {**self.read_json("run.json"), "sittings": [*sittings, sitting]})
         self.set_status("running")
 
     def set_status(self, status: str, error: str | None = None) -> None:

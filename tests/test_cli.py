@@ -60,6 +60,12 @@ def test_train_writes_run_record_then_resumes_and_watches(cli, tmp_path):
     assert summary2["wall_s"] >= summary["wall_s"]
     steps = [int(line.split(",")[0]) for line in (run_dir / "progress.csv").read_text().splitlines()[1:]]
     assert steps == sorted(steps) and steps[-1] == 6000
+    # each sitting keeps its own command and what changed; command.txt is the latest sitting's
+    first, second = json.loads((run_dir / "run.json").read_text())["sittings"]
+    assert "--million_timesteps 0.004" in first["command"] and "--million_timesteps 0.006" in second["command"]
+    assert "config_changes" not in first and second["config_changes"]["million_timesteps"] == [0.004, 0.006]
+    assert len(second["git_commit"]) == 40
+    assert "--million_timesteps 0.006" in (run_dir / "command.txt").read_text()
 
     # watch plays the saved policy and writes a video; it is a recorded run of its own
     video = tmp_path / "episode.gif"

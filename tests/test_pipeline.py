@@ -270,4 +270,6 @@ def test_bad_inputs_are_one_line_exit_2(cli, tmp_path):
     assert "--load_reward_predictor_ckpt_dir" in line
     line = _one_line_exit_2(cli("pretrain_reward_predictor", *common, timeout=60))
     assert "--load_prefs_dir" in line
+    line = _one_line_exit_2(cli(*common, "--synthetic_prefs", "--reward_tf_threads", 0, timeout=60))
+    assert "--reward_tf_threads" in line
     assert not run_dir.exists()  # nothing was started, so no run directory either
