@@ -88,6 +88,14 @@ def cmd_show(opts) -> int:
             print(f"          {line}")
     print(f"started   {e.start.isoformat(sep=' ') if e.start else '-'}; duration {fmt_duration(e.duration_s)}"
           + (f"; {len(e.run_json.get('sittings', []))} sitting(s)" if e.run_json else ""))
+    sittings = e.run_json.get("sittings", []) if e.run_json else []
+    for i, sitting in enumerate(sittings if len(sittings) > 1 else [], 1):
+        if isinstance(sitting, dict):
+            changes = sitting.get("config_changes") or {}
+            print(f"sitting {i} {sitting.get('started', '-')}"
+                  + (f", git {str(sitting['git_commit'])[:10]}" if sitting.get("git_commit") else "")
+                  + (": " + ", ".join(f"{k} {_short(a)} -> {_short(b)}" for k, (a, b) in changes.items())
+                     if changes else ""))
     for note in e.notes:
         print(f"note      {note}")
     if e.rerun:

@@ -282,3 +282,24 @@ def test_without_git_the_source_is_archived_and_rerun_unpacks_it(tmp_path):
     code_dir, how = prepare_code(read_run(run_dir), tmp_path / "work", fresh_checkout=False)
     assert how == "source archive source.tar.gz"
     assert (code_dir / "drlhp" / "pipeline.py").read_bytes() == (REPO / "drlhp" / "pipeline.py").read_bytes()
+
+
+def test_show_lists_each_sitting_and_what_it_changed(tmp_path):
+    """A run resumed with another flag: run.json keeps both sittings' commands and the change, and
+    `floyd show` prints them (RunRecord as run.py uses it; no training needed)."""
+    from drlhp.run_record import RunRecord
+
+    run_dir = tmp_path / "runs" / "resumed"
+    config = {"mode": "train_policy_with_preferences", "env": "PongNoFrameskip-v4", "seed": 0,
+              "reward": {"tf_intra_threads": 1, "lr": 2e-4}}
+    RunRecord(run_dir).start(config, argv=["run.py", "--env", "PongNoFrameskip-v4"])
+    RunRecord(run_dir).start({**config, "reward": {"tf_intra_threads": 2, "lr": 2e-4}},
+                             argv=["run.py", "--env", "PongNoFrameskip-v4", "--reward_tf_threads", "2"])
+    first, second = _json(run_dir / "run.json")["sittings"]
+    assert first["command"].endswith("run.py --env PongNoFrameskip-v4") and "config_changes" not in first
+    assert second["command"].endswith("--reward_tf_threads 2")
+    assert second["config_changes"] == {"reward.tf_intra_threads": [1, 2]}
+    shown = floyd("--runs_dir", tmp_path / "runs", "show", "resumed")
+    assert shown.returncode == 0, shown.stderr
+    assert "2 sitting(s)" in shown.stdout
+    assert "reward.tf_intra_threads 1 -> 2" in shown.stdout
