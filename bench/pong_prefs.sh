@@ -3,7 +3,9 @@
 # 3 predictors with batch norm and dropout, 500 initial preferences, 200 pretraining epochs), then
 # the curve of true return against steps and wall time (PNG) and the labels used.
 # Issue 4's goal: mean true return of the last 100 episodes >= +19 within 3 hours of running time
-# and at most 6,000 labels. Resumable: run it again with the same RUN_DIR after Ctrl-C (everything
+# and at most 6,000 labels. The predictor runs 2 TensorFlow threads (both cores while the policy waits for
+# pretraining) and trains at most a quarter of the wall time beside the policy (2 threads x 1/4: the same
+# share of the cores as the defaults' 1 thread x 1/2). Later flags override these. Resumable: run it again with the same RUN_DIR after Ctrl-C (everything
 # is saved: policy, predictor, database, label count); only running time counts in the curve.
 #   bash bench/pong_prefs.sh [SEED] [RUN_DIR] [extra run.py flags...]
 set -euo pipefail
@@ -13,7 +15,8 @@ RUN_DIR=${2:-runs/pong-prefs-seed$SEED}
 shift $(( $# > 2 ? 2 : $# ))
 status=0
 .venv/bin/python run.py train_policy_with_preferences --env PongNoFrameskip-v4 --synthetic_prefs --seed "$SEED" \
-    --million_timesteps 10 --run_dir "$RUN_DIR" --log_interval 30 --policy_ckpt_interval 500 "$@" || status=$?
+    --million_timesteps 10 --run_dir "$RUN_DIR" --log_interval 30 --policy_ckpt_interval 500 \
+    --reward_tf_threads 2 --reward_train_fraction 0.25 "$@" || status=$?
 if [ ! -f "$RUN_DIR/progress.csv" ]; then
     echo "no policy progress yet in $RUN_DIR (stopped while gathering or pretraining): no curve" >&2
     exit $status
