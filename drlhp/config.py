@@ -164,6 +164,7 @@ class RunConfig:
         load_prefs_dir: a preference database (file, or a run directory holding prefs/prefs.npz).
         load_reward_predictor_ckpt_dir: a reward predictor checkpoint (file or run directory).
         no_labelling: train the policy on a loaded predictor, with no labeller and no predictor training.
+        profile: every process profiles itself with cProfile into <run_dir>/profile/ (drlhp.profiling).
         a2c, reward, prefs: the hyper-parameters of each role.
     """
 
@@ -183,6 +184,7 @@ class RunConfig:
     load_prefs_dir: str | None = None
     load_reward_predictor_ckpt_dir: str | None = None
     no_labelling: bool = False
+    profile: bool = False
     a2c: A2CConfig = field(default_factory=A2CConfig)
     reward: RewardConfig = field(default_factory=RewardConfig)
     prefs: PrefConfig = field(default_factory=PrefConfig)
@@ -221,6 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n_env_threads", type=int, default=0, help="Atari env threads (0: one per core)")
     p.add_argument("--tf_intra_threads", type=int, default=2)
     p.add_argument("--tf_inter_threads", type=int, default=1)
+    p.add_argument("--profile", action="store_true",
+                   help="profile every process with cProfile: <run_dir>/profile/<role>.txt (and .prof)")
     p.add_argument("--episodes", type=int, default=1, help="watch: episodes to play")
     p.add_argument("--video", default=None, help="watch: output .mp4 or .gif")
     g = p.add_argument_group("preferences")
@@ -269,7 +273,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         n_env_threads=args.n_env_threads, tf_intra_threads=args.tf_intra_threads,
         tf_inter_threads=args.tf_inter_threads, episodes=args.episodes, video=args.video,
         load_prefs_dir=args.load_prefs_dir, load_reward_predictor_ckpt_dir=args.load_reward_predictor_ckpt_dir,
-        no_labelling=args.no_labelling, a2c=a2c,
+        no_labelling=args.no_labelling, profile=args.profile, a2c=a2c,
         reward=RewardConfig(n_predictors=args.n_predictors, n_initial_epochs=args.n_initial_epochs,
                             batch_size=args.reward_batch_size, lr=args.reward_lr,
                             publish_interval=args.reward_publish_interval,

@@ -25,6 +25,7 @@ import traceback
 from dataclasses import dataclass
 
 from drlhp.messages import Report
+from drlhp.profiling import profiled
 from drlhp.queues import LatestValue
 
 
@@ -54,7 +55,7 @@ class Channels:
                    LatestValue(ctx), ctx.Value("q", 0), ctx.Value("q", 0))
 
 
-def _child_main(role: str, target: str, kwargs: dict, report_queue, stop_event) -> None:
+def _child_main(role: str, target: str, kwargs: dict, report_queue, stop_event, profile_dir=None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C through stop_event
 
     def log(*args, **kw):
@@ -63,7 +64,8 @@ def _child_main(role: str, target: str, kwargs: dict, report_queue, stop_event) 
     try:
         module, name = target.split(":")
         fn = getattr(importlib.import_module(module), name)  # imported here: the parent stays TF-free
-        figures = fn(**kwargs, log=log)
+        with profiled(profile_dir, role):  # --profile: <run_dir>/profile/<role>.{prof,txt}
+            figures = fn(**kwargs, log=log)
         report_queue.put(Report(role, "done", figures=figures or {}))
     except BaseException as e:
         detail = traceback.format_exc()
@@ -75,8 +77,9 @@ def _child_main(role: str, target: str, kwargs: dict, report_queue, stop_event) 
 
 
 class ProcessGroup:
-    def __init__(self, channels: Channels, ctx=None):
+    def __init__(self, channels: Channels, ctx=None, profile_dir=None):
         self.ctx = ctx or mp.get_context("spawn")
+        self.profile_dir = profile_dir  # --profile: each child profiles itself (drlhp.profiling)
         self.ch = channels
         self.procs: dict[str, mp.Process] = {}
         self.figures: dict[str, dict] = {}
@@ -85,7 +88,8 @@ class ProcessGroup:
     def start(self, role: str, target: str, **kwargs) -> None:
         """Run ``target`` ("module:function", imported in the child) with kwargs and a ``log`` function."""
         p = self.ctx.Process(target=_child_main, name=f"drlhp-{role}", daemon=False,
-                             args=(role, target, kwargs, self.ch.report_queue, self.ch.stop_event))
+                             args=(role, target, kwargs, self.ch.report_queue, self.ch.stop_event,
+                                   self.profile_dir))
         p.start()
         self.procs[role] = p
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from drlhp.atomic import write_json
 from drlhp.config import A2CConfig, RunConfig
+from drlhp.profiling import PROFILE_DIR, profiled
 from drlhp.run_record import RunRecord, default_run_dir
 
 
@@ -63,7 +64,10 @@ def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False)
             resource_tracker.ensure_running()
         tee = OutputTee(record.dir, header=" ".join(argv or []))
     try:
-        return mode(cfg, record)
+        # --profile: this process too (the one-process modes' work; the parent's waiting in the others)
+        with profiled(record.dir / PROFILE_DIR if cfg.profile else None,
+                      "parent" if mode is run_processes else cfg.mode):
+            return mode(cfg, record)
     except UsageError as e:  # found once the run had started (e.g. a checkpoint that does not fit)
         record.set_status("crashed", error=str(e))
         print(f"run.py: error: {e}", file=sys.stderr, flush=True)
@@ -247,7 +251,7 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
           + f" -> {record.dir}", flush=True)
     ctx = mp.get_context("spawn")
     ch = Channels.create(ctx, cfg.prefs.segment_queue_size)
-    group = ProcessGroup(ch, ctx)
+    group = ProcessGroup(ch, ctx, profile_dir=str(record.dir / PROFILE_DIR) if cfg.profile else None)
     run_dir = str(record.dir)
     previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     failure, interrupted = None, False

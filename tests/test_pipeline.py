@@ -165,7 +165,7 @@ def test_staged_path_gather_pretrain_train_with_loaded_predictor(cli, tmp_path):
 def test_default_mode_runs_three_processes_end_to_end(cli, tmp_path):
     run_dir = tmp_path / "run"
     proc = cli("--env", "MovingDot-v0", "--synthetic_prefs", *SMALL, "--n_initial_prefs", 20,
-               "--run_dir", run_dir, timeout=180, check=True)
+               "--run_dir", run_dir, "--profile", timeout=180, check=True)
     assert "pretraining on" in proc.stdout and "[policy]" in proc.stdout
     summary = _json(run_dir / "summary.json")
     assert summary["mode"] == "train_policy_with_preferences" and summary["timesteps"] == BUDGET
@@ -180,6 +180,18 @@ def test_default_mode_runs_three_processes_end_to_end(cli, tmp_path):
     assert len({pids[r] for r in ROLES} | {pids["parent"]}) == 4
     alive = [r for r in ROLES if psutil.pid_exists(pids[r]) and _alive(_process(pids[r]))]
     assert not alive, f"still running after run.py exited: {alive}"
+    # --profile: each process's own profile, its loop at the top of the cumulative table
+    import pstats
+
+    loops = {"policy": "run_policy", "reward_predictor": "run_reward_predictor",
+             "pref_interface": "run_pref_interface", "parent": "run_processes"}
+    for role, loop in loops.items():
+        text = (run_dir / "profile" / f"{role}.txt").read_text()
+        assert text.startswith(f"{role}: ") and f"pid {pids[role]}" in text, text[:200]
+        cumulative = text.split("most cumulative time:")[1].splitlines()[2:8]
+        assert any(loop in line for line in cumulative), (role, cumulative)
+        stats = pstats.Stats(str(run_dir / "profile" / f"{role}.prof"))
+        assert any(name == loop for (_file, _line, name) in stats.stats)
 
 
 @pytest.mark.slow
