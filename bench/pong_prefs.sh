@@ -15,7 +15,7 @@ RUN_DIR=${2:-runs/pong-prefs-seed$SEED}
 shift $(( $# > 2 ? 2 : $# ))
 status=0
 .venv/bin/python run.py train_policy_with_preferences --env PongNoFrameskip-v4 --synthetic_prefs --seed "$SEED" \
-    --million_timesteps 10 --run_dir "$RUN_DIR" --log_interval 30 --policy_ckpt_interval 500 \
+    --million_timesteps 4 --run_dir "$RUN_DIR" --log_interval 30 --policy_ckpt_interval 500 \
     --reward_tf_threads 2 --reward_train_fraction 0.25 "$@" || status=$?
 if [ ! -f "$RUN_DIR/progress.csv" ]; then
     echo "no policy progress yet in $RUN_DIR (stopped while gathering or pretraining): no curve" >&2

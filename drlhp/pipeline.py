@@ -49,9 +49,12 @@ def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False)
     do not, so that their own output capture is left alone)."""
     mode = _mode_function(cfg)
     _check_inputs(cfg)  # bad inputs: UsageError before any run directory exists
+    given = cfg
     cfg = _resolve_run_dir(cfg)
     record = RunRecord(cfg.run_dir)
-    record.start(cfg.to_dict(), argv)
+    # what the run filled in itself (a resumed run's own checkpoints) is not a change of arguments
+    derived = tuple(k for k in ("load_policy_ckpt_dir", "run_dir") if getattr(given, k) != getattr(cfg, k))
+    record.start(cfg.to_dict(), argv, derived=derived)
     tee = None
     if tee_output:
         from drlhp.output_tee import OutputTee

@@ -1,9 +1,9 @@
 """`--profile`: where each process's time goes, with cProfile.
 
-Each process of a run (the policy, the reward predictor, the preference interface, and the parent or
-the single process of the one-process modes) is profiled from start to exit and writes, into
-<run_dir>/profile/:
+Each process of a run is profiled from start to exit and writes, into <run_dir>/profile/:
 
+    <role>        policy, reward_predictor, pref_interface and parent in the three-process modes; the
+                  mode's name (e.g. train_policy_with_original_rewards) in the one-process modes
     <role>.prof   cProfile statistics (open with `python -m pstats`, snakeviz, ...)
     <role>.txt    the process's wall time, then the functions with the most time of their own and the
                   most cumulative time, each as a share of that wall time
@@ -11,7 +11,9 @@ the single process of the one-process modes) is profiled from start to exit and 
 cProfile sees the thread that runs the role's loop; the predictor's preference-receiving thread and
 TensorFlow's and ale-py's own C++ threads are not in it (their work shows as time inside the Python call
 that waits for them). Time inside TensorFlow ops counts towards the Python function that ran them.
-Profiling slows Python-heavy code by a few percent; `bench/throughput.py` measures speed without it.
+A child stopped by force (still running after the stop event and its grace period) writes no profile.
+A profile that cannot be saved costs a warning, never the run's outcome. Profiling slows Python-heavy
+code by a few percent; `bench/throughput.py` measures speed without it.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import cProfile
 import io
 import os
 import pstats
+import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -69,4 +72,7 @@ def profiled(out_dir: str | Path | None, role: str):
         yield
     finally:
         prof.disable()
-        write_profile(prof, Path(out_dir), role, time.monotonic() - t0)
+        try:
+            write_profile(prof, Path(out_dir), role, time.monotonic() - t0)
+        except Exception as e:  # noqa: BLE001 -- a profile that cannot be saved must not change the run's outcome
+            print(f"[{role}] warning: profile not saved: {type(e).__name__}: {e}", file=sys.stderr, flush=True)

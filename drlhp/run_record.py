@@ -148,10 +148,15 @@ def _flat(config: dict, prefix: str = "") -> dict:
     return out
 
 
-def config_changes(before: dict, after: dict) -> dict:
-    """{"section.name": [before, after]} for every argument that differs (nested sections flattened)."""
+ABSENT = "(absent)"  # config_changes: the argument did not exist on that side (an older or newer version)
+
+
+def config_changes(before: dict, after: dict, ignore: tuple[str, ...] = ()) -> dict:
+    """{"section.name": [before, after]} for every argument that differs (nested sections flattened);
+    an argument on one side only shows ABSENT on the other. ``ignore``: flattened names left out."""
     a, b = _flat(before), _flat(after)
-    return {k: [a.get(k), b.get(k)] for k in sorted({*a, *b}) if a.get(k) != b.get(k)}
+    pairs = {k: [a.get(k, ABSENT), b.get(k, ABSENT)] for k in sorted({*a, *b}) if k not in ignore}
+    return {k: pair for k, pair in pairs.items() if pair[0] != pair[1]}
 
 
 class RunRecord:
@@ -160,25 +165,25 @@ class RunRecord:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.ckpt_dir = self.dir / "checkpoints"
 
-    def start(self, config: dict, argv: list[str] | None = None) -> None:
+    def start(self, config: dict, argv: list[str] | None = None, derived: tuple[str, ...] = ()) -> None:
+        """Record a sitting. ``derived``: arguments the run filled in itself (a resumed run's own
+        checkpoint directory), left out of the sitting's config_changes."""
         argv = sys.argv if argv is None else argv
+        command = shlex.join([sys.executable, *argv])
         sitting = {"started": now_iso(), "pid": os.getpid(), "host": socket.gethostname(), "cwd": os.getcwd(),
-                   "python": sys.executable}
+                   "python": sys.executable, "command": command}
         previous = self.read_json("run.json") or {}
         sittings = previous.get("sittings") if isinstance(previous.get("sittings"), list) else []
-        sitting["command"] = shlex.join([sys.executable, *argv])
         before = self.read_json("config.json")
         if before is not None:
-            sitting["config_changes"] = config_changes(before, config)
-        write_json(self.dir / "run.json", {"format_version": RUN_FORMAT_VERSION,
-                                           "started": previous.get("started", sitting["started"]),
-                                           **{k: sitting[k] for k in ("pid", "host", "cwd", "python")},
-                                           "sittings": [*sittings, sitting]})
+            sitting["config_changes"] = config_changes(before, config, ignore=derived)
+        meta = {"format_version": RUN_FORMAT_VERSION, "started": previous.get("started", sitting["started"]),
+                **{k: sitting[k] for k in ("pid", "host", "cwd", "python")}, "sittings": [*sittings, sitting]}
+        write_json(self.dir / "run.json", meta)
         write_json(self.dir / "config.json", config)
-        write_text(self.dir / "command.txt", shlex.join([sys.executable, *argv]) + "\n")
+        write_text(self.dir / "command.txt", command + "\n")
         sitting["git_commit"] = record_code_version(self.dir).get("git_commit")
-        write_json(self.dir / "run.json", {**self.read_json("run.json"), "sittings": [*sittings, sitting]})
-        self.set_status("running")
+        write_json(self.dir / "run.json", meta)  # the same record, now with the sitting's commit
 
     def set_status(self, status: str, error: str | None = None) -> None:
         record = {"status": status, "time": now_iso()}

@@ -91,7 +91,8 @@ def cmd_show(opts) -> int:
     sittings = e.run_json.get("sittings", []) if e.run_json else []
     for i, sitting in enumerate(sittings if len(sittings) > 1 else [], 1):
         if isinstance(sitting, dict):
-            changes = sitting.get("config_changes") or {}
+            changes = {k: v for k, v in (sitting.get("config_changes") or {}).items()
+                       if isinstance(v, list) and len(v) == 2}  # a malformed entry is skipped, not a crash
             print(f"sitting {i} {sitting.get('started', '-')}"
                   + (f", git {str(sitting['git_commit'])[:10]}" if sitting.get("git_commit") else "")
                   + (": " + ", ".join(f"{k} {_short(a)} -> {_short(b)}" for k, (a, b) in changes.items())

@@ -299,6 +299,11 @@ def test_show_lists_each_sitting_and_what_it_changed(tmp_path):
     assert first["command"].endswith("run.py --env PongNoFrameskip-v4") and "config_changes" not in first
     assert second["command"].endswith("--reward_tf_threads 2")
     assert second["config_changes"] == {"reward.tf_intra_threads": [1, 2]}
+    from drlhp.run_record import ABSENT, config_changes
+
+    # an argument on one side only (another version) shows as absent; a None value is not absent
+    assert config_changes({"a": 1, "r": {"x": None}}, {"a": 1, "r": {"x": None, "y": None}}) == {"r.y": [ABSENT, None]}
+    assert config_changes({"l": None}, {"l": "run/checkpoints"}, ignore=("l",)) == {}
     shown = floyd("--runs_dir", tmp_path / "runs", "show", "resumed")
     assert shown.returncode == 0, shown.stderr
     assert "2 sitting(s)" in shown.stdout
