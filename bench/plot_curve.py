@@ -2,7 +2,10 @@
 """Plot runs' true return against agent steps and wall time, from their progress.csv, to one PNG.
 
     python bench/plot_curve.py RUN_DIR [RUN_DIR ...] [--labels A B ...] [--out curve.png]
-                               [--title TEXT] [--target 18]
+                               [--title TEXT] [--target 18] [--with_setup]
+
+--with_setup: the time axis is the run's whole running time (bench/running_time.py): the policy's
+training time plus what came before it (gathering the initial preferences, pretraining the predictor).
 """
 from __future__ import annotations
 
@@ -32,6 +35,8 @@ def main() -> None:
     p.add_argument("--out", type=Path, default=None)
     p.add_argument("--title", default=None)
     p.add_argument("--target", type=float, default=None, help="draw a horizontal line at this return")
+    p.add_argument("--with_setup", action="store_true",
+                   help="time axis: running time including gathering and pretraining (bench/running_time.py)")
     args = p.parse_args()
     labels = args.labels or [d.name for d in args.run_dirs]
     if len(labels) != len(args.run_dirs):
@@ -40,10 +45,17 @@ def main() -> None:
     for run_dir, name in zip(args.run_dirs, labels):
         data = read_progress(run_dir)
         steps = [s / 1e6 for s in data["step"]]
-        hours = [w / 3600 for w in data["system/wall_s"]]
+        setup_s = 0.0
+        if args.with_setup:
+            import running_time  # bench/running_time.py, beside this script
+
+            setup_s = running_time.summary(run_dir)["setup_s"]
+        hours = [(setup_s + w) / 3600 for w in data["system/wall_s"]]
         for ax, x in ((axes[0], steps), (axes[1], hours)):
             ax.plot(x, data["policy/true_return_last100"], lw=1.5, label=name)
-    for ax, label in ((axes[0], "agent steps (millions)"), (axes[1], "wall time (hours)")):
+    time_label = ("running time (hours), gathering and pretraining included" if args.with_setup
+                  else "policy training time (hours)")
+    for ax, label in ((axes[0], "agent steps (millions)"), (axes[1], time_label)):
         if args.target is not None:
             ax.axhline(args.target, color="grey", ls="--", lw=1, label=f"target {args.target:g}")
         ax.legend(loc="lower right")

@@ -21,7 +21,8 @@ if [ ! -f "$RUN_DIR/progress.csv" ]; then
     echo "no policy progress yet in $RUN_DIR (stopped while gathering or pretraining): no curve" >&2
     exit $status
 fi
-.venv/bin/python bench/plot_curve.py "$RUN_DIR" --target 19 --title "Pong from synthetic preferences, seed $SEED"
+.venv/bin/python bench/plot_curve.py "$RUN_DIR" --target 19 --with_setup --title "Pong from synthetic preferences, seed $SEED"
+.venv/bin/python bench/running_time.py "$RUN_DIR"
 .venv/bin/python - "$RUN_DIR" <<'PY'
 import csv, sys
 from pathlib import Path
@@ -33,7 +34,7 @@ with open(run / "progress.csv") as f:
 if rows and pol:
     last = pol[-1]
     print(f"labels given: {int(float(rows[-1]['prefs/labels_given']))}; agent steps: {int(float(last['step'])):,}; "
-          f"running time: {float(last['system/wall_s']) / 3600:.2f} h; "
+          f"policy training time: {float(last['system/wall_s']) / 3600:.2f} h; "
           f"true return (last 100): {float(last['policy/true_return_last100']):.2f}")
 PY
 exit $status
