@@ -24,7 +24,7 @@ run: $(STAMP)
 	$(PY) run.py --env MovingDot-v0 --synthetic_prefs --seed 0 --log_interval 10 $(DOT_PREFS_ARGS)
 
 test: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q tests
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q --durations=15 tests
 
 bench: $(STAMP)
 	$(PY) bench/throughput.py --env PongNoFrameskip-v4
