@@ -122,7 +122,7 @@ class ProcessGroup:
         while not until_done <= set(self.figures):
             self._poll(0.2)
 
-    def shutdown(self, timeout: float = 60.0, after_failure_timeout: float = 15.0) -> list[str]:
+    def shutdown(self, timeout: float = 60.0, after_failure_timeout: float = 10.0) -> list[str]:
         """Stop every child and wait for it (saving takes a moment); returns the roles that had to be
         terminated. Errors reported while stopping are raised as ChildFailed after all have stopped.
 

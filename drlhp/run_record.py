@@ -184,6 +184,7 @@ class RunRecord:
         write_text(self.dir / "command.txt", command + "\n")
         sitting["git_commit"] = record_code_version(self.dir).get("git_commit")
         write_json(self.dir / "run.json", meta)  # the same record, now with the sitting's commit
+        self.set_status("running")
 
     def set_status(self, status: str, error: str | None = None) -> None:
         record = {"status": status, "time": now_iso()}

@@ -295,6 +295,7 @@ def test_show_lists_each_sitting_and_what_it_changed(tmp_path):
     RunRecord(run_dir).start(config, argv=["run.py", "--env", "PongNoFrameskip-v4"])
     RunRecord(run_dir).start({**config, "reward": {"tf_intra_threads": 2, "lr": 2e-4}},
                              argv=["run.py", "--env", "PongNoFrameskip-v4", "--reward_tf_threads", "2"])
+    assert _json(run_dir / "status.json")["status"] == "running"
     first, second = _json(run_dir / "run.json")["sittings"]
     assert first["command"].endswith("run.py --env PongNoFrameskip-v4") and "config_changes" not in first
     assert second["command"].endswith("--reward_tf_threads 2")
