@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from drlhp.messages import Report
 from drlhp.profiling import profiled
-from drlhp.queues import LatestValue
+from drlhp.queues import LatestValue, SharedFlag
 
 
 class ChildFailed(Exception):
@@ -42,8 +42,8 @@ class Channels:
     weights_to_policy: LatestValue
     weights_to_prefs: LatestValue
     report_queue: object
-    stop_event: object
-    gathering_done: object
+    stop_event: SharedFlag  # not multiprocessing.Event: a killed child can leave its lock held (queues.py)
+    gathering_done: SharedFlag
     agent_episode: LatestValue
     predictor_version: object  # multiprocessing.Value("q"): the newest published weights' version
     db_size: object  # multiprocessing.Value("q"): preferences in the predictor's database
@@ -51,7 +51,7 @@ class Channels:
     @classmethod
     def create(cls, ctx, segment_queue_size: int, preference_queue_size: int = 16) -> "Channels":
         return cls(ctx.Queue(maxsize=segment_queue_size), ctx.Queue(maxsize=preference_queue_size),
-                   LatestValue(ctx), LatestValue(ctx), ctx.Queue(), ctx.Event(), ctx.Event(),
+                   LatestValue(ctx), LatestValue(ctx), ctx.Queue(), SharedFlag(ctx), SharedFlag(ctx),
                    LatestValue(ctx), ctx.Value("q", 0), ctx.Value("q", 0))
 
 

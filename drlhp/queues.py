@@ -9,6 +9,7 @@ All on ``multiprocessing`` queues of the ``spawn`` context (made by the pipeline
 from __future__ import annotations
 
 import queue as queue_lib
+import time
 
 
 def put_or_drop(q, item) -> bool:
@@ -77,3 +78,34 @@ class LatestValue:
             newer = self.poll()
             return value if newer is None else newer
         return None
+
+
+class SharedFlag:
+    """A cross-process flag with Event's set / is_set / wait, and no lock.
+
+    multiprocessing.Event guards its flag with a shared lock; a process killed while inside
+    is_set() or wait() (the predictor spends most of its paced time in wait) dies holding that lock,
+    and every other process, the parent included, then blocks for good in set() or is_set(): the run
+    hangs instead of ending with the error. This flag is one byte of shared memory written and read
+    without a lock (a byte write is atomic), and wait() polls it every few milliseconds.
+    """
+
+    POLL_S = 0.01
+
+    def __init__(self, ctx):
+        self._value = ctx.RawValue("b", 0)
+
+    def set(self) -> None:
+        self._value.value = 1
+
+    def is_set(self) -> bool:
+        return bool(self._value.value)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._value.value:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return False
+            time.sleep(self.POLL_S if remaining is None else min(self.POLL_S, remaining))
+        return True
