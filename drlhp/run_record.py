@@ -138,11 +138,12 @@ def record_code_version(run_dir: Path, repo: Path = REPO_ROOT) -> dict:
     return version
 
 
-def _flat(config: dict, prefix: str = "") -> dict:
+def flatten(d: dict, prefix: str = "") -> dict:
+    """{"a2c": {"lr": 1}} -> {"a2c.lr": 1} (also floyd's view of configs)."""
     out = {}
-    for k, v in config.items():
+    for k, v in d.items():
         if isinstance(v, dict):
-            out.update(_flat(v, f"{prefix}{k}."))
+            out.update(flatten(v, f"{prefix}{k}."))
         else:
             out[f"{prefix}{k}"] = v
     return out
@@ -154,7 +155,7 @@ ABSENT = "(absent)"  # config_changes: the argument did not exist on that side (
 def config_changes(before: dict, after: dict, ignore: tuple[str, ...] = ()) -> dict:
     """{"section.name": [before, after]} for every argument that differs (nested sections flattened);
     an argument on one side only shows ABSENT on the other. ``ignore``: flattened names left out."""
-    a, b = _flat(before), _flat(after)
+    a, b = flatten(before), flatten(after)
     pairs = {k: [a.get(k, ABSENT), b.get(k, ABSENT)] for k in sorted({*a, *b}) if k not in ignore}
     return {k: pair for k, pair in pairs.items() if pair[0] != pair[1]}
 

@@ -20,7 +20,7 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from drlhp.run_record import RUN_FORMAT_VERSION
+from drlhp.run_record import RUN_FORMAT_VERSION, flatten  # noqa: F401 -- flatten: used here and by floyd.__main__
 
 RUN_FILES = ("run.json", "config.json", "status.json", "command.txt", "code_version.json", "summary.json")
 GROUP_DEPTH = 3  # how deep a group of runs may nest under the runs folder
@@ -151,17 +151,6 @@ def read_csv(path: Path) -> dict[str, list[float]]:
             except ValueError:
                 cols[key].append(float("nan"))
     return cols
-
-
-def flatten(d: dict, prefix: str = "") -> dict:
-    """{"a2c": {"lr": 1}} -> {"a2c.lr": 1}."""
-    out = {}
-    for k, v in d.items():
-        if isinstance(v, dict):
-            out.update(flatten(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
 
 
 def last_value(path: Path, column: str) -> float | None:
