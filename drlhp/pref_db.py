@@ -105,6 +105,14 @@ class PrefDB:
             raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
         return getattr(self, split)
 
+    def segment_ids(self) -> list[str]:
+        """The ids of the segments held, in the order they were first stored."""
+        return list(self._segments)
+
+    def segment_rewards(self, seg_id: str) -> np.ndarray:
+        """The segment's (T,) true rewards (a copy)."""
+        return self._segments[seg_id].true_rewards.copy()
+
     def segment_obs(self, seg_id: str) -> np.ndarray:
         """The segment's (T, ...) uint8 observations (a read-only array)."""
         s = self._segments[seg_id]

@@ -2,8 +2,14 @@
 Atari env (score blanked for the predictor and the labeller), the run completes and writes its
 summary. Whether Pong is learned is bench/pong_prefs.sh's measurement, not the suite's."""
 import json
+import subprocess
+import sys
+from pathlib import Path
 
+import numpy as np
 import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 
 @pytest.mark.slow
@@ -20,3 +26,29 @@ def test_tiny_pong_run_from_synthetic_preferences_completes(cli, tmp_path):
     assert summary["predictor_version"] >= 1  # the policy trained on a published predictor
     assert json.loads((run_dir / "status.json").read_text())["status"] == "finished"
     assert "[policy]" in proc.stdout and "pretraining on" in proc.stdout
+    # the diagnosis script reads the run's database and predictor
+    out = subprocess.run([sys.executable, str(BENCH / "pong_reward_by_phase.py"), str(run_dir)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "clips" in out.stdout and "conceded (true -1)" in out.stdout
+
+
+def test_phase_of_play_from_frames():
+    sys.path.insert(0, str(BENCH))
+    from pong_reward_by_phase import ball_column, phase
+
+    def frame(ball_col=None):
+        f = np.full((84, 84), 87, np.uint8)
+        f[30:38, 8:10] = 148  # the opponent's paddle
+        f[40:48, 74:76] = 147  # the agent's
+        if ball_col is not None:
+            f[50:52, ball_col:ball_col + 2] = 236
+        return f
+
+    assert ball_column(frame()) is None  # paddles are not a ball
+    assert ball_column(frame(40)) == 40.5
+    obs = lambda a, b: np.stack([frame(), frame(), frame(a), frame(b)], axis=-1)  # noqa: E731
+    assert phase(obs(None, None)) == "no ball"
+    assert phase(obs(None, 30)) == "ball appears"
+    assert phase(obs(30, 33)) == "to agent, x 20-39"
+    assert phase(obs(65, 62)) == "to opponent, x 60-79"

@@ -121,6 +121,18 @@ def test_batch_and_true_returns():
     assert db.true_returns("val").shape == (0, 2)
 
 
+def test_segment_ids_and_rewards():
+    db = PrefDB(max_prefs=10)
+    a, b, c = make_segment(1), make_segment(2), make_segment(3)
+    db.add(Preference(a, b, MU_LEFT))
+    db.add(Preference(a, c, MU_RIGHT))
+    assert db.segment_ids() == [a.id, b.id, c.id]
+    got = db.segment_rewards(b.id)
+    np.testing.assert_array_equal(got, b.true_rewards)
+    got[:] = 99  # a copy: the database keeps its own
+    np.testing.assert_array_equal(db.segment_rewards(b.id), b.true_rewards)
+
+
 def test_save_load_round_trip(tmp_path):
     db = PrefDB(max_prefs=20)
     pool = [make_segment(k) for k in range(12)]
