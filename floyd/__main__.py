@@ -17,7 +17,8 @@ import os
 import sys
 from pathlib import Path
 
-from floyd.index import FloydError, RunEntry, find_run, flatten, looks_like_run, scan
+from drlhp.run_record import flatten
+from floyd.index import FloydError, RunEntry, find_run, looks_like_run, scan
 
 PROG = "python -m floyd"
 

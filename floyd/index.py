@@ -20,7 +20,7 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from drlhp.run_record import RUN_FORMAT_VERSION, flatten  # noqa: F401 -- re-exported for floyd.__main__ and floyd.plots
+from drlhp.run_record import RUN_FORMAT_VERSION
 
 RUN_FILES = ("run.json", "config.json", "status.json", "command.txt", "code_version.json", "summary.json")
 GROUP_DEPTH = 3  # how deep a group of runs may nest under the runs folder

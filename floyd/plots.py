@@ -14,7 +14,8 @@ import math
 from pathlib import Path
 
 from drlhp.atomic import write_bytes
-from floyd.index import FloydError, RunEntry, flatten, read_csv, read_run
+from drlhp.run_record import flatten
+from floyd.index import FloydError, RunEntry, read_csv, read_run
 
 TRUE_RETURN = "policy/true_return_last100"
 SUCCESS = "policy/success_rate_last100"
