@@ -70,13 +70,12 @@ def main(argv=None) -> None:
     cfg = RewardConfig(**{k: v for k, v in saved.items() if k in RewardConfig.__dataclass_fields__})
     weights, meta = load_predictor_weights(args.predictor or run / PREDICTOR_FILE)
     db = PrefDB.load(run / PREFS_FILE, max_prefs=10**9)
-    source = None
+    ids = db.segment_ids()
+    source = PredictedReward(db.segment_obs(ids[0]).shape[1:], cfg, seed=0, weights=weights)
     by_phase = collections.defaultdict(list)
     rewards, trues = [], []
-    for sid in db.segment_ids():
+    for sid in ids:
         obs, true = db.segment_obs(sid), db.segment_rewards(sid)
-        if source is None:
-            source = PredictedReward(obs.shape[1:], cfg, seed=0, weights=weights)
         r = source.ensemble.reward(obs)
         for t in range(len(obs)):
             by_phase[phase(obs[t])].append(r[t])
