@@ -4,22 +4,23 @@ What it holds: entries ``(id1, id2, mu, order)`` in two lists, ``train`` and ``v
 preference goes to validation with probability ``val_fraction``, 1/e as in the paper, drawn from a
 seeded ``numpy.random.Generator``); ``order`` is a global insertion counter, so "oldest" is defined
 across both splits. When more than ``max_prefs`` entries are held, the oldest is dropped. Segments
-are stored once each, keyed by ``Segment.id`` (sha1 content hash), with obs and frames compressed
-by zlib (level 1), and reference-counted: a segment no entry uses anymore is deleted.
+are stored once each, keyed by ``Segment.id`` (sha1 content hash), and reference-counted.
 
-File format (``save``/``load``): an uncompressed ``.npz`` that loads with ``allow_pickle=False``:
-    blob          uint8: every segment's compressed obs then compressed frames, concatenated
-    true_rewards  float32: every segment's rewards, concatenated
-    meta          str: JSON {"format": "drlhp-prefdb", "format_version": 1, "max_prefs",
-                  "val_fraction", "counter", "rng_state", "segments": [{"id", "obs_shape",
-                  "frames_shape", "obs_offset", "obs_nbytes", "frames_offset", "frames_nbytes",
-                  "rewards_offset", "length", "env_id", "worker", "step"}, ...],
-                  "train": [[id1, id2, mu1, mu2, order], ...], "val": [...]}
+Memory: observations are held decoded in one preallocated uint8 array of rows (``_RowStore``), so a
+training batch is one fancy-index gather. Frame stacks are stored as their frames: a (T, H, W, K)
+clip whose stack slides by one frame per step takes T + K - 1 rows of (H, W), not T * K (a clip that
+crosses a reset keeps all T * K). What a person watches (``frames``) stays zlib-compressed.
 
-Guarantees: ``save`` writes a temporary file in the same folder and renames it over the target
-(``drlhp.atomic``), so a crash mid-save leaves the previous good file intact and no partial file.
-``load`` only reads; it checks every segment's hash against its id and every entry's segments, and
-any damage raises ``PrefDBError`` with a one-line message naming the file.
+Files (format 2): ``save(path)`` appends. ``path`` is a small manifest (.npz: JSON ``meta`` with the
+format, bound, split RNG state and the list of chunks); ``<stem>_chunks/NNNNNN.npz`` are write-once
+chunks, each holding the segments first saved in it (zlib-compressed ``obs_blob``, ``frames_blob``,
+``true_rewards``) and the log of changes since the previous save (``add``, ``remove``, ``relabel``).
+A save writes one chunk (what is new) and the manifest, so it costs the same at 500 and at 10,000
+preferences; when the log holds more than twice what is live (evictions), the save writes one
+compacted chunk instead and deletes the old ones. Both writes are atomic (``drlhp.atomic``: temp
+file + rename, chunk first): a crash loses at most what came after the last save. Every file loads
+with ``allow_pickle=False``; ``load`` checks every segment's hash and every entry, and any damage
+raises ``PrefDBError`` with a one-line message naming the file. Format 1 files (one .npz) still load.
 """
 from __future__ import annotations
 
@@ -36,8 +37,10 @@ from drlhp.atomic import write_npz
 from drlhp.messages import VALID_MU, Preference, Segment, segment_id
 
 FORMAT = "drlhp-prefdb"
-FORMAT_VERSION = 1
+CHUNK_FORMAT = "drlhp-prefdb-chunk"
+FORMAT_VERSION = 2
 SPLITS = ("train", "val")
+COMPACT_SLACK = 1000  # log operations allowed beyond twice the live entries before a save compacts
 
 
 class PrefDBError(Exception):
@@ -53,8 +56,7 @@ class Entry(NamedTuple):
 
 @dataclass
 class _Stored:
-    obs_z: bytes
-    obs_shape: tuple[int, ...]
+    rows: np.ndarray  # row indices into the row store: (T, K) for a frame stack, (T,) otherwise
     frames_z: bytes
     frames_shape: tuple[int, ...]
     true_rewards: np.ndarray
@@ -64,6 +66,62 @@ class _Stored:
     refs: int = 0
 
 
+class _RowStore:
+    """Decoded observations: rows of one uint8 array, grown by half when full, freed rows reused.
+
+    A (T, H, W, K) frame stack (K > 1) is stored as (H, W) frames; anything else as (T,) rows of its
+    per-step shape. ``gather(rows)`` turns a batch of row indices back into observations."""
+
+    def __init__(self, obs_shape: tuple[int, ...]):
+        self.obs_shape = tuple(obs_shape)
+        self.stacked = len(obs_shape) == 3 and obs_shape[-1] > 1
+        self.row_shape = obs_shape[:2] if self.stacked else self.obs_shape
+        self.data = np.empty((0, *self.row_shape), np.uint8)
+        self.free: list[int] = []  # a stack: the lowest free row is used first
+
+    @property
+    def nbytes_used(self) -> int:
+        return (len(self.data) - len(self.free)) * int(np.prod(self.row_shape))
+
+    def put(self, obs: np.ndarray) -> np.ndarray:
+        """Store one segment's (T, *obs_shape) observations; returns its row indices."""
+        if tuple(obs.shape[1:]) != self.obs_shape:
+            raise ValueError(f"PrefDB holds observations of shape {self.obs_shape}, got {obs.shape[1:]}")
+        t = len(obs)
+        if not self.stacked:
+            units, local = obs, np.arange(t)
+        else:
+            k = obs.shape[-1]
+            if np.array_equal(obs[1:, ..., :-1], obs[:-1, ..., 1:]):  # the stack slides by one frame
+                units = np.concatenate([np.moveaxis(obs[0], -1, 0), obs[1:, ..., -1]])
+                local = np.arange(t)[:, None] + np.arange(k)[None, :]
+            else:
+                units = np.moveaxis(obs, -1, 1).reshape(t * k, *self.row_shape)
+                local = np.arange(t * k).reshape(t, k)
+        if len(self.free) < len(units):
+            self._grow(len(units) - len(self.free))
+        idx = np.array(self.free[-len(units):][::-1])
+        del self.free[-len(units):]
+        self.data[idx] = units
+        return idx[local]
+
+    def release(self, rows: np.ndarray) -> None:
+        self.free.extend(np.unique(rows)[::-1].tolist())
+
+    def gather(self, rows: np.ndarray) -> np.ndarray:
+        """rows (..., T[, K]) -> observations (..., T, *obs_shape), a new contiguous array."""
+        out = self.data[rows]
+        return np.ascontiguousarray(np.moveaxis(out, -3, -1)) if self.stacked else out
+
+    def _grow(self, need: int) -> None:
+        old = len(self.data)
+        new = max(old + need, old * 3 // 2, 64)
+        data = np.empty((new, *self.row_shape), np.uint8)
+        data[:old] = self.data
+        self.data = data
+        self.free[:0] = range(new - 1, old - 1, -1)  # below the free rows already held: used last
+
+
 def _unzip(z: bytes, shape) -> np.ndarray:
     return np.frombuffer(zlib.decompress(z), np.uint8).reshape(shape)
 
@@ -71,6 +129,11 @@ def _unzip(z: bytes, shape) -> np.ndarray:
 def _key(id1: str, id2: str, mu) -> tuple:
     """(a, b, mu) and (b, a, reversed mu) are the same preference."""
     return (id1, id2, tuple(mu)) if id1 <= id2 else (id2, id1, (mu[1], mu[0]))
+
+
+def chunks_dir(path: Path) -> Path:
+    """Where the chunks of the manifest at ``path`` live: ``<folder>/<stem>_chunks/``."""
+    return path.with_name(path.stem + "_chunks")
 
 
 class PrefDB:
@@ -87,6 +150,15 @@ class PrefDB:
         self.counter = 0
         self._segments: dict[str, _Stored] = {}
         self._keys: set[tuple] = set()
+        self._store: _RowStore | None = None
+        # what save() has written: the manifest it wrote, its chunks, the segments they hold, the log
+        # operations they hold, and the changes since (operations and segments not yet in a chunk)
+        self._saved_to: Path | None = None
+        self._chunks: list[str] = []
+        self._on_disk: set[str] = set()
+        self._ops_on_disk = 0
+        self._next_chunk = 0
+        self._log: list[list] = []
 
     # ---- contents -------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -97,8 +169,16 @@ class PrefDB:
     n_segments = property(lambda self: len(self._segments))
 
     @property
-    def nbytes_compressed(self) -> int:
-        return sum(len(s.obs_z) + len(s.frames_z) for s in self._segments.values())
+    def nbytes(self) -> int:
+        """Memory held: decoded observations (rows in use) plus compressed frames."""
+        obs = self._store.nbytes_used if self._store is not None else 0
+        return obs + sum(len(s.frames_z) for s in self._segments.values())
+
+    @property
+    def nbytes_allocated(self) -> int:
+        """Memory of the observation store as allocated (rows in use and free), plus compressed frames."""
+        obs = self._store.data.nbytes if self._store is not None else 0
+        return obs + sum(len(s.frames_z) for s in self._segments.values())
 
     def entries(self, split: str) -> list[Entry]:
         if split not in SPLITS:
@@ -109,14 +189,27 @@ class PrefDB:
         """The ids of the segments held, in the order they were first stored."""
         return list(self._segments)
 
+    def newest_segment_ids(self, n: int) -> list[str]:
+        """Up to ``n`` distinct segment ids of the newest entries (both splits), newest first."""
+        ids: dict[str, None] = {}
+        i, j = len(self.train) - 1, len(self.val) - 1
+        while len(ids) < n and (i >= 0 or j >= 0):
+            if j < 0 or (i >= 0 and self.train[i].order > self.val[j].order):
+                e, i = self.train[i], i - 1
+            else:
+                e, j = self.val[j], j - 1
+            ids.setdefault(e.id1)
+            if len(ids) < n:
+                ids.setdefault(e.id2)
+        return list(ids)
+
     def segment_rewards(self, seg_id: str) -> np.ndarray:
         """The segment's (T,) true rewards (a copy)."""
         return self._segments[seg_id].true_rewards.copy()
 
     def segment_obs(self, seg_id: str) -> np.ndarray:
-        """The segment's (T, ...) uint8 observations (a read-only array)."""
-        s = self._segments[seg_id]
-        return _unzip(s.obs_z, s.obs_shape)
+        """The segment's (T, ...) uint8 observations (a new array)."""
+        return self._store.gather(self._segments[seg_id].rows)
 
     def segment(self, seg_id: str) -> Segment:
         s = self._segments[seg_id]
@@ -125,12 +218,23 @@ class PrefDB:
 
     def batch(self, split: str, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """obs1 (B, T, ...), obs2 (B, T, ...) uint8 and mu (B, 2) float32 of the chosen entries."""
-        chosen = [self.entries(split)[int(i)] for i in np.asarray(indices).reshape(-1)]
+        return self.batches(split, np.asarray(indices).reshape(-1))
+
+    def batches(self, split: str, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """indices of any shape S, e.g. (members, B) -> obs1, obs2 (*S, T, ...) uint8 and mu (*S, 2)
+        float32: one fancy-index gather per side."""
+        indices = np.asarray(indices)
+        entries = self.entries(split)
+        chosen = [entries[int(i)] for i in indices.reshape(-1)]
         if not chosen:
             raise ValueError("PrefDB.batch: no indices given")
-        obs1 = np.stack([self.segment_obs(e.id1) for e in chosen])
-        obs2 = np.stack([self.segment_obs(e.id2) for e in chosen])
-        return obs1, obs2, np.array([e.mu for e in chosen], np.float32)
+        segs = self._segments
+        rows1 = np.stack([segs[e.id1].rows for e in chosen])
+        rows2 = np.stack([segs[e.id2].rows for e in chosen])
+        lead = indices.shape
+        obs1 = self._store.gather(rows1.reshape(*lead, *rows1.shape[1:]))
+        obs2 = self._store.gather(rows2.reshape(*lead, *rows2.shape[1:]))
+        return obs1, obs2, np.array([e.mu for e in chosen], np.float32).reshape(*lead, 2)
 
     def true_returns(self, split: str) -> np.ndarray:
         """(B, 2) float64: the true returns of each entry's two segments (diagnostics only)."""
@@ -147,11 +251,11 @@ class PrefDB:
             return False
         for seg, sid in ((s1, entry.id1), (s2, entry.id2)):
             if sid not in self._segments:
-                self._segments[sid] = _Stored(
-                    zlib.compress(np.ascontiguousarray(seg.obs).data, 1), tuple(seg.obs.shape),
-                    zlib.compress(np.ascontiguousarray(seg.frames).data, 1), tuple(seg.frames.shape),
-                    np.array(seg.true_rewards, np.float32), str(seg.env_id), int(seg.worker), int(seg.step))
-        self._insert(entry, "val" if self.rng.random() < self.val_fraction else "train")
+                self._store_segment(sid, seg.obs, zlib.compress(np.ascontiguousarray(seg.frames).data, 1),
+                                    tuple(seg.frames.shape), seg.true_rewards, seg.env_id, seg.worker, seg.step)
+        split = "val" if self.rng.random() < self.val_fraction else "train"
+        self._insert(entry, split)
+        self._log.append(["add", entry.id1, entry.id2, entry.mu[0], entry.mu[1], entry.order, split])
         self.counter += 1
         self._trim()
         return True
@@ -159,9 +263,16 @@ class PrefDB:
     def find(self, order: int) -> tuple[str, int]:
         """(split, index) of the entry with this insertion order; KeyError if none."""
         for split in SPLITS:
-            for i, e in enumerate(getattr(self, split)):
-                if e.order == order:
-                    return split, i
+            lst = getattr(self, split)
+            lo, hi = 0, len(lst)  # each list is sorted by order
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if lst[mid].order < order:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo < len(lst) and lst[lo].order == order:
+                return split, lo
         raise KeyError(f"no preference with order {order}")
 
     def relabel(self, order: int, mu) -> bool:
@@ -179,6 +290,7 @@ class PrefDB:
         self._keys.discard(_key(e.id1, e.id2, e.mu))
         self._keys.add(_key(e.id1, e.id2, mu))
         getattr(self, split)[i] = e._replace(mu=mu)
+        self._log.append(["relabel", order, mu[0], mu[1]])
         return True
 
     def remove(self, order: int) -> None:
@@ -187,9 +299,18 @@ class PrefDB:
         e = getattr(self, split).pop(i)
         self._keys.discard(_key(e.id1, e.id2, e.mu))
         for sid in (e.id1, e.id2):
-            self._segments[sid].refs -= 1
-            if self._segments[sid].refs == 0:
+            s = self._segments[sid]
+            s.refs -= 1
+            if s.refs == 0:
+                self._store.release(s.rows)
                 del self._segments[sid]
+        self._log.append(["remove", order])
+
+    def _store_segment(self, sid, obs, frames_z, frames_shape, true_rewards, env_id, worker, step) -> None:
+        if self._store is None:
+            self._store = _RowStore(tuple(obs.shape[1:]))
+        self._segments[sid] = _Stored(self._store.put(obs), frames_z, tuple(frames_shape),
+                                      np.array(true_rewards, np.float32), str(env_id), int(worker), int(step))
 
     def _insert(self, entry: Entry, split: str) -> None:
         self._segments[entry.id1].refs += 1
@@ -205,81 +326,157 @@ class PrefDB:
 
     # ---- files ----------------------------------------------------------------------------------
     def save(self, path: str | Path) -> None:
-        """Write atomically (temp file + rename): a crash mid-save leaves the previous file intact."""
+        """Append what changed since the last save to ``path`` (a new chunk, then the manifest); a
+        first save there, or one whose log has grown to twice what is live, writes one whole chunk."""
+        path = Path(path)
+        full = (self._saved_to != path.resolve()
+                or self._ops_on_disk + len(self._log) > 2 * len(self) + COMPACT_SLACK)
+        if full:
+            entries = sorted([(e, "train") for e in self.train] + [(e, "val") for e in self.val],
+                             key=lambda x: x[0].order)
+            ops = [["add", e.id1, e.id2, e.mu[0], e.mu[1], e.order, split] for e, split in entries]
+            new_ids = list(self._segments)
+        else:
+            ops = self._log
+            new_ids = [sid for sid in dict.fromkeys(i for op in ops if op[0] == "add" for i in op[1:3])
+                       if sid in self._segments and sid not in self._on_disk]
+        chunks = [] if full else list(self._chunks)
+        if ops or new_ids or full:
+            name = f"{self._next_chunk:06d}.npz"  # numbers only grow: never overwrites a listed chunk
+            self._write_chunk(chunks_dir(path) / name, new_ids, ops)
+            self._next_chunk += 1
+            chunks.append(name)
+        write_npz(path, {"meta": np.array(json.dumps({
+            "format": FORMAT, "format_version": FORMAT_VERSION, "max_prefs": self.max_prefs,
+            "val_fraction": self.val_fraction, "counter": self.counter,
+            "rng_state": self.rng.bit_generator.state, "chunks": chunks}))})
+        if full:  # the old chunks (and any a crash left behind) are no longer listed: delete them
+            for old in chunks_dir(path).glob("*.npz"):
+                if old.name not in chunks:
+                    old.unlink(missing_ok=True)
+        self._saved_to, self._chunks = path.resolve(), chunks
+        self._on_disk = set(new_ids) if full else self._on_disk | set(new_ids)
+        self._ops_on_disk = len(ops) if full else self._ops_on_disk + len(ops)
+        self._log = []
+
+    def _write_chunk(self, path: Path, seg_ids: list[str], ops: list[list]) -> None:
         parts, rewards, segs, offset, r_offset = [], [], [], 0, 0
-        for sid, s in self._segments.items():
-            segs.append({"id": sid, "obs_shape": list(s.obs_shape), "frames_shape": list(s.frames_shape),
-                         "obs_offset": offset, "obs_nbytes": len(s.obs_z),
-                         "frames_offset": offset + len(s.obs_z), "frames_nbytes": len(s.frames_z),
+        for sid in seg_ids:
+            s = self._segments[sid]
+            obs_z = zlib.compress(self.segment_obs(sid).data, 1)
+            segs.append({"id": sid, "obs_shape": [len(s.true_rewards), *self._store.obs_shape],
+                         "frames_shape": list(s.frames_shape), "obs_offset": offset, "obs_nbytes": len(obs_z),
+                         "frames_offset": offset + len(obs_z), "frames_nbytes": len(s.frames_z),
                          "rewards_offset": r_offset, "length": len(s.true_rewards),
                          "env_id": s.env_id, "worker": s.worker, "step": s.step})
-            parts += [s.obs_z, s.frames_z]
+            parts += [obs_z, s.frames_z]
             rewards.append(s.true_rewards)
-            offset += len(s.obs_z) + len(s.frames_z)
+            offset += len(obs_z) + len(s.frames_z)
             r_offset += len(s.true_rewards)
-        meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "max_prefs": self.max_prefs,
-                "val_fraction": self.val_fraction, "counter": self.counter,
-                "rng_state": self.rng.bit_generator.state, "segments": segs,
-                **{sp: [[e.id1, e.id2, e.mu[0], e.mu[1], e.order] for e in getattr(self, sp)] for sp in SPLITS}}
         write_npz(path, {"blob": np.frombuffer(b"".join(parts), np.uint8),
                          "true_rewards": np.concatenate(rewards or [np.zeros(0, np.float32)]),
-                         "meta": np.array(json.dumps(meta))})
+                         "meta": np.array(json.dumps({"format": CHUNK_FORMAT, "segments": segs, "ops": ops}))})
 
     @classmethod
     def load(cls, path: str | Path, max_prefs: int | None = None) -> PrefDB:
         """Read a saved database (never writes); ``max_prefs`` overrides the stored bound."""
         try:
             return cls._load(Path(path), max_prefs)
-        except FileNotFoundError:
-            why = "no such file"
+        except FileNotFoundError as e:
+            why = "no such file" if Path(e.filename or "") == Path(path) else f"missing {e.filename}"
         except Exception as e:  # zip, npy, JSON, zlib or shape damage: all mean the same to the user
             why = f"{type(e).__name__}: {e}" if not isinstance(e, _Bad) else str(e)
         raise PrefDBError(f"cannot read preference database {path}: {' '.join(why.split())}") from None
 
-    @classmethod
-    def _load(cls, path: Path, max_prefs: int | None) -> PrefDB:
+    @staticmethod
+    def _read_npz(path: Path, want: set[str], what: str) -> tuple[dict, dict]:
         with open(path, "rb") as f:
             if f.read(4) != b"PK\x03\x04":
-                raise _Bad("not a drlhp preference database (not an .npz archive)")
+                raise _Bad(f"not a drlhp {what} (not an .npz archive)")
         with np.load(path, allow_pickle=False) as data:
-            missing = {"blob", "true_rewards", "meta"} - set(data.files)
+            missing = want - set(data.files)
             if missing:
-                raise _Bad(f"not a drlhp preference database (no {', '.join(sorted(missing))} in it)")
-            blob, rewards, meta = data["blob"], data["true_rewards"], json.loads(str(data["meta"]))
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-            raise _Bad(f"not a drlhp preference database (format {meta.get('format')!r})"
-                       if isinstance(meta, dict) else "not a drlhp preference database (meta is not a dict)")
-        if meta.get("format_version") != FORMAT_VERSION:
-            raise _Bad(f"format version {meta.get('format_version')}, this drlhp reads {FORMAT_VERSION}")
-        if blob.dtype != np.uint8 or rewards.dtype != np.float32:
-            raise _Bad(f"blob/true_rewards have dtypes {blob.dtype}/{rewards.dtype}, want uint8/float32")
+                raise _Bad(f"not a drlhp {what} (no {', '.join(sorted(missing))} in it)")
+            arrays = {k: data[k] for k in want}
+        meta = json.loads(str(arrays.pop("meta")))
+        if not isinstance(meta, dict):
+            raise _Bad(f"not a drlhp {what} (meta is not a dict)")
+        return arrays, meta
+
+    @classmethod
+    def _load(cls, path: Path, max_prefs: int | None) -> PrefDB:
+        arrays, meta = cls._read_npz(path, {"meta"}, "preference database")
+        if meta.get("format") != FORMAT:
+            raise _Bad(f"not a drlhp preference database (format {meta.get('format')!r})")
+        version = meta.get("format_version")
+        if version not in (1, FORMAT_VERSION):
+            raise _Bad(f"format version {version}, this drlhp reads 1 and {FORMAT_VERSION}")
         db = cls(meta["max_prefs"] if max_prefs is None else max_prefs, meta["val_fraction"])
         db.rng.bit_generator.state = meta["rng_state"]
         db.counter = int(meta["counter"])
-        raw = blob.tobytes()
-        for m in meta["segments"]:
-            obs_z = raw[m["obs_offset"]:m["obs_offset"] + m["obs_nbytes"]]
-            frames_z = raw[m["frames_offset"]:m["frames_offset"] + m["frames_nbytes"]]
-            r = rewards[m["rewards_offset"]:m["rewards_offset"] + m["length"]].copy()
-            try:
-                _unzip(frames_z, m["frames_shape"])
-                obs = _unzip(obs_z, m["obs_shape"])
-            except (zlib.error, ValueError) as e:
-                raise _Bad(f"segment {m['id']}: compressed data damaged ({e})") from None
-            if len(r) != m["length"] or segment_id(obs, r) != m["id"]:
-                raise _Bad(f"segment {m['id']} does not match its content hash")
-            db._segments[m["id"]] = _Stored(obs_z, tuple(m["obs_shape"]), frames_z, tuple(m["frames_shape"]),
-                                            r, str(m["env_id"]), int(m["worker"]), int(m["step"]))
-        for split in SPLITS:
-            for id1, id2, mu1, mu2, order in sorted(meta[split], key=lambda row: row[4]):
-                if id1 not in db._segments or id2 not in db._segments:
-                    raise _Bad(f"a {split} preference points at a missing segment")
-                if (mu1, mu2) not in VALID_MU:
-                    raise _Bad(f"a {split} preference has invalid mu {(mu1, mu2)}")
-                db._insert(Entry(id1, id2, (float(mu1), float(mu2)), int(order)), split)
-        db._segments = {k: s for k, s in db._segments.items() if s.refs > 0}
-        db._trim()
+        if version == 1:  # one file: every segment, then the entries of each split
+            arrays, meta = cls._read_npz(path, {"blob", "true_rewards", "meta"}, "preference database")
+            chunks = [(path, arrays, meta["segments"],
+                       [["add", a, b, m1, m2, o, split] for split in SPLITS for a, b, m1, m2, o in meta[split]])]
+        else:
+            chunks = []
+            for name in meta["chunks"]:
+                c_arrays, c_meta = cls._read_npz(chunks_dir(path) / name, {"blob", "true_rewards", "meta"},
+                                                 "preference database chunk")
+                if c_meta.get("format") != CHUNK_FORMAT:
+                    raise _Bad(f"chunk {name} is not a drlhp preference database chunk")
+                chunks.append((name, c_arrays, c_meta["segments"], c_meta["ops"]))
+        # replay the log, then decode only the segments that live entries use (the newest copy of each)
+        live: dict[int, list] = {}
+        where: dict[str, tuple] = {}
+        for name, c_arrays, segs, ops in chunks:
+            for m in segs:
+                where[m["id"]] = (c_arrays, m)
+            for op in ops:
+                if op[0] == "add":
+                    live[int(op[5])] = op
+                elif op[0] == "remove":
+                    live.pop(int(op[1]), None)
+                elif op[0] == "relabel":
+                    if int(op[1]) not in live:
+                        raise _Bad(f"chunk {name} relabels a preference it does not hold")
+                    live[int(op[1])] = [*live[int(op[1])][:3], op[2], op[3], *live[int(op[1])][5:]]
+                else:
+                    raise _Bad(f"chunk {name} holds an unknown operation {op[0]!r}")
+        for order in sorted(live):
+            _, id1, id2, mu1, mu2, _, split = live[order]
+            if split not in SPLITS:
+                raise _Bad(f"a preference has split {split!r}")
+            for sid in (id1, id2):
+                if sid not in db._segments:
+                    if sid not in where:
+                        raise _Bad(f"a {split} preference points at a missing segment")
+                    db._load_segment(*where[sid])
+            if (mu1, mu2) not in VALID_MU:
+                raise _Bad(f"a {split} preference has invalid mu {(mu1, mu2)}")
+            db._insert(Entry(id1, id2, (float(mu1), float(mu2)), order), split)
+        if version == FORMAT_VERSION:
+            db._saved_to, db._chunks = path.resolve(), list(meta["chunks"])
+            db._on_disk, db._ops_on_disk = set(where), sum(len(c[3]) for c in chunks)
+            db._next_chunk = 1 + max((int(Path(n).stem) for n in db._chunks), default=-1)
+        db._trim()  # a smaller bound: its removals are logged for the next save
         return db
+
+    def _load_segment(self, arrays: dict, m: dict) -> None:
+        blob, rewards = arrays["blob"], arrays["true_rewards"]
+        if blob.dtype != np.uint8 or rewards.dtype != np.float32:
+            raise _Bad(f"blob/true_rewards have dtypes {blob.dtype}/{rewards.dtype}, want uint8/float32")
+        raw = blob.data
+        r = rewards[m["rewards_offset"]:m["rewards_offset"] + m["length"]].copy()
+        try:
+            frames_z = bytes(raw[m["frames_offset"]:m["frames_offset"] + m["frames_nbytes"]])
+            _unzip(frames_z, m["frames_shape"])
+            obs = _unzip(raw[m["obs_offset"]:m["obs_offset"] + m["obs_nbytes"]], m["obs_shape"])
+        except (zlib.error, ValueError) as e:
+            raise _Bad(f"segment {m['id']}: compressed data damaged ({e})") from None
+        if len(r) != m["length"] or segment_id(obs, r) != m["id"]:
+            raise _Bad(f"segment {m['id']} does not match its content hash")
+        self._store_segment(m["id"], obs, frames_z, m["frames_shape"], r, m["env_id"], m["worker"], m["step"])
 
 
 class _Bad(Exception):

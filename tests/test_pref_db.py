@@ -1,11 +1,14 @@
-"""PrefDB: bound, deduplication, train/val split, save/load round trip, corrupt files, atomic save."""
+"""PrefDB: bound, deduplication, train/val split, save/load round trip, appending saves, compaction,
+format 1 files, corrupt files, atomic save, frame-stack storage."""
 import json
+import shutil
+import zlib
 
 import numpy as np
 import pytest
 
 from drlhp.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Preference, Segment
-from drlhp.pref_db import PrefDB, PrefDBError
+from drlhp.pref_db import PrefDB, PrefDBError, chunks_dir
 
 T = 5
 
@@ -24,7 +27,7 @@ def make_pref(i: int, mu=MU_LEFT) -> Preference:
 def assert_same_db(a: PrefDB, b: PrefDB) -> None:
     for split in ("train", "val"):
         assert a.entries(split) == b.entries(split)
-    assert a.n_segments == b.n_segments and a.nbytes_compressed == b.nbytes_compressed
+    assert a.n_segments == b.n_segments and a.nbytes == b.nbytes
     for e in a.train + a.val:
         for sid in (e.id1, e.id2):
             sa, sb = a.segment(sid), b.segment(sid)
@@ -82,8 +85,8 @@ def test_segments_stored_once_and_duplicates_rejected():
     assert db.add(Preference(a, b, MU_EQUAL))  # a different judgement of the same pair is new data
     assert db.add(Preference(b, a, MU_LEFT))
     assert len(db) == 8 and db.n_segments == 7
-    # compressed: random obs do not compress, but each segment is held once
-    assert 7 * a.obs.nbytes < db.nbytes_compressed < 7 * (a.obs.nbytes + a.frames.nbytes) + 7 * 200
+    # random obs (a stack that does not slide) are held whole, frames compressed: each segment once
+    assert 7 * a.obs.nbytes < db.nbytes < 7 * (a.obs.nbytes + a.frames.nbytes) + 7 * 200
 
 
 def test_split_fraction_and_determinism():
@@ -143,11 +146,14 @@ def test_save_load_round_trip(tmp_path):
     path = tmp_path / "prefs" / "prefs.npz"
     db.save(path)
     with np.load(path, allow_pickle=False) as data:
+        assert set(data.files) == {"meta"}
+        meta = json.loads(str(data["meta"]))
+    assert meta["format"] == "drlhp-prefdb" and meta["format_version"] == 2 and meta["chunks"] == ["000000.npz"]
+    with np.load(chunks_dir(path) / "000000.npz", allow_pickle=False) as data:
         assert set(data.files) == {"blob", "true_rewards", "meta"}
         assert data["blob"].dtype == np.uint8 and data["true_rewards"].dtype == np.float32
-        meta = json.loads(str(data["meta"]))
-    assert meta["format"] == "drlhp-prefdb" and meta["format_version"] == 1
-    assert len(meta["segments"]) == db.n_segments and len(meta["train"]) == db.n_train
+        chunk = json.loads(str(data["meta"]))
+    assert len(chunk["segments"]) == db.n_segments and len(chunk["ops"]) == len(db)
 
     saved_counter = db.counter
     assert saved_counter > len(db) == 20
@@ -179,13 +185,21 @@ def _good_file(tmp_path):
     return db, path
 
 
-def _rewrite(src, dst, edit):
-    with np.load(src, allow_pickle=False) as data:
+def _copy(good, bad):
+    bad.write_bytes(good.read_bytes())
+    shutil.copytree(chunks_dir(good), chunks_dir(bad))
+
+
+def _rewrite(src, dst, edit, chunk=False):
+    """Copy the database at src to dst, with ``edit(arrays, meta)`` applied to its manifest or its chunk."""
+    _copy(src, dst)
+    target = chunks_dir(dst) / "000000.npz" if chunk else dst
+    with np.load(target, allow_pickle=False) as data:
         arrays = {k: data[k] for k in data.files}
     meta = json.loads(str(arrays["meta"]))
     edit(arrays, meta)
     arrays["meta"] = np.array(json.dumps(meta))
-    np.savez(dst, **arrays)
+    np.savez(target, **arrays)
 
 
 def _flip_blob(arrays, meta):
@@ -205,12 +219,15 @@ CORRUPTIONS = {
     "empty": lambda good, bad: bad.write_bytes(b""),
     "foreign_npz": lambda good, bad: np.savez(bad, x=np.arange(5)),
     "foreign_format": lambda good, bad: _rewrite(good, bad, lambda a, m: m.update(format="other")),
-    "newer_version": lambda good, bad: _rewrite(good, bad, lambda a, m: m.update(format_version=2)),
-    "bad_json": lambda good, bad: np.savez(bad, blob=np.zeros(3, np.uint8),
-                                           true_rewards=np.zeros(3, np.float32), meta=np.array("{not json")),
-    "flipped_blob_byte": lambda good, bad: _rewrite(good, bad, _flip_blob),
-    "changed_rewards": lambda good, bad: _rewrite(good, bad, _flip_reward),
-    "missing_segment": lambda good, bad: _rewrite(good, bad, lambda a, m: m["segments"].pop(0)),
+    "newer_version": lambda good, bad: _rewrite(good, bad, lambda a, m: m.update(format_version=3)),
+    "bad_json": lambda good, bad: np.savez(bad, meta=np.array("{not json")),
+    "missing_chunk": lambda good, bad: bad.write_bytes(good.read_bytes()),
+    "truncated_chunk": lambda good, bad: (_copy(good, bad), (chunks_dir(bad) / "000000.npz").write_bytes(
+        (chunks_dir(good) / "000000.npz").read_bytes()[:500])),
+    "flipped_blob_byte": lambda good, bad: _rewrite(good, bad, _flip_blob, chunk=True),
+    "changed_rewards": lambda good, bad: _rewrite(good, bad, _flip_reward, chunk=True),
+    "missing_segment": lambda good, bad: _rewrite(good, bad, lambda a, m: m["segments"].pop(0), chunk=True),
+    "unknown_operation": lambda good, bad: _rewrite(good, bad, lambda a, m: m["ops"].append(["drop"]), chunk=True),
     "missing_file": lambda good, bad: None,
 }
 
@@ -243,7 +260,8 @@ def test_failed_save_keeps_previous_file(tmp_path, monkeypatch):
         db.save(path)
     monkeypatch.undo()
     assert path.read_bytes() == good_bytes
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.npz"]  # no temp file left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.npz", "good_chunks"]  # no temp file left
+    assert sorted(p.name for p in chunks_dir(path).iterdir()) == ["000000.npz"]
     loaded = PrefDB.load(path)
     assert len(loaded) == 4 and len(db) == 5
 
@@ -271,3 +289,106 @@ def test_relabel_and_remove_keep_keys_refs_and_order(tmp_path):
         db.remove(2)
     db.save(tmp_path / "p.npz")
     assert_same_db(db, PrefDB.load(tmp_path / "p.npz"))
+
+
+def test_saves_append_and_load_replays_every_change(tmp_path):
+    """Each save writes one chunk of what changed (adds, evictions, relabels, removals) and the manifest;
+    loading replays them into the same database as the one in memory."""
+    path = tmp_path / "prefs.npz"
+    db = PrefDB(max_prefs=12, val_fraction=0.3, seed=1)
+    pool = [make_segment(k) for k in range(30)]
+    for k in range(10):
+        db.add(Preference(pool[k], pool[k + 1], MU_LEFT))
+    db.save(path)
+    for k in range(10, 25):  # evictions of the oldest, shared segments
+        db.add(Preference(pool[k], pool[(k * 7) % 30], MU_RIGHT if k % 2 else MU_EQUAL))
+    db.save(path)
+    newest = max(e.order for e in db.train + db.val)
+    db.relabel(newest, MU_LEFT)
+    db.remove(min(e.order for e in db.train + db.val))
+    db.save(path)
+    db.save(path)  # nothing new: no chunk
+    assert sorted(p.name for p in chunks_dir(path).iterdir()) == ["000000.npz", "000001.npz", "000002.npz"]
+    with np.load(chunks_dir(path) / "000002.npz", allow_pickle=False) as data:
+        assert [op[0] for op in json.loads(str(data["meta"]))["ops"]] == ["relabel", "remove"]
+        assert len(data["blob"]) == 0  # no new segment in it
+    loaded = PrefDB.load(path)
+    assert_same_db(db, loaded)
+    assert loaded.counter == db.counter
+    for i in range(5):  # the loaded copy goes on appending to the same files
+        p = make_pref(300 + i)
+        assert db.add(p) and loaded.add(p)
+    loaded.save(path)
+    assert_same_db(db, PrefDB.load(path))
+
+
+def test_save_compacts_when_the_log_outgrows_the_database(tmp_path, monkeypatch):
+    import drlhp.pref_db as pref_db
+
+    monkeypatch.setattr(pref_db, "COMPACT_SLACK", 0)
+    path = tmp_path / "prefs.npz"
+    db = PrefDB(max_prefs=4, seed=0)
+    for i in range(12):  # 12 adds and 8 evictions: the log holds 20 operations for 4 entries
+        db.add(make_pref(i))
+        if i % 2:
+            db.save(path)
+    names = sorted(p.name for p in chunks_dir(path).iterdir())
+    assert len(names) < 6, names  # compacted at least once: old chunks deleted
+    with np.load(path, allow_pickle=False) as data:
+        assert json.loads(str(data["meta"]))["chunks"] == names
+    assert_same_db(db, PrefDB.load(path))
+
+
+def _write_format_1(db: PrefDB, path) -> None:
+    """The format of drlhp before appending saves: one .npz with every segment and both splits."""
+    parts, rewards, segs, offset, r_offset = [], [], [], 0, 0
+    for sid in db.segment_ids():
+        seg = db.segment(sid)
+        obs_z, frames_z = zlib.compress(seg.obs.tobytes(), 1), zlib.compress(seg.frames.tobytes(), 1)
+        segs.append({"id": sid, "obs_shape": list(seg.obs.shape), "frames_shape": list(seg.frames.shape),
+                     "obs_offset": offset, "obs_nbytes": len(obs_z), "frames_offset": offset + len(obs_z),
+                     "frames_nbytes": len(frames_z), "rewards_offset": r_offset, "length": seg.length,
+                     "env_id": seg.env_id, "worker": seg.worker, "step": seg.step})
+        parts += [obs_z, frames_z]
+        rewards.append(seg.true_rewards)
+        offset += len(obs_z) + len(frames_z)
+        r_offset += seg.length
+    meta = {"format": "drlhp-prefdb", "format_version": 1, "max_prefs": db.max_prefs,
+            "val_fraction": db.val_fraction, "counter": db.counter, "rng_state": db.rng.bit_generator.state,
+            "segments": segs, **{sp: [[e.id1, e.id2, e.mu[0], e.mu[1], e.order] for e in db.entries(sp)]
+                                 for sp in ("train", "val")}}
+    np.savez(path, blob=np.frombuffer(b"".join(parts), np.uint8), true_rewards=np.concatenate(rewards),
+             meta=np.array(json.dumps(meta)))
+
+
+def test_format_1_files_load_and_are_rewritten_whole(tmp_path):
+    db = PrefDB(max_prefs=20, seed=2)
+    for i in range(8):
+        db.add(make_pref(i, [MU_LEFT, MU_RIGHT, MU_EQUAL][i % 3]))
+    path = tmp_path / "prefs.npz"
+    _write_format_1(db, path)
+    loaded = PrefDB.load(path)
+    assert_same_db(db, loaded)
+    loaded.add(make_pref(50))
+    loaded.save(path)  # over the old file: the new format, with every segment in its first chunk
+    db.add(make_pref(50))
+    assert_same_db(db, PrefDB.load(path))
+
+
+def test_sliding_frame_stacks_are_stored_as_frames():
+    """A clip whose 4-frame stack slides by one frame per step takes T + 3 frames, not 4T; a clip that
+    crosses a reset (the stack does not slide) is kept whole; both come back exactly."""
+    rng = np.random.default_rng(0)
+    frames = rng.integers(0, 256, (T + 3, 8, 8), dtype=np.uint8)
+    sliding = np.stack([np.moveaxis(frames[t:t + 4], 0, -1) for t in range(T)])
+    a = Segment(sliding, sliding[..., -1].copy(), np.zeros(T, np.float32), "Pong", 0, 0)
+    b = make_segment(1)  # random: does not slide
+    db = PrefDB(max_prefs=10)
+    db.add(Preference(a, b, MU_LEFT))
+    assert db.nbytes - sum(len(s.frames_z) for s in db._segments.values()) == ((T + 3) + 4 * T) * 64
+    np.testing.assert_array_equal(db.segment_obs(a.id), sliding)
+    np.testing.assert_array_equal(db.segment_obs(b.id), b.obs)
+    obs1, obs2, _ = db.batches("train" if db.n_train else "val", np.zeros((2, 3), np.int64))
+    assert obs1.shape == (2, 3, T, 8, 8, 4)
+    np.testing.assert_array_equal(obs1[1, 2], sliding)
+    np.testing.assert_array_equal(obs2[0, 0], b.obs)
