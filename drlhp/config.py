@@ -25,10 +25,10 @@ class A2CConfig:
         lr: RMSprop learning rate at step 0, decayed linearly to 0 over the run's timesteps.
         rms_decay: RMSprop decay (rho) of the mean squared gradient.
         rms_eps: RMSprop epsilon.
-        rmsprop_style: "torch" (default; PyTorch's and Keras' RMSprop: mean square initialized to 0,
+        rmsprop_style: "torch" (default; PyTorch's RMSprop: mean square initialized to 0,
             epsilon outside the square root) or "tf1" (TensorFlow 1's RMSProp, which OpenAI baselines'
             A2C used: mean square initialized to 1, epsilon inside the square root). Measured here
-            (README, "Learning checks"): with "tf1" the policy barely moves on Pong in 4M steps and
+            (docs/results.md, "learning checks"): with "tf1" the policy barely moves on Pong in 4M steps and
             MovingDot needs ~130k steps; with "torch" Pong improves from 1M steps and MovingDot
             learns by ~40k: the epsilon inside the root caps the step of every parameter whose
             gradient is below ~3e-3, which here is nearly all of them.
@@ -68,7 +68,7 @@ class RewardConfig:
         lr: Adam learning rate.
         dropout: dropout rate after every convolution (paper: 0.5).
         batchnorm: batch normalization after every convolution (paper: yes). On MovingDot it slows
-            the predictor down several times (README, "MovingDot from preferences").
+            the predictor down several times (docs/results.md, "MovingDot from preferences").
         random_answer_prob: assumed chance that a label is a uniformly random answer (paper: 10%).
         l2_init: starting L2 coefficient (on the sum of squared kernel weights); then adapted so that
             validation loss / training loss stays in [1.1, 1.5] (paper).
@@ -78,12 +78,19 @@ class RewardConfig:
         publish_interval: training steps between weight publications to the policy.
         eval_interval: training steps between validation evaluations (and L2 adaptation).
         norm_segments: recent segments whose frames set the normalization statistics.
+        norm_momentum: at each publication, the normalization mean and variance move this fraction
+            of the way to those measured on the newest segments (1: replaced, as before). Small values
+            keep the policy's reward on one offset and scale as the predictor's weights change.
         ckpt_interval_s: seconds between predictor checkpoints (plus one at the end).
         tf_intra_threads: TensorFlow intra-op threads of the predictor process (2 cores: 1).
+        onednn: the predictor process's TensorFlow uses oneDNN's CPU kernels (True) or Eigen's (False).
+            Eigen's are faster for the paper's reward network on an AVX2-only AMD EPYC (a training step
+            of 16 pairs of 5-step clips: 175 against 283 ms), while oneDNN's are faster for the policy's
+            Nature CNN, so only the predictor process switches (docs/results.md, 2026-11-23).
         train_fraction: pacing of the predictor's training beside the policy: the largest fraction of
             wall time it spends training (after a step of d seconds it rests d * (1/f - 1)), so it
             does not starve the policy of a core. 1.0: train flat out. Pretraining, while the policy
-            waits, is not paced. Measured on Pong (README, "Throughput"): 0.5 gives the policy the
+            waits, is not paced. Measured on Pong (docs/results.md, "throughput"): 0.5 gives the policy the
             CPU it needs for issue 4's speed target.
     """
 
@@ -99,8 +106,10 @@ class RewardConfig:
     publish_interval: int = 20
     eval_interval: int = 25
     norm_segments: int = 20
+    norm_momentum: float = 0.1
     ckpt_interval_s: float = 60.0
     tf_intra_threads: int = 1
+    onednn: bool = False
     train_fraction: float = 0.5
 
 
@@ -251,8 +260,12 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--reward_batch_size", type=int, default=RewardConfig.batch_size)
     g.add_argument("--reward_lr", type=float, default=RewardConfig.lr)
     g.add_argument("--reward_publish_interval", type=int, default=RewardConfig.publish_interval)
+    g.add_argument("--reward_norm_momentum", type=float, default=RewardConfig.norm_momentum,
+                   help="fraction of the way the reward's normalization moves at each publication (1: replaced)")
     g.add_argument("--reward_train_fraction", type=float, default=RewardConfig.train_fraction,
                    help="most of the wall time the predictor spends training beside the policy (1: flat out)")
+    g.add_argument("--reward_onednn", action=argparse.BooleanOptionalAction, default=RewardConfig.onednn,
+                   help="the predictor's TensorFlow uses oneDNN's CPU kernels (default: Eigen's, faster for it)")
     g.add_argument("--reward_tf_threads", type=int, default=RewardConfig.tf_intra_threads,
                    help="TensorFlow intra-op threads of the predictor process; with 2, halve "
                         "--reward_train_fraction to leave the policy the same share of 2 cores")
@@ -276,9 +289,9 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         no_labelling=args.no_labelling, profile=args.profile, a2c=a2c,
         reward=RewardConfig(n_predictors=args.n_predictors, n_initial_epochs=args.n_initial_epochs,
                             batch_size=args.reward_batch_size, lr=args.reward_lr,
-                            publish_interval=args.reward_publish_interval,
+                            publish_interval=args.reward_publish_interval, norm_momentum=args.reward_norm_momentum,
                             train_fraction=args.reward_train_fraction, dropout=args.reward_dropout,
-                            tf_intra_threads=args.reward_tf_threads,
+                            tf_intra_threads=args.reward_tf_threads, onednn=args.reward_onednn,
                             batchnorm=args.reward_batchnorm, l2_init=args.reward_l2_init),
         prefs=PrefConfig(synthetic_prefs=args.synthetic_prefs, query_selection=args.query_selection,
                          segment_length=args.segment_length, segments_per_cut=args.segments_per_cut,

@@ -108,6 +108,7 @@ class RewardEnsemble:
                         for m in range(self.n_members)]
         self.norm_mean = np.zeros(self.n_members, np.float32)
         self.norm_std = np.ones(self.n_members, np.float32)
+        self._norm_set = False  # no statistics measured yet: the first update replaces the defaults
         self.version = 0
         self._adam = [[(tf.Variable(tf.zeros_like(v), trainable=False), tf.Variable(tf.zeros_like(v), trainable=False))
                        for v in model.trainable_variables] for model in self.members]
@@ -157,13 +158,14 @@ class RewardEnsemble:
         return tf.stack(losses), tf.stack(accs)
 
     def _evaluate_graph(self, s1, s2, mu):
+        """Per member and pair: loss (M, B) and whether the strict label was predicted (M, B)."""
         losses, corrects = [], []
+        strict = tf.not_equal(mu[:, 0], mu[:, 1])
         for model in self.members:
             r1, r2 = self._pair_sums(model, s1, s2, training=False)
-            losses.append(tf.reduce_sum(preference_loss(r1, r2, mu, self.cfg.random_answer_prob)))
-            corrects.append(_accuracy_counts(r1, r2, mu)[0])
-        _, counted = _accuracy_counts(r1, r2, mu)
-        return tf.stack(losses), tf.stack(corrects), counted
+            losses.append(preference_loss(r1, r2, mu, self.cfg.random_answer_prob))
+            corrects.append(tf.logical_and(strict, tf.equal(r1 > r2, mu[:, 0] > mu[:, 1])))
+        return tf.stack(losses), tf.stack(corrects)
 
     # --- numpy-facing API ----------------------------------------------------------------------
     def predict(self, obs: np.ndarray) -> np.ndarray:
@@ -185,25 +187,41 @@ class RewardEnsemble:
         losses, accs = self._train(s1, s2, np.asarray(mu, np.float32), np.asarray(l2, np.float32))
         return losses.numpy(), accs.numpy()
 
-    def evaluate(self, s1, s2, mu, batch_size: int = 64) -> tuple[np.ndarray, np.ndarray]:
-        """Mean loss and accuracy per member over all the given pairs, in chunks."""
-        loss_sum = np.zeros(self.n_members)
-        correct = np.zeros(self.n_members)
-        counted = 0.0
+    def evaluate_pairs(self, s1, s2, mu, batch_size: int = 64) -> tuple[np.ndarray, np.ndarray]:
+        """Per member and pair (inference mode): loss (M, B) without L2, and correct (M, B) bool
+        (False for ties), in chunks."""
+        losses, corrects = [], []
         for i in range(0, len(mu), batch_size):
-            l_, c_, n_ = self._evaluate(s1[i:i + batch_size], s2[i:i + batch_size],
-                                        np.asarray(mu[i:i + batch_size], np.float32))
-            loss_sum += l_.numpy()
-            correct += c_.numpy()
-            counted += float(n_)
-        acc = correct / counted if counted else np.full(self.n_members, np.nan)
-        return loss_sum / max(1, len(mu)), acc
+            l_, c_ = self._evaluate(s1[i:i + batch_size], s2[i:i + batch_size],
+                                    np.asarray(mu[i:i + batch_size], np.float32))
+            losses.append(l_.numpy())
+            corrects.append(c_.numpy())
+        if not losses:
+            return np.zeros((self.n_members, 0)), np.zeros((self.n_members, 0), bool)
+        return np.concatenate(losses, axis=1), np.concatenate(corrects, axis=1)
 
-    def update_normalization(self, obs: np.ndarray) -> None:
-        """Per-member mean and standard deviation of the raw output over ``obs`` (recent frames)."""
+    def evaluate(self, s1, s2, mu, batch_size: int = 64) -> tuple[np.ndarray, np.ndarray]:
+        """Mean loss and accuracy (over strict labels) per member over all the given pairs."""
+        loss, correct = self.evaluate_pairs(s1, s2, mu, batch_size)
+        strict = np.asarray(mu)[:, 0] != np.asarray(mu)[:, 1]
+        acc = correct[:, strict].mean(axis=1) if strict.any() else np.full(self.n_members, np.nan)
+        return loss.mean(axis=1) if loss.shape[1] else np.zeros(self.n_members), acc
+
+    def update_normalization(self, obs: np.ndarray, momentum: float = 1.0) -> None:
+        """Move each member's mean and standard deviation of its raw output towards their values over
+        ``obs`` (recent frames): new = (1 - momentum) * old + momentum * measured (variance mixed, not
+        std). momentum 1 replaces them; a small one keeps the policy's reward on one scale while the
+        weights change, instead of jumping at every publication. The first call always replaces."""
         raw = self.predict(obs)
-        self.norm_mean = raw.mean(axis=1).astype(np.float32)
-        self.norm_std = np.maximum(raw.std(axis=1), 1e-6).astype(np.float32)
+        mean, var = raw.mean(axis=1), np.maximum(raw.var(axis=1), 1e-12)
+        if not self._norm_set or momentum >= 1.0:
+            new_mean, new_var = mean, var
+        else:
+            new_mean = (1.0 - momentum) * self.norm_mean + momentum * mean
+            new_var = (1.0 - momentum) * np.square(self.norm_std) + momentum * var
+        self.norm_mean = new_mean.astype(np.float32)
+        self.norm_std = np.maximum(np.sqrt(new_var), 1e-6).astype(np.float32)
+        self._norm_set = True
 
     # --- weights across processes, and checkpoints ---------------------------------------------
     def publish(self) -> RewardWeights:
@@ -218,6 +236,7 @@ class RewardEnsemble:
             model.set_weights(list(w))
         self.norm_mean = np.asarray(weights.norm_mean, np.float32)
         self.norm_std = np.asarray(weights.norm_std, np.float32)
+        self._norm_set = True
         self.version = weights.version
 
     def get_state(self) -> dict[str, np.ndarray]:
@@ -239,6 +258,7 @@ class RewardEnsemble:
         self._adam_t.assign(float(state["adam_t"]))
         self.norm_mean = np.asarray(state["norm_mean"], np.float32)
         self.norm_std = np.asarray(state["norm_std"], np.float32)
+        self._norm_set = True
 
 
 def adapt_l2(l2: np.ndarray, train_loss: np.ndarray, val_loss: np.ndarray, low: float = 1.1, high: float = 1.5,

@@ -57,7 +57,12 @@ def save_predictor(path: Path, state: dict[str, np.ndarray], meta: dict) -> None
 
 
 def load_predictor(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
+    from drlhp.checkpoint import npz_problem
+
     ckpt = find_file(path, PREDICTOR_FILE)
+    problem = npz_problem(ckpt, "reward predictor checkpoint")
+    if problem:
+        raise PredictorCheckpointError(f"cannot read reward predictor checkpoint {ckpt}: {problem}")
     try:
         with np.load(ckpt, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
@@ -95,7 +100,9 @@ class RewardTrainer:
         self.ensemble = RewardEnsemble(obs_shape, cfg, seed)
         self.l2 = np.full(cfg.n_predictors, cfg.l2_init, np.float32)
         self.rng = np.random.default_rng(seed + 7)
-        self._bootstrap: dict[int, np.ndarray] = {}  # entry order -> Poisson(1) count per member
+        # bootstrap: per training entry (by order, ascending), a Poisson(1) count per member
+        self._boot_orders = np.zeros(0, np.int64)
+        self._boot_counts = np.zeros((0, cfg.n_predictors), np.int64)
         self.steps = 0
         self.pretrain_target = 0  # the step at which pretraining ends (0: not started); kept in checkpoints
         self.last_eval: dict[str, float] = {}
@@ -125,64 +132,106 @@ class RewardTrainer:
         return self.steps < self.pretrain_target
 
     # --- training ------------------------------------------------------------------------------
-    def _member_indices(self, entries) -> list[np.ndarray]:
-        """A batch of training indices per member, drawn from its own bootstrap sample."""
-        counts = np.stack([self._bootstrap.setdefault(e.order, self.rng.poisson(1.0, self.cfg.n_predictors))
-                           for e in entries])  # (n_train, members)
-        out = []
+    def _sync_bootstrap(self, entries) -> None:
+        """One Poisson(1) count per member for each training entry, kept aligned with ``entries`` (in
+        insertion order): new entries get fresh draws, evicted ones leave. O(changes), not O(database)."""
+        n, orders, counts = len(entries), self._boot_orders, self._boot_counts
+        if len(orders) == n and (n == 0 or (orders[0] == entries[0].order and orders[-1] == entries[-1].order)):
+            return
+        if n and len(orders):  # evicted at the head
+            k = int(np.searchsorted(orders, entries[0].order))
+            orders, counts = orders[k:], counts[k:]
+        last = orders[-1] if len(orders) else -1
+        new = []
+        for e in reversed(entries):  # added at the tail
+            if e.order <= last:
+                break
+            new.append(e.order)
+        orders = np.concatenate([orders, np.array(new[::-1], np.int64)])
+        counts = np.concatenate([counts, self.rng.poisson(1.0, (len(new), self.cfg.n_predictors))])
+        if len(orders) != n or (n and orders[0] != entries[0].order):  # removed from the middle (review tool)
+            kept = dict(zip(orders.tolist(), counts))
+            orders = np.array([e.order for e in entries], np.int64)
+            counts = np.array([kept.get(o, self.rng.poisson(1.0, self.cfg.n_predictors)) for o in orders.tolist()],
+                              np.int64).reshape(n, self.cfg.n_predictors)
+        self._boot_orders, self._boot_counts = orders, counts
+
+    def _member_indices(self, size: int | None = None) -> np.ndarray:
+        """(members, size) training indices (default: batch_size), each member's drawn from its own
+        bootstrap sample (uniformly, if its sample is empty)."""
+        size = size or self.cfg.batch_size
+        out = np.empty((self.cfg.n_predictors, size), np.int64)
+        n = len(self._boot_orders)
         for m in range(self.cfg.n_predictors):
-            w = counts[:, m].astype(np.float64)
-            p = w / w.sum() if w.sum() > 0 else None
-            out.append(self.rng.choice(len(entries), size=self.cfg.batch_size, p=p))
+            cum = np.cumsum(self._boot_counts[:, m])
+            if cum[-1] > 0:
+                out[m] = np.searchsorted(cum, self.rng.random(size) * cum[-1], side="right")
+            else:
+                out[m] = self.rng.integers(0, n, size)
         return out
 
     def train_step(self) -> tuple[np.ndarray, np.ndarray]:
         with self.lock:
             entries = self.db.entries("train")
-            batches = [self.db.batch("train", idx) for idx in self._member_indices(entries)]
-        s1 = np.stack([b[0] for b in batches])
-        s2 = np.stack([b[1] for b in batches])
-        mu = np.stack([b[2] for b in batches])
+            self._sync_bootstrap(entries)
+            s1, s2, mu = self.db.batches("train", self._member_indices())  # (members, B, T, ...)
         losses, accs = self.ensemble.train_step(s1, s2, mu, self.l2)
         self.steps += 1
         return losses, accs
 
     def evaluate(self, max_pairs: int = 256) -> dict[str, float]:
-        """Validation and training loss/accuracy per member (inference mode), then adapt L2."""
+        """Validation and training loss/accuracy per member (inference mode), then adapt L2.
+
+        L2 follows each member's own overfitting: its training loss is measured on pairs drawn from its
+        own bootstrap sample, and both losses on strict labels only (a tie's loss cannot fall below
+        ln 2, which would hide the gap between training and validation)."""
         from drlhp.reward_model import adapt_l2
 
+        m_count = self.cfg.n_predictors
         with self.lock:
             n_val, n_train = self.db.n_val, self.db.n_train
             if n_val == 0 or n_train == 0:
                 return {}
+            self._sync_bootstrap(self.db.entries("train"))
             val = self.db.batch("val", self.rng.permutation(n_val)[:max_pairs])
-            train = self.db.batch("train", self.rng.permutation(n_train)[:max_pairs])
-        val_loss, val_acc = self.ensemble.evaluate(*val)
-        train_loss, train_acc = self.ensemble.evaluate(*train)
-        self.l2 = adapt_l2(self.l2, train_loss, val_loss)
+            per_member = max(16, max_pairs // m_count)
+            own = []
+            for idx in self._member_indices(2 * per_member):  # each member's own sample, strict labels
+                strict = [i for i in idx.tolist() if self.db.train[i].mu[0] != self.db.train[i].mu[1]]
+                own.append(np.array(strict[:per_member] or idx[:1].tolist(), np.int64))
+            train = self.db.batch("train", np.concatenate(own))
+        val_loss_pairs, val_correct = self.ensemble.evaluate_pairs(*val)
+        train_loss_pairs, train_correct = self.ensemble.evaluate_pairs(*train)
+        val_strict = val[2][:, 0] != val[2][:, 1]
+        bounds = np.cumsum([0] + [len(o) for o in own])
+        train_loss = np.array([train_loss_pairs[m, bounds[m]:bounds[m + 1]].mean() for m in range(m_count)])
+        train_acc = np.array([train_correct[m, bounds[m]:bounds[m + 1]].mean() for m in range(m_count)])
+        val_loss = val_loss_pairs.mean(axis=1)
+        val_loss_strict = val_loss_pairs[:, val_strict].mean(axis=1) if val_strict.any() else val_loss
+        val_acc = val_correct[:, val_strict].mean(axis=1) if val_strict.any() else np.full(m_count, np.nan)
+        self.l2 = adapt_l2(self.l2, train_loss, val_loss_strict)
         out = {}
-        for m in range(self.cfg.n_predictors):
+        for m in range(m_count):
             out.update({f"reward/train_loss_{m}": train_loss[m], f"reward/val_loss_{m}": val_loss[m],
+                        f"reward/val_loss_strict_{m}": val_loss_strict[m],
                         f"reward/train_accuracy_{m}": train_acc[m], f"reward/val_accuracy_{m}": val_acc[m],
-                        f"reward/l2_{m}": self.l2[m]})
+                        f"reward/l2_{m}": self.l2[m], f"reward/norm_mean_{m}": self.ensemble.norm_mean[m],
+                        f"reward/norm_std_{m}": self.ensemble.norm_std[m]})
         out.update({"reward/train_loss": float(train_loss.mean()), "reward/val_loss": float(val_loss.mean()),
+                    "reward/val_loss_strict": float(val_loss_strict.mean()),
                     "reward/train_accuracy": float(np.nanmean(train_acc)),
                     "reward/val_accuracy": float(np.nanmean(val_acc))})
         self.last_eval = out
         return out
 
     def publish(self):
-        """Fresh normalization statistics over the newest segments' frames, then the weights."""
+        """Normalization statistics moved towards those of the newest segments' frames (by
+        norm_momentum), then the weights."""
         with self.lock:
-            entries = sorted(self.db.entries("train") + self.db.entries("val"), key=lambda e: e.order)
-            ids = []
-            for e in reversed(entries):
-                ids.extend(i for i in (e.id1, e.id2) if i not in ids)
-                if len(ids) >= self.cfg.norm_segments:
-                    break
+            ids = self.db.newest_segment_ids(self.cfg.norm_segments)
             obs = np.concatenate([self.db.segment_obs(i) for i in ids]) if ids else None
         if obs is not None:
-            self.ensemble.update_normalization(obs)
+            self.ensemble.update_normalization(obs, self.cfg.norm_momentum)
         return self.ensemble.publish()
 
     def pretrain(self, n_epochs: int, log=print, should_stop=lambda: False, on_eval=None) -> None:
@@ -218,10 +267,11 @@ def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, wei
     """The reward-predictor process (see the module docstring). ``collect_only``: gather_initial_prefs
     mode: store preferences until n_initial_prefs, save the database, return. ``predictor_version``,
     ``db_size``: shared integers (multiprocessing.Value) kept up to date for the labelling window."""
+    from drlhp.launcher import parent_gone
     from drlhp.metrics import MetricsLogger, memory_mb
     from drlhp.tf_setup import configure_tensorflow
 
-    configure_tensorflow(cfg.reward.tf_intra_threads, 1, seed=cfg.seed)
+    configure_tensorflow(cfg.reward.tf_intra_threads, 1, seed=cfg.seed, onednn=cfg.reward.onednn)
     run_dir = Path(run_dir)
     prefs_path, ckpt_path = run_dir / PREFS_FILE, run_dir / PREDICTOR_FILE
     p = cfg.prefs
@@ -246,7 +296,8 @@ def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, wei
             db.save(prefs_path)
 
     def drain_preferences():
-        """Receive preferences until the sentinel (or, once stopping, 10 s of silence)."""
+        """Receive preferences until the sentinel (or, once stopping, 10 s of silence; 2 s once the
+        parent is gone, to exit within its PARENT_GONE_EXIT_S)."""
         quiet_since = None
         try:
             while True:
@@ -255,7 +306,7 @@ def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, wei
                 except queue_lib.Empty:
                     if stop_event.is_set():
                         quiet_since = quiet_since or time.monotonic()
-                        if time.monotonic() - quiet_since > 10:
+                        if time.monotonic() - quiet_since > (2 if parent_gone() else 10):
                             return
                     continue
                 if pref is None:
@@ -332,8 +383,6 @@ def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, wei
             t0 = time.perf_counter()
             losses, accs = trainer.train_step()
             step_s = time.perf_counter() - t0
-            if cfg.reward.train_fraction < 1.0:  # paced: leave the policy its share of the cores
-                stop_event.wait(step_s * (1.0 / cfg.reward.train_fraction - 1.0))
             if trainer.steps % cfg.reward.publish_interval == 0:
                 publish()
             if trainer.steps % cfg.reward.eval_interval == 0:
@@ -342,11 +391,13 @@ def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, wei
             if now - last_ckpt > cfg.reward.ckpt_interval_s:
                 trainer.save(ckpt_path)
                 last_ckpt = now
+            if cfg.reward.train_fraction < 1.0:  # paced: all of this step's work counts, not only training
+                stop_event.wait((time.perf_counter() - t0) * (1.0 / cfg.reward.train_fraction - 1.0))
             if now - last_log > cfg.log_interval:
                 last_log = now
                 with lock:
                     db_figures = {"prefs/db_size": len(db), "prefs/db_train": db.n_train, "prefs/db_val": db.n_val,
-                                  "prefs/db_segments": db.n_segments, "prefs/db_mb": db.nbytes_compressed / 2**20}
+                                  "prefs/db_segments": db.n_segments, "prefs/db_mb": db.nbytes / 2**20}
                 logger.log(trainer.steps, {
                     **trainer.last_eval, **db_figures,
                     "reward/batch_loss": float(losses.mean()), "reward/batch_accuracy": float(accs.mean()),
@@ -358,10 +409,11 @@ def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, wei
     try:
         work()
     finally:
-        thread.join(timeout=15)  # until the preference interface's sentinel: no preference is lost
+        # until the preference interface's sentinel: no preference is lost (shorter once the parent is gone)
+        thread.join(timeout=4 if parent_gone() else 15)
         save_db()
-        if trainer is not None:
-            trainer.evaluate()
+        if trainer is not None and trainer.steps > 0:  # nothing trained (stopped while gathering): no
+            trainer.evaluate()                           # checkpoint, or a resume would skip pretraining
             trainer.save(ckpt_path)
             logger.log(trainer.steps, trainer.last_eval)
             figures = {"predictor_val_accuracy": trainer.last_eval.get("reward/val_accuracy"),

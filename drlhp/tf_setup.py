@@ -15,9 +15,14 @@ import sys
 _configured = False
 
 
-def configure_tensorflow(intra_op_threads: int, inter_op_threads: int, seed: int | None = None):
-    """Set this process's TF thread pools (before any TF op runs) and seed Python, numpy and TF."""
+def configure_tensorflow(intra_op_threads: int, inter_op_threads: int, seed: int | None = None,
+                         onednn: bool | None = None):
+    """Set this process's TF thread pools (before any TF op runs) and seed Python, numpy and TF.
+    ``onednn``: use oneDNN's CPU kernels (True) or Eigen's (False); None leaves TensorFlow's default.
+    Only before TensorFlow is first imported in this process (it reads TF_ENABLE_ONEDNN_OPTS then)."""
     global _configured
+    if onednn is not None and "tensorflow" not in sys.modules:
+        os.environ["TF_ENABLE_ONEDNN_OPTS"] = "1" if onednn else "0"
     import numpy as np
     import tensorflow as tf
 
