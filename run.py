@@ -13,20 +13,21 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     from drlhp.config import build_parser, config_from_args
-    import envs
 
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+
+    def one_line_error(message: str):  # argparse's own errors too: one line, exit 2
+        print(f"run.py: error: {message} (see python run.py --help)", file=sys.stderr)
+        sys.exit(2)
+
+    parser.error = one_line_error
+    args = parser.parse_args(argv)
     if args.list_envs:
+        import envs
+
         print("\n".join(envs.list_env_ids()))
         return 0
-    if not args.env:
-        print("run.py: error: --env is required (list valid ids with: python run.py --list_envs)", file=sys.stderr)
-        return 2
-    if not envs.is_valid_env_id(args.env):
-        print(f"run.py: error: unknown env {args.env!r}; list valid ids with: python run.py --list_envs",
-              file=sys.stderr)
-        return 2
-    from drlhp.pipeline import UsageError, run
+    from drlhp.pipeline import UsageError, run  # run() checks every input before it starts anything
 
     try:
         return run(config_from_args(args), ["run.py", *argv], tee_output=True)

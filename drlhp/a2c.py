@@ -126,6 +126,19 @@ class A2CPolicy:
         return state
 
     def set_state(self, state: dict[str, np.ndarray]) -> None:
+        """A checkpoint's state (``get_state``'s arrays); CheckpointError, and nothing changed, if it
+        does not fit this network (another env's, say)."""
+        from drlhp.checkpoint import CheckpointError
+
+        here = {k: tuple(np.shape(v)) for k, v in self.get_state().items()}
+        extra = [k for k in state if k.startswith(("weight_", "rms_")) and k not in here]
+        for key in [*here, *extra]:  # weights first, in the network's order
+            there = tuple(np.shape(state[key])) if key in state else None
+            if there != here.get(key):
+                raise CheckpointError(
+                    "the policy checkpoint does not fit this policy network: "
+                    + (f"no {key} in it" if there is None else f"{key} is {there} in it, "
+                       + ("absent here" if key not in here else f"{here[key]} here")))
         n_weights = len(self.model.get_weights())
         weights = [state[f"weight_{i}"] for i in range(n_weights)]
         self.model.set_weights(weights)

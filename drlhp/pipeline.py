@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from drlhp.atomic import write_json
-from drlhp.config import A2CConfig, RunConfig
+from drlhp.config import DEFAULT_MODE, LABEL_SCHEDULES, MODES, QUERY_SELECTIONS, A2CConfig, RunConfig
 from drlhp.profiling import PROFILE_DIR, profiled
 from drlhp.run_record import RunRecord, default_run_dir
 
@@ -66,6 +66,7 @@ def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False)
 
             resource_tracker.ensure_running()
         tee = OutputTee(record.dir, header=" ".join(argv or []))
+    previous_sigterm = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)  # every mode: a stop, as Ctrl-C
     try:
         # --profile: this process too (the one-process modes' work; the parent's waiting in the others)
         with profiled(record.dir / PROFILE_DIR if cfg.profile else None,
@@ -88,6 +89,7 @@ def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False)
         _draw_curves(record)
         if tee is not None:
             tee.close()
+        signal.signal(signal.SIGTERM, previous_sigterm)
 
 
 def _draw_curves(record: RunRecord) -> None:
@@ -116,49 +118,164 @@ def _resolve_run_dir(cfg: RunConfig) -> RunConfig:
 
 
 def _check_inputs(cfg: RunConfig) -> None:
-    """Bad inputs fail here, in one line, before any process starts."""
+    """Bad inputs fail here, in one line (UsageError), before any run directory or process exists:
+    the env id, every number of the config, what the mode needs, the display, and every file to load."""
+    import envs
+    from drlhp.checkpoint import CheckpointError, load_policy_checkpoint, npz_problem
     from drlhp.pref_db import PrefDB, PrefDBError
-    from drlhp.reward_trainer import PREFS_FILE, PredictorCheckpointError, find_file, load_predictor
+    from drlhp.reward_trainer import (PREDICTOR_FILE, PREFS_FILE, PredictorCheckpointError, find_file,
+                                      load_predictor)
 
-    labelling = cfg.mode == "gather_initial_prefs" or (cfg.mode == "train_policy_with_preferences"
-                                                       and not cfg.no_labelling)
+    if not cfg.env:
+        raise UsageError("--env is required (list valid ids with: python run.py --list_envs)")
+    if not envs.is_valid_env_id(cfg.env):
+        raise UsageError(f"unknown env {cfg.env!r}; list valid ids with: python run.py --list_envs")
+    problem = _config_problem(cfg)
+    if problem:
+        raise UsageError(problem)
+    trains_policy = cfg.mode in ("train_policy_with_original_rewards", DEFAULT_MODE)
+    one_update = cfg.a2c.n_envs * cfg.a2c.n_steps
+    if trains_policy and cfg.total_timesteps < one_update:
+        raise UsageError(f"--million_timesteps {cfg.million_timesteps:g} is {cfg.total_timesteps:,} agent steps, "
+                         f"less than one update (--n_envs x --n_steps = {one_update:,})")
+    waits_for_initial_prefs = cfg.mode == "gather_initial_prefs" or (
+        cfg.mode == DEFAULT_MODE and not cfg.no_labelling and not cfg.load_reward_predictor_ckpt_dir)
+    if waits_for_initial_prefs and cfg.prefs.n_initial_prefs > cfg.prefs.max_prefs:
+        raise UsageError(f"--n_initial_prefs {cfg.prefs.n_initial_prefs} is more than --max_prefs "
+                         f"{cfg.prefs.max_prefs}: the database would never hold them all")
+    if cfg.mode == "gather_initial_prefs" and cfg.prefs.n_initial_prefs < 1:
+        raise UsageError("gather_initial_prefs needs --n_initial_prefs of at least 1")
+    if cfg.no_labelling and not cfg.load_reward_predictor_ckpt_dir:
+        raise UsageError("--no_labelling needs --load_reward_predictor_ckpt_dir (a run directory or its "
+                         "reward_predictor/reward_predictor.npz)")
+    if cfg.mode == "pretrain_reward_predictor" and not cfg.load_prefs_dir:
+        raise UsageError("pretrain_reward_predictor needs --load_prefs_dir (a run directory or a prefs.npz)")
+    if cfg.run_dir and Path(cfg.run_dir).exists() and not Path(cfg.run_dir).is_dir():
+        raise UsageError(f"--run_dir {cfg.run_dir} is a file, not a directory")
+    if cfg.mode == "watch":
+        if not cfg.load_policy_ckpt_dir:
+            raise UsageError("watch needs --load_policy_ckpt_dir (a run directory or its checkpoints/)")
+        if cfg.video and Path(cfg.video).suffix not in (".mp4", ".gif"):
+            raise UsageError(f"--video {cfg.video}: give a .mp4 or a .gif file")
+        if cfg.run_dir and (Path(cfg.run_dir) / "config.json").exists():
+            raise UsageError(f"--run_dir {cfg.run_dir} already holds a run; watch records into a new run "
+                             f"directory (leave --run_dir out, or give a new one; --video names the video)")
+    labelling = cfg.mode == "gather_initial_prefs" or (cfg.mode == DEFAULT_MODE and not cfg.no_labelling)
     if labelling and not cfg.prefs.synthetic_prefs:  # a person labels in a window: can one open here?
         from pref_interface.display import display_problem  # no Qt import: that happens in the child
 
         problem = display_problem(fix="pass --synthetic_prefs (the synthetic oracle labels instead of a person)")
         if problem:
             raise UsageError(problem)
-    if cfg.reward.tf_intra_threads < 1:
-        raise UsageError(f"--reward_tf_threads must be at least 1, got {cfg.reward.tf_intra_threads}")
-    if not 0.0 < cfg.reward.train_fraction <= 1.0:
-        raise UsageError(f"--reward_train_fraction must be in (0, 1], got {cfg.reward.train_fraction}")
-    if cfg.no_labelling and not cfg.load_reward_predictor_ckpt_dir:
-        raise UsageError("--no_labelling needs --load_reward_predictor_ckpt_dir (a run directory or its "
-                         "reward_predictor/reward_predictor.npz)")
-    if cfg.mode == "pretrain_reward_predictor" and not cfg.load_prefs_dir:
-        raise UsageError("pretrain_reward_predictor needs --load_prefs_dir (a run directory or a prefs.npz)")
-    if cfg.mode == "watch":
-        from drlhp.checkpoint import CheckpointError, load_policy_checkpoint
-
-        if not cfg.load_policy_ckpt_dir:
-            raise UsageError("watch needs --load_policy_ckpt_dir (a run directory or its checkpoints/)")
+    if cfg.load_policy_ckpt_dir:  # checkpoints and databases: read now, so a wrong file costs one line
         try:
             load_policy_checkpoint(cfg.load_policy_ckpt_dir)
         except CheckpointError as e:
             raise UsageError(str(e)) from None
-        if cfg.run_dir and (Path(cfg.run_dir) / "config.json").exists():
-            raise UsageError(f"--run_dir {cfg.run_dir} already holds a run; watch records into a new run "
-                             f"directory (leave --run_dir out, or give a new one; --video names the video)")
     if cfg.load_prefs_dir:
         try:
             PrefDB.load(find_file(cfg.load_prefs_dir, PREFS_FILE))
         except PrefDBError as e:
             raise UsageError(str(e)) from None
     if cfg.load_reward_predictor_ckpt_dir:
+        ckpt = find_file(cfg.load_reward_predictor_ckpt_dir, PREDICTOR_FILE)
+        problem = npz_problem(ckpt, "reward predictor checkpoint")
+        if problem:
+            raise UsageError(f"cannot read reward predictor checkpoint {ckpt}: {problem}")
         try:
-            load_predictor(cfg.load_reward_predictor_ckpt_dir)
+            load_predictor(ckpt)
         except PredictorCheckpointError as e:
             raise UsageError(str(e)) from None
+
+
+def check_inputs(cfg: RunConfig) -> None:
+    """``run``'s checks of a config, without running it (``python -m floyd seeds`` checks once, before
+    starting any seed). UsageError: one line for the user."""
+    _check_inputs(cfg)
+
+
+def _whole(least: int):
+    return f"a whole number of at least {least}", lambda v: isinstance(v, int) and v >= least
+
+
+def _within(low: float, high: float, low_in: bool = True, high_in: bool = True):
+    text = f"in {'[' if low_in else '('}{low:g}, {high:g}{']' if high_in else ')'}"
+    return text, lambda v: (low <= v if low_in else low < v) and (v <= high if high_in else v < high)
+
+
+def _one_of(options):
+    return "one of " + ", ".join(options), lambda v: v in options
+
+
+_POSITIVE = "a finite number above 0", lambda v: 0 < v < float("inf")
+_NOT_NEGATIVE = "a finite number of at least 0", lambda v: 0 <= v < float("inf")
+
+# Every number and choice of a RunConfig: (its flag, or None where it has none; its place in the
+# config; (what it must be, the test)). In run.py --help's order.
+_CONFIG_RULES = [
+    ("mode", "mode", _one_of(MODES)),
+    ("--seed", "seed", _whole(0)),
+    ("--million_timesteps", "million_timesteps", _POSITIVE),
+    ("--log_interval", "log_interval", _NOT_NEGATIVE),
+    ("--policy_ckpt_interval", "policy_ckpt_interval", _whole(0)),
+    ("--n_envs", "a2c.n_envs", _whole(1)),
+    ("--n_steps", "a2c.n_steps", _whole(1)),
+    ("--lr", "a2c.lr", _POSITIVE),
+    ("--ent_coef", "a2c.ent_coef", _NOT_NEGATIVE),
+    ("--gamma", "a2c.gamma", _within(0, 1)),
+    ("--episode_ends", "a2c.episode_ends", _one_of(("auto", "on", "off"))),
+    ("--rmsprop_style", "a2c.rmsprop_style", _one_of(("tf1", "torch"))),
+    (None, "a2c.rms_decay", _within(0, 1, high_in=False)),
+    (None, "a2c.rms_eps", _POSITIVE),
+    (None, "a2c.vf_coef", _NOT_NEGATIVE),
+    (None, "a2c.max_grad_norm", _POSITIVE),
+    ("--n_env_threads", "n_env_threads", _whole(0)),
+    ("--tf_intra_threads", "tf_intra_threads", _whole(0)),
+    ("--tf_inter_threads", "tf_inter_threads", _whole(0)),
+    ("--episodes", "episodes", _whole(1)),
+    ("--max_prefs", "prefs.max_prefs", _whole(1)),
+    ("--n_initial_prefs", "prefs.n_initial_prefs", _whole(0)),
+    ("--n_labels", "prefs.n_labels", _whole(0)),
+    ("--label_schedule", "prefs.label_schedule", _one_of(LABEL_SCHEDULES)),
+    ("--segment_length", "prefs.segment_length", _whole(1)),
+    ("--segments_per_cut", "prefs.segments_per_cut", _whole(1)),
+    ("--query_selection", "prefs.query_selection", _one_of(QUERY_SELECTIONS)),
+    ("--prefs_save_interval", "prefs.prefs_save_interval", _whole(1)),
+    (None, "prefs.segment_queue_size", _whole(1)),
+    (None, "prefs.segment_pool_size", _whole(2)),
+    (None, "prefs.variance_candidates", _whole(1)),
+    ("--n_predictors", "reward.n_predictors", _whole(1)),
+    ("--n_initial_epochs", "reward.n_initial_epochs", _whole(0)),
+    ("--reward_batch_size", "reward.batch_size", _whole(1)),
+    ("--reward_lr", "reward.lr", _POSITIVE),
+    ("--reward_publish_interval", "reward.publish_interval", _whole(1)),
+    ("--reward_norm_momentum", "reward.norm_momentum", _within(0, 1, low_in=False)),
+    ("--reward_train_fraction", "reward.train_fraction", _within(0, 1, low_in=False)),
+    ("--reward_tf_threads", "reward.tf_intra_threads", _whole(1)),
+    ("--reward_dropout", "reward.dropout", _within(0, 1, high_in=False)),
+    ("--reward_l2_init", "reward.l2_init", _NOT_NEGATIVE),
+    (None, "reward.random_answer_prob", _within(0, 1, high_in=False)),
+    (None, "reward.norm_std", _POSITIVE),
+    (None, "reward.eval_interval", _whole(1)),
+    (None, "reward.norm_segments", _whole(1)),
+    (None, "reward.ckpt_interval_s", _POSITIVE),
+]
+
+
+def _config_problem(cfg: RunConfig) -> str | None:
+    """The first number or choice of ``cfg`` out of its range, in one line, or None."""
+    for flag, place, (wanted, ok) in _CONFIG_RULES:
+        value = cfg
+        for attr in place.split("."):
+            value = getattr(value, attr)
+        try:
+            fine = ok(value)
+        except TypeError:  # a string where a number belongs (a config built in code)
+            fine = False
+        if not fine:
+            shown = f"{value:g}" if isinstance(value, float) else repr(value) if isinstance(value, str) else value
+            return f"{flag or place} must be {wanted}, got {shown}"
+    return None
 
 
 def build_policy(cfg: RunConfig, env, a2c: A2CConfig | None = None):
@@ -254,8 +371,9 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
           + f" -> {record.dir}", flush=True)
     ctx = mp.get_context("spawn")
     ch = Channels.create(ctx, cfg.prefs.segment_queue_size)
-    group = ProcessGroup(ch, ctx, profile_dir=str(record.dir / PROFILE_DIR) if cfg.profile else None)
     run_dir = str(record.dir)
+    group = ProcessGroup(ch, ctx, profile_dir=str(record.dir / PROFILE_DIR) if cfg.profile else None,
+                         log_dir=run_dir)
     previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     failure, interrupted = None, False
     from drlhp.reward_trainer import predictor_to_load
@@ -272,11 +390,11 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
                     segment_queue=ch.segment_queue, preference_queue=ch.preference_queue,
                     weights_channel=ch.weights_to_prefs, stop_event=ch.stop_event, run_dir=run_dir,
                     predictor_version=ch.predictor_version, db_size=ch.db_size,
-                    agent_episode=ch.agent_episode if show_agent else None)
+                    agent_episode=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow)
         group.start("policy", "drlhp.policy_process:run_policy", cfg=cfg, segment_queue=ch.segment_queue,
                     weights_channel=ch.weights_to_policy, stop_event=ch.stop_event,
                     gathering_done=ch.gathering_done, run_dir=run_dir,
-                    episode_channel=ch.agent_episode if show_agent else None)
+                    episode_channel=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow)
         write_json(record.dir / "pids.json", {"parent": os.getpid(), **{r: p.pid for r, p in group.procs.items()}})
         group.watch({"reward_predictor"} if gather else {"policy"})
     except ChildFailed as e:
@@ -288,9 +406,9 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         try:
-            terminated = group.shutdown()
-            if terminated:
-                print(f"[run] had to terminate: {', '.join(terminated)}", file=sys.stderr, flush=True)
+            killed = group.shutdown()
+            if killed:
+                print(f"[run] had to kill: {', '.join(killed)}", file=sys.stderr, flush=True)
         except ChildFailed as e:
             failure = failure or e
         finally:
@@ -299,6 +417,9 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
     for role in (("reward_predictor", "pref_interface") if gather else ("policy", "reward_predictor", "pref_interface")):
         figures.update(group.figures.get(role, {}))
     summary = {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, **figures}
+    # A SIGTERM that the children acted on before this process's handler ran (they stopped, saved and
+    # reported "done", and watch() returned), or that reached only a child, stopped the run all the same.
+    interrupted = interrupted or bool(group.stopped_by_signal)
     if failure is not None:
         record.write_summary(summary)
         record.set_status("crashed", error=f"{failure}\n{failure.detail}")

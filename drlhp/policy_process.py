@@ -2,50 +2,71 @@
 
     PolicyTrainer (drlhp.policy_trainer) with
       reward source  PredictedReward: newest weights pulled from the weights channel, one batch per rollout
-      observer       SegmentFeed: cuts segments, offers them to segment_queue (full queue: dropped,
-                     counted), and measures the predictor on fresh segments (correlation of
-                     predicted and true segment returns) and per-episode predicted returns
+      observer       SegmentFeed: cuts as many segments as the preference interface still wants
+                     (segment_flow), offers them to segment_queue (full queue: dropped, counted), and
+                     measures the predictor on fresh segments (correlation of predicted and true segment
+                     returns) and per-episode predicted returns
       observer       EpisodeFeed (--show_agent): worker 0's frames of its newest finished episode to the
                      labelling window (latest wins)
-    before the first weights: random play (segments for the initial preferences), paused while the
-    predictor pretrains
+    before the first weights: random play (segments for the initial preferences), only while the
+    preference interface wants segments, and paused while the predictor pretrains
 """
 from __future__ import annotations
 
 import collections
+import time
 
 import numpy as np
 
 from drlhp.config import RunConfig
 from drlhp.policy_trainer import RolloutObserver, TrainingState
-from drlhp.queues import put_or_drop
+from drlhp.queues import feeder_cpu_s, put_or_drop
 from drlhp.reward_source import RewardSource
-from drlhp.segments import SegmentCutter
+from drlhp.segments import SegmentCutter, compact_nbytes_sent, register_compact_pickling
 
 RECENT_SEGMENTS = 200
 MAX_EPISODE_FRAMES = 1500  # an episode sent to the window keeps its last 1,500 frames (100 s at 15 fps)
 
 
 class SegmentFeed(RolloutObserver):
-    def __init__(self, cfg: RunConfig, env, reward_source: RewardSource, segment_queue):
+    """Segments for the labeller, as many as it wants (``flow``; None: ``segments_per_cut`` every cut),
+    and what they cost: bytes on the wire, and the time spent cutting, offering and (the queue's feeder
+    thread) pickling and writing them."""
+
+    def __init__(self, cfg: RunConfig, env, reward_source: RewardSource, segment_queue, flow=None):
         p = cfg.prefs
         self.cutter = SegmentCutter(cfg.env, env.n_envs, env.obs_shape, p.segment_length, p.segments_per_cut,
                                     env.frames_to_watch)
-        self.queue, self.reward_source = segment_queue, reward_source
+        self.queue, self.reward_source, self.flow = segment_queue, reward_source, flow
         self.sent = self.dropped = 0
+        self.steps_seen = 0  # agent steps of every rollout seen, random play included
+        self.nbytes_at_start = compact_nbytes_sent()
+        self.cut_send_s = 0.0  # this thread's time cutting and offering segments
+        self.t_start = time.perf_counter()
+        self._last = self._totals()
         self.recent = collections.deque(maxlen=RECENT_SEGMENTS)  # (predicted, true) segment returns
         self.pred_episode = np.zeros(env.n_envs)
         self.recent_pred_episodes = collections.deque(maxlen=100)
 
+    def budget(self) -> int | None:
+        """Segments the preference interface wants and has not been sent (None: no flow control)."""
+        if self.queue is None:
+            return 0
+        return None if self.flow is None else max(0, self.flow.wanted() - self.sent)
+
     def on_rollout(self, rollout, state: TrainingState) -> None:
+        if self.flow is not None:
+            self.flow.report_step(state.timesteps)
+        t0 = time.perf_counter()
         segments, cut_returns = self.cutter.add(rollout.next_obs, rollout.true_rewards, rollout.rewards,
-                                                state.timesteps)
-        if self.queue is not None:
-            for seg in segments:
-                if put_or_drop(self.queue, seg):
-                    self.sent += 1
-                else:
-                    self.dropped += 1
+                                                state.timesteps, budget=self.budget())
+        for seg in segments:
+            if put_or_drop(self.queue, seg):
+                self.sent += 1
+            else:
+                self.dropped += 1
+        self.cut_send_s += time.perf_counter() - t0
+        self.steps_seen += rollout.true_rewards.size
         for pred, true in cut_returns:
             ok = np.isfinite(pred)
             self.recent.extend(zip(pred[ok], true[ok]))
@@ -55,6 +76,20 @@ class SegmentFeed(RolloutObserver):
                 for i in np.flatnonzero(rollout.dones[t]):
                     self.recent_pred_episodes.append(self.pred_episode[i])
                     self.pred_episode[i] = 0.0
+
+    def _totals(self) -> tuple:
+        """(time, agent steps, bytes pickled for segment_queue, seconds spent on segments) so far."""
+        feeder = (feeder_cpu_s(self.queue) or 0.0) if self.queue is not None else 0.0
+        return (time.perf_counter(), self.steps_seen, compact_nbytes_sent() - self.nbytes_at_start,
+                self.cut_send_s + feeder)
+
+    def transport(self, since: tuple) -> dict:
+        """Bytes per agent step on segment_queue and the share of wall time spent on segments since
+        ``since`` (a ``_totals()``)."""
+        now = self._totals()
+        return {"bytes_per_agent_step": (now[2] - since[2]) / max(1, now[1] - since[1]),
+                "transport_time_frac": (now[3] - since[3]) / max(1e-9, now[0] - since[0]),
+                "transport_s": now[3] - since[3]}
 
     def correlation(self) -> float | None:
         """Pearson correlation of predicted and true returns of the last segments (None if undefined)."""
@@ -66,17 +101,27 @@ class SegmentFeed(RolloutObserver):
         return float(np.corrcoef(pred, true)[0, 1])
 
     def metrics(self) -> dict:
+        since, self._last = self._last, self._totals()
+        transport = self.transport(since)
         out = {"policy/predictor_version": self.reward_source.version,
                "policy/pred_true_corr": self.correlation(),
-               "system/segments_sent": self.sent, "system/segments_dropped": self.dropped}
+               "system/segments_sent": self.sent, "system/segments_dropped": self.dropped,
+               "system/segments_not_cut": self.cutter.not_cut,
+               "system/segment_bytes_per_agent_step": transport["bytes_per_agent_step"],
+               "system/segment_transport_time_frac": transport["transport_time_frac"]}
         if self.recent_pred_episodes:
             out["policy/predicted_return_last100"] = float(np.mean(self.recent_pred_episodes))
         return out
 
     def summary(self) -> dict:
         corr = self.correlation()
+        transport = self.transport((self.t_start, 0, 0, 0.0))
         return {"pred_true_corr": None if corr is None else round(corr, 4), "segments_sent": self.sent,
-                "segments_dropped": self.dropped, "predictor_version": self.reward_source.version}
+                "segments_dropped": self.dropped, "segments_not_cut": self.cutter.not_cut,
+                "segment_bytes_per_agent_step": round(transport["bytes_per_agent_step"], 1),
+                "segment_transport_s": round(transport["transport_s"], 2),
+                "segment_transport_time_frac": round(transport["transport_time_frac"], 4),
+                "predictor_version": self.reward_source.version}
 
 
 class EpisodeFeed(RolloutObserver):
@@ -97,8 +142,10 @@ class EpisodeFeed(RolloutObserver):
 
 
 def run_policy(cfg: RunConfig, segment_queue, weights_channel, stop_event, gathering_done, run_dir: str,
-               log=print, fixed_weights=None, episode_channel=None) -> dict:
-    """Train the policy until the budget or the stop event; returns the summary figures."""
+               log=print, fixed_weights=None, episode_channel=None, segment_flow=None) -> dict:
+    """Train the policy until the budget or the stop event; returns the summary figures.
+    ``segment_flow`` (queues.SegmentFlow): cut and send only the segments the preference interface
+    wants, and report the agent-step count it schedules labels by; None: ``segments_per_cut`` every cut."""
     from drlhp.metrics import MetricsLogger
     from drlhp.pipeline import build_policy
     from drlhp.policy_trainer import PolicyTrainer
@@ -111,10 +158,16 @@ def run_policy(cfg: RunConfig, segment_queue, weights_channel, stop_event, gathe
     try:
         policy = build_policy(cfg, env)
         reward = PredictedReward(env.obs_shape, cfg.reward, cfg.seed, weights_channel, weights=fixed_weights)
-        feed = SegmentFeed(cfg, env, reward, segment_queue)
+        register_compact_pickling()  # segments leave this process without what the receiver can rebuild
+        feed = SegmentFeed(cfg, env, reward, segment_queue, segment_flow)
         logger = MetricsLogger(run_dir)
         stop = stop_event.is_set if stop_event is not None else (lambda: False)
-        waiting = gathering_done.is_set if gathering_done is not None else (lambda: False)
+        pretraining = gathering_done.is_set if gathering_done is not None else (lambda: False)
+
+        def waiting() -> bool:
+            """Random play only makes segments: none while the predictor pretrains or nobody wants them."""
+            return pretraining() or feed.budget() == 0
+
         trainer = PolicyTrainer(cfg, env, policy, reward, RunRecord(run_dir), logger, print_fn=log,
                                 observers=[feed] + ([EpisodeFeed(env, episode_channel)] if episode_channel else []),
                                 should_stop=stop, wait_for_reward=waiting)

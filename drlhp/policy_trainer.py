@@ -3,8 +3,9 @@
     run_experiment:  for each update until the timestep budget (or should_stop()):
                          while the reward source is not ready (no predictor weights yet):
                              random play: rollouts with random actions, shown to the observers,
-                             not trained on and not counted in the budget (paused once
-                             wait_for_reward() says so: the predictor is pretraining)
+                             not trained on and not counted in the budget (paused while
+                             wait_for_reward() says so: the predictor is pretraining, or the
+                             labeller wants no segments now)
                          rollout = runner.run()            (n_steps x n_envs agent steps)
                          observers see the rollout         (segments for the labeller, metrics)
                          policy.train(rollout, lr(t))      (lr decays linearly to 0)
@@ -143,7 +144,8 @@ class PolicyTrainer:
         return out
 
     def _random_play(self) -> None:
-        """Before the reward source is ready: random actions, for the observers only."""
+        """Before the reward source is ready: random actions, for the observers only (none while
+        ``wait_for_reward()``: the observers have no use for them now)."""
         if self.wait_for_reward():
             time.sleep(0.05)
             return

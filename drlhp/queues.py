@@ -109,3 +109,49 @@ class SharedFlag:
                 return False
             time.sleep(self.POLL_S if remaining is None else min(self.POLL_S, remaining))
         return True
+
+
+class SegmentFlow:
+    """Flow control on segment_queue, in two shared counters (no lock: each has one writer, and an
+    aligned 8-byte write or read is atomic):
+
+        wanted       written by the preference interface (``ask_for``): how many segments it has asked
+                     for so far this sitting, never lowered. The policy cuts and sends a segment only
+                     while its own count of segments put on the queue is below it. The interface asks
+                     for what it can use and at most segment_queue_size beyond what it has received, so
+                     a full queue stays the exception (when it happens, the segment is dropped and counted).
+        policy_step  written by the policy (``report_step``): its agent-step count, the interface's clock
+                     for the label schedule, which no longer ticks with every segment.
+    """
+
+    def __init__(self, ctx):
+        self._wanted = ctx.RawValue("q", 0)
+        self._policy_step = ctx.RawValue("q", 0)
+
+    def ask_for(self, total: int) -> None:
+        if total > self._wanted.value:
+            self._wanted.value = total
+
+    def wanted(self) -> int:
+        return self._wanted.value
+
+    def report_step(self, step: int) -> None:
+        self._policy_step.value = step
+
+    def policy_step(self) -> int:
+        return self._policy_step.value
+
+
+def feeder_cpu_s(q) -> float | None:
+    """CPU seconds used so far by the feeder thread of a ``multiprocessing`` queue in this process (the
+    thread that pickles what ``put`` hands it and writes it to the pipe); None before the first put."""
+    thread = getattr(q, "_thread", None)  # multiprocessing.queues.Queue starts it on the first put
+    native_id = getattr(thread, "native_id", None)
+    if native_id is None:
+        return None
+    import psutil
+
+    for t in psutil.Process().threads():
+        if t.id == native_id:
+            return t.user_time + t.system_time
+    return None

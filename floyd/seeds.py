@@ -26,8 +26,10 @@ AUTO_METRICS = ("success_rate_last100", "true_return_last100")
 
 
 def check_run_args(run_args: list[str]):
-    """run.py's parser on the arguments (one-line FloydError if it refuses them); the parsed namespace."""
-    from drlhp.config import build_parser
+    """run.py's parser and input checks on the arguments, once for all seeds (one-line FloydError with
+    run.py's message if they fail); the parsed namespace."""
+    from drlhp.config import build_parser, config_from_args
+    from drlhp.pipeline import UsageError, check_inputs
 
     parser = build_parser()
 
@@ -41,6 +43,10 @@ def check_run_args(run_args: list[str]):
     args = parser.parse_args(run_args)
     if not args.env:
         raise FloydError("the run.py arguments need --env")
+    try:
+        check_inputs(config_from_args(args))  # what every seed's run.py would refuse, before any starts
+    except UsageError as e:
+        error(str(e))
     return args
 
 

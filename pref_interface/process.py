@@ -3,6 +3,9 @@
     PrefInterface: the loop's state, shared by both labellers
         receive_segments()   segment_queue -> the pool of recent segments (all waiting, without blocking)
         next_pair(pending)   a pair never asked before, while labels given + pending < schedule.allowed(frames)
+        (both)               segment_flow <- the segments wanted so far: the pool's size, then two
+                             fresh clips per pair asked; at most segment_queue_size beyond those received
+                             (the policy's step, the schedule's clock, comes back the same way)
         send(pair, mu)       preference_queue <- Preference (never dropped: blocking, or held in an outbox
                              and retried, so that a person's window never freezes on a full queue)
     synthetic oracle (--synthetic_prefs), a plain loop until stop:
@@ -19,11 +22,13 @@ from pathlib import Path
 from drlhp.config import RunConfig
 from drlhp.messages import Preference
 from drlhp.queues import drain, put_blocking
+from drlhp.segments import register_compact_pickling
 from pref_interface.pool import SegmentPool
 from pref_interface.schedule import LabelSchedule
 
 
 STATE_FILE = Path("prefs") / "labeller_state.json"  # labels given so far: a resumed run goes on counting
+SEGMENTS_PER_PAIR = 2  # fresh segments asked of the policy per pair asked: each pair can have two new clips
 
 
 def make_labeller(cfg: RunConfig):
@@ -59,7 +64,7 @@ class PrefInterface:
     """Segments in, pairs out, preferences sent, figures logged (see the module docstring)."""
 
     def __init__(self, cfg: RunConfig, frames_per_step: int, segment_queue, preference_queue, weights_channel,
-                 stop_event, run_dir: str):
+                 stop_event, run_dir: str, segment_flow=None):
         from drlhp.metrics import MetricsLogger
 
         p = self.p = cfg.prefs
@@ -78,6 +83,20 @@ class PrefInterface:
         self.outbox: list[Preference] = []  # answered, not yet on the queue (send(..., block=False))
         self.t_start = self.last_log = time.perf_counter()
         self._given_at_last_log = 0
+        self.segment_flow = segment_flow
+        self.ask_for_segments()
+
+    @property
+    def segments_wanted(self) -> int:
+        """Segments wanted from the policy this sitting so far: enough to fill the pool, then two per
+        pair asked, and never more than segment_queue_size beyond those received (the queue then
+        rarely fills, and what the policy sends is what the pool takes)."""
+        return min(self.pool.max_segments + SEGMENTS_PER_PAIR * self.pool.n_asked,
+                   self.received + self.p.segment_queue_size)
+
+    def ask_for_segments(self) -> None:
+        if self.segment_flow is not None:
+            self.segment_flow.ask_for(self.segments_wanted)
 
     def _restore_state(self) -> None:
         """A resumed run (its run directory has our state): the label counts go on where they stopped,
@@ -103,11 +122,15 @@ class PrefInterface:
         return self.schedule.allowed(self.policy_step * self.frames_per_step)
 
     def receive_segments(self, max_items: int = 256) -> int:
+        if self.segment_flow is not None:
+            self.policy_step = max(self.policy_step, self.segment_flow.policy_step())
         segments = drain(self.segment_queue, max_items=max_items)
         for seg in segments:
             self.pool.add(seg)
             self.received += 1
             self.policy_step = max(self.policy_step, seg.step)
+        if segments:
+            self.ask_for_segments()
         return len(segments)
 
     def next_pair(self, pending: int = 0):
@@ -119,6 +142,7 @@ class PrefInterface:
         pair = self.pool.select(self.p.query_selection, self.p.variance_candidates, probs_fn)
         if pair is not None:
             self.pool.mark_asked(*pair)
+            self.ask_for_segments()
         return pair
 
     def send(self, pair, mu, block: bool = True) -> None:
@@ -155,6 +179,7 @@ class PrefInterface:
             "prefs/labels_per_minute": 60.0 * (self.given - self._given_at_last_log) / (now - self.last_log),
             "prefs/labels_allowed": self.allowed,
             "prefs/pairs_asked": self.pool.n_asked, "prefs/segments_received": self.received,
+            "prefs/segments_wanted": self.segments_wanted,
             "system/segment_pool_size": len(self.pool), "system/segment_queue_size": _qsize(self.segment_queue),
             "system/preference_queue_size": _qsize(self.preference_queue),
             "system/memory_mb_prefs": _memory_mb(), **(extra or {}),
@@ -180,12 +205,14 @@ class PrefInterface:
 
 def run_pref_interface(cfg: RunConfig, frames_per_step: int, segment_queue, preference_queue, weights_channel,
                        stop_event, run_dir: str, log=print, predictor_version=None, db_size=None,
-                       agent_episode=None) -> dict:
+                       agent_episode=None, segment_flow=None) -> dict:
     """The process's main function. ``predictor_version`` and ``db_size`` (shared integers written by
     the reward predictor) and ``agent_episode`` (latest-wins frames of the agent's newest episode, with
-    --show_agent) feed a person's status bar; the oracle needs none of them."""
+    --show_agent) feed a person's status bar; the oracle needs none of them. ``segment_flow``
+    (queues.SegmentFlow): this process tells the policy how many segments it wants, and reads its step."""
+    register_compact_pickling()  # the preferences' segments go to the predictor in compact form
     iface = PrefInterface(cfg, frames_per_step, segment_queue, preference_queue, weights_channel, stop_event,
-                          run_dir)
+                          run_dir, segment_flow)
     try:
         if not cfg.prefs.synthetic_prefs:
             from pref_interface.human import label_in_window

@@ -114,3 +114,115 @@ def test_interrupt_saves_a_checkpoint_and_the_run_resumes(tmp_path, sig):
     ckpts = list((run_dir / "checkpoints").glob("policy-*.npz"))
     assert len(ckpts) == 1  # no periodic checkpoints (interval 0): this one is the interrupt's
     assert json.loads((run_dir / "summary.json").read_text())["timesteps"] > 0
+
+
+# --- bad inputs: one line, exit 2, before anything starts ---------------------------------------------
+
+def _refused(proc, *fragments) -> str:
+    """run.py refused its input as it should: exit 2, exactly one line on stderr, nothing on stdout."""
+    assert proc.returncode == 2, (proc.stdout[-2000:], proc.stderr[-2000:])
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("run.py: error: "), proc.stderr
+    assert proc.stdout == ""  # not even the "[run] ..." line: no run was started
+    for f in fragments:
+        assert f in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("mode, bad, fragment", [
+    ("train_policy_with_original_rewards", ["--million_timesteps", "-1"], "--million_timesteps"),
+    ("train_policy_with_preferences", ["--million_timesteps", "0"], "--million_timesteps"),
+    ("train_policy_with_original_rewards", ["--n_envs", "0"], "--n_envs"),
+    ("train_policy_with_preferences", ["--segment_length", "0"], "--segment_length"),
+    ("train_policy_with_preferences", ["--n_envs", "lots"], "--n_envs"),  # argparse's own error
+    ("train_policy_with_preferences", ["--env", "Nope"], "unknown env 'Nope'"),
+])
+def test_bad_numbers_and_env_are_one_line_exit_2_before_any_run_directory(cli, tmp_path, mode, bad, fragment):
+    import time
+
+    run_dir = tmp_path / "run"
+    t0 = time.monotonic()
+    proc = cli(mode, "--env", "MovingDot-v0", "--synthetic_prefs", "--run_dir", run_dir, *bad, timeout=60)
+    _refused(proc, fragment)
+    assert time.monotonic() - t0 < 10.0  # measured: about 0.5 s (no TensorFlow, no process)
+    assert not run_dir.exists()
+
+
+@pytest.mark.parametrize("flag", ["--load_policy_ckpt_dir", "--load_reward_predictor_ckpt_dir"])
+def test_a_text_file_as_checkpoint_is_named_in_one_line(cli, tmp_path, flag):
+    text = tmp_path / "notes.txt"
+    text.write_text("not a checkpoint\n")
+    run_dir = tmp_path / "run"
+    line = _refused(cli("--env", "MovingDot-v0", "--synthetic_prefs", "--run_dir", run_dir, flag, text, timeout=60),
+                    str(text), "not an .npz archive")
+    assert "pickle" not in line  # numpy's hint to load it with allow_pickle is no help here
+    assert not run_dir.exists()
+
+
+def test_floyd_seeds_checks_the_arguments_once_before_starting_any_seed(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    proc = subprocess.run([sys.executable, "-m", "floyd", "--runs_dir", str(runs), "seeds", "--n", "2", "--",
+                           "--env", "Nope", "--synthetic_prefs"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("python -m floyd: error: "), proc.stderr
+    # run.py's own line, as each seed would have printed it
+    assert "unknown env 'Nope'; list valid ids with: python run.py --list_envs" in lines[0]
+    assert "[seed" not in proc.stdout and not any(runs.iterdir())  # no seed started, no group folder
+
+
+def _check(*argv):
+    """run.py's checks on ``argv`` (MovingDot, synthetic labels), in this process; UsageError if refused."""
+    from drlhp.config import build_parser, config_from_args
+    from drlhp.pipeline import check_inputs
+
+    check_inputs(config_from_args(build_parser().parse_args(["--env", "MovingDot-v0", "--synthetic_prefs", *argv])))
+
+
+@pytest.mark.parametrize("flag, value", [
+    ("--seed", -1), ("--million_timesteps", -0.5), ("--million_timesteps", "nan"), ("--million_timesteps", "inf"),
+    ("--log_interval", -1), ("--policy_ckpt_interval", -1), ("--n_envs", 0), ("--n_steps", 0), ("--lr", 0),
+    ("--ent_coef", -0.01), ("--gamma", 1.5), ("--n_env_threads", -1), ("--tf_intra_threads", -1),
+    ("--tf_inter_threads", -1), ("--episodes", 0), ("--max_prefs", 0), ("--n_initial_prefs", -1),
+    ("--n_labels", -1), ("--segment_length", 0), ("--segments_per_cut", 0), ("--prefs_save_interval", 0),
+    ("--n_predictors", 0), ("--n_initial_epochs", -1), ("--reward_batch_size", 0), ("--reward_lr", -1e-3),
+    ("--reward_publish_interval", 0), ("--reward_norm_momentum", 0), ("--reward_norm_momentum", 1.5),
+    ("--reward_train_fraction", 0), ("--reward_tf_threads", 0), ("--reward_dropout", 1),
+    ("--reward_l2_init", -1e-4),
+])
+def test_every_count_budget_and_fraction_is_checked(flag, value):
+    from drlhp.pipeline import UsageError
+
+    with pytest.raises(UsageError) as caught:
+        _check(flag, str(value))
+    message = str(caught.value)
+    assert message.startswith(f"{flag} must be ") and "\n" not in message, message
+
+
+def test_checks_that_span_flags():
+    from drlhp.pipeline import UsageError
+
+    with pytest.raises(UsageError, match="less than one update"):  # 0.00001M = 10 steps < 16 envs x 5 steps
+        _check("--million_timesteps", "0.00001")
+    with pytest.raises(UsageError, match="--n_initial_prefs 5000 is more than --max_prefs 3000"):
+        _check("--n_initial_prefs", "5000")
+    with pytest.raises(UsageError, match="gather_initial_prefs needs --n_initial_prefs"):
+        _check("gather_initial_prefs", "--n_initial_prefs", "0")
+    with pytest.raises(UsageError, match="a .mp4 or a .gif"):
+        _check("watch", "--load_policy_ckpt_dir", "somewhere", "--video", "out.avi")
+
+
+def test_the_flags_we_ship_pass_the_checks():
+    from conftest import REPO
+
+    _check(*(REPO / "bench" / "moving_dot_prefs.args").read_text().split())  # make run's
+    _check("train_policy_with_original_rewards", "--million_timesteps", "0.002", "--n_envs", "4",
+           "--log_interval", "0", "--policy_ckpt_interval", "0", "--n_env_threads", "0")
+    _check("--n_initial_prefs", "0", "--n_labels", "0", "--n_initial_epochs", "0", "--reward_dropout", "0",
+           "--reward_train_fraction", "1", "--reward_norm_momentum", "1", "--gamma", "1", "--ent_coef", "0")

@@ -119,22 +119,25 @@ def test_rerun_reproduces_the_command_and_code_version(twice_and_rerun):
 
 
 def test_a_crashed_run_is_listed_as_crashed_with_its_error(tmp_path):
+    from drlhp.checkpoint import save_policy_checkpoint
+
     runs = tmp_path / "runs"
+    # a readable checkpoint that does not fit the network: found only once the run has started (an
+    # unreadable one is refused before, with no run directory)
     bad = tmp_path / "bad_ckpt"
-    bad.mkdir()
-    (bad / "policy-5.npz").write_bytes(os.urandom(256))
+    save_policy_checkpoint(bad, 5, {"weight_0": np.zeros(3, np.float32)}, {"timesteps": 0})
     proc = run_cli(*TINY, "--load_policy_ckpt_dir", bad, "--run_dir", runs / "broken", timeout=180)
     assert proc.returncode == 2
     status = _json(runs / "broken" / "status.json")
-    assert status["status"] == "crashed" and "cannot read policy checkpoint" in status["error"]
-    assert "cannot read policy checkpoint" in (runs / "broken" / "stderr.log").read_text()
+    assert status["status"] == "crashed" and "does not fit" in status["error"]
+    assert "does not fit" in (runs / "broken" / "stderr.log").read_text()
     listing = floyd("--runs_dir", runs, "list")
     assert listing.returncode == 0, listing.stderr
     row = _list_rows(listing.stdout)["broken"]
-    assert " crashed " in row and "cannot read policy checkpoint" in row
+    assert " crashed " in row and "does not fit" in row
     shown = floyd("--runs_dir", runs, "show", "broken")
     assert shown.returncode == 0 and "status    crashed" in shown.stdout
-    assert "cannot read policy checkpoint" in shown.stdout and "--load_policy_ckpt_dir" in shown.stdout
+    assert "does not fit" in shown.stdout and "--load_policy_ckpt_dir" in shown.stdout
 
 
 def _write(path, text):

@@ -112,3 +112,88 @@ def test_latest_value_gives_only_the_newest():
     time.sleep(0.2)
     assert ch.poll() == 2
     assert ch.poll() is None
+
+
+def test_cutter_cuts_no_more_than_the_budget_and_counts_the_rest():
+    cutter = SegmentCutter("Test-v0", 4, (6, 6, 4), segment_length=2, segments_per_cut=3,
+                           frames_to_watch=lambda o: o[..., -1])
+    obs, true = np.zeros((4, 4, 6, 6, 4), np.uint8), np.zeros((4, 4), np.float32)
+    segments, cut_returns = cutter.add(obs, true, None, step=0, budget=4)  # two cuts: 3, then 1
+    assert len(segments) == 4 and len(cut_returns) == 2 and cutter.not_cut == 2
+    assert [s.worker for s in segments] == [0, 1, 2, 3]
+    segments, cut_returns = cutter.add(obs, true, None, step=0, budget=0)
+    assert segments == [] and len(cut_returns) == 2 and cutter.not_cut == 8  # returns still measured
+
+
+def test_segment_flow_wants_only_more_and_carries_the_policy_step():
+    from drlhp.queues import SegmentFlow
+
+    flow = SegmentFlow(mp.get_context("spawn"))
+    assert flow.wanted() == 0 and flow.policy_step() == 0
+    flow.ask_for(10)
+    flow.ask_for(7)
+    flow.report_step(400)
+    assert flow.wanted() == 10 and flow.policy_step() == 400
+
+
+def _stacked(t: int, n_stack: int = 4, seed: int = 0) -> np.ndarray:
+    strip = np.random.default_rng(seed).integers(0, 256, (24, 24, t + n_stack - 1), dtype=np.uint8)
+    return np.stack([strip[..., i:i + n_stack] for i in range(t)])
+
+
+@pytest.mark.parametrize("case", ["stacked", "episode_boundary", "own_frames"])
+def test_compact_pickling_gives_back_an_equal_segment(case):
+    import pickle
+    from multiprocessing.reduction import ForkingPickler
+
+    from drlhp.segments import compact_nbytes_sent, register_compact_pickling
+
+    obs = _stacked(5)
+    frames = obs[..., -1].copy()
+    if case == "episode_boundary":  # a reset in the middle: the stacks are not shifted copies
+        obs[3] = obs[3, ..., :1]
+        frames = obs[..., -1].copy()
+    if case == "own_frames":
+        frames = 255 - frames
+    original = Segment(obs, frames, np.arange(5, dtype=np.float32), "Test-v0", 2, 40).check()
+    full, plain = len(ForkingPickler.dumps(original)), pickle.dumps(original)
+    register_compact_pickling()
+    counted = compact_nbytes_sent()
+    wire = ForkingPickler.dumps(original)
+    assert 0 < len(wire) - (compact_nbytes_sent() - counted) < 500  # the arrays' bytes: all but the framing
+    back = pickle.loads(wire)
+    assert isinstance(back, Segment) and back.id == original.id
+    for name in ("obs", "frames", "true_rewards"):
+        a, b = getattr(original, name), getattr(back, name)
+        assert a.dtype == b.dtype and a.shape == b.shape and (a == b).all() and b.flags.c_contiguous
+    assert (back.env_id, back.worker, back.step) == ("Test-v0", 2, 40)
+    if case == "stacked":  # 8 frames instead of 20 + 5
+        assert len(wire) < 0.4 * full
+    assert pickle.dumps(original) == plain, "ordinary pickling is left alone"
+
+
+def test_the_interface_asks_for_its_pools_room_then_two_segments_per_pair(tmp_path):
+    import queue
+    import threading
+
+    from drlhp.config import PrefConfig, RunConfig
+    from drlhp.queues import SegmentFlow
+    from pref_interface.process import PrefInterface
+
+    cfg = RunConfig(mode="train_policy_with_preferences", env="MovingDot-v0", million_timesteps=0.001,
+                    prefs=PrefConfig(n_initial_prefs=3, n_labels=100, segment_pool_size=10, segment_queue_size=4))
+    flow = SegmentFlow(mp.get_context("spawn"))
+    segment_queue = queue.Queue()
+    iface = PrefInterface(cfg, 1, segment_queue, queue.Queue(), None, threading.Event(), str(tmp_path), flow)
+    assert flow.wanted() == 4  # the pool's room (10), but no more than the queue holds beyond those received
+    for v in range(6):
+        segment_queue.put(seg(v, [v, 0, 0, 0]))
+    iface.receive_segments()
+    assert flow.wanted() == 10  # the pool's room
+    for _ in range(3):  # the initial labels: two fresh segments asked for each pair
+        iface.send(iface.next_pair(), MU_LEFT)
+    assert flow.wanted() == 6 + 4 and iface.segments_wanted == 10 + 2 * 3 - 6
+    assert iface.next_pair() is None  # no more labels allowed until the policy moves on ...
+    flow.report_step(500)  # ... which it says through the flow, not through segments
+    iface.receive_segments()
+    assert iface.allowed == 3 + 50 and iface.next_pair() is not None
