@@ -14,8 +14,8 @@ $(STAMP): requirements.txt
 	touch $(STAMP)
 
 # MovingDot from synthetic preferences: short clips (5 steps), one predictor without batch norm or
-# dropout, a larger predictor learning rate and a smaller entropy bonus (README, "MovingDot from
-# preferences", says why and what it reaches). About 6 minutes on 2 cores. The flags live in one file,
+# dropout, a larger predictor learning rate and a smaller entropy bonus (docs/results.md, "MovingDot
+# from preferences", says why and what it reaches). About 6 minutes on 2 cores. The flags live in one file,
 # also read by bench/moving_dot_seeds.py.
 DOT_PREFS_ARGS := $(shell cat bench/moving_dot_prefs.args)
 

@@ -6,7 +6,7 @@ games, and also blanked BeamRider's count of enemy ships left and Enduro's speed
 ``SCORE_REGIONS`` is that table for this preprocessing (84x84 grayscale frames, ``envs/atari.py``):
 per game, rectangles ``(row0, row1, col0, col1)``, half-open, in 84x84 coordinates, set to 0 (black,
 as in the paper) in every frame of the stack. Zero is constant, so it carries no information even
-where the game's own background is grey (Pong, Seaquest, Enduro's dashboard). README, "Atari: what
+where the game's own background is grey (Pong, Seaquest, Enduro's dashboard). docs/atari.md, "What
 the predictor and the labeller see", has the table with what each rectangle hides.
 
 The rectangles were measured on frames of random play (``python -m envs.score_blanking --measure``

@@ -45,7 +45,7 @@ XCB_PACKAGES = {
     "libfreetype.so.6": "libfreetype6",
     "libdbus-1.so.3": "libdbus-1-3",
 }
-# The packages the README asks for: the three seen missing on fresh machines and their usual companions.
+# The packages docs/labelling.md asks for: the three seen missing on fresh machines and their usual companions.
 README_PACKAGES = ("libxcb-icccm4", "libxcb-keysyms1", "libxcb-xinerama0", "libxcb-image0",
                    "libxcb-render-util0", "libxkbcommon-x11-0")
 

@@ -1,9 +1,9 @@
 """The policy learns, with fixed seeds.
 
 A2C on MovingDot with true rewards, default hyper-parameters: 100k agent steps (16 envs x 5 steps x
-1,250 updates), about 1.5 minutes on 2 cores (README, "Learning checks").
-MovingDot from synthetic preferences, `make run`'s flags: the agent never sees the reward (README,
-"MovingDot from preferences").
+1,250 updates), about 1.5 minutes on 2 cores (docs/results.md, "learning checks").
+MovingDot from synthetic preferences, `make run`'s flags: the agent never sees the reward
+(docs/results.md, "MovingDot from preferences").
 """
 import json
 
@@ -27,7 +27,7 @@ def test_a2c_moves_the_dot_to_the_centre(cli, tmp_path):
 def test_moving_dot_learns_from_synthetic_preferences(cli, tmp_path):
     """The paper's loop with no reward given to the agent: `make run`'s configuration (the flags in
     bench/moving_dot_prefs.args). The three processes are asynchronous, so a run is not bit-for-bit
-    repeatable, and one run in about ten stalls (README, "MovingDot from preferences": a clean-clone
+    repeatable, and one run in about ten stalls (docs/results.md, "MovingDot from preferences": a clean-clone
     suite's seed 1 ended at success 0.33). So the test passes when seed 1 learns, or, failing that,
     seed 2: a pipeline that does not learn fails both (about 6 minutes each)."""
     import warnings
