@@ -1,19 +1,21 @@
 #!/usr/bin/env python
-"""What a Pong run's reward predictor pays in each phase of play, over its own database's clips.
+"""What a Pong run's reward predictor pays in each phase of play and around each event, over its
+own database's clips.
 
-    python bench/pong_reward_by_phase.py RUN_DIR [--predictor PATH]
+    python bench/pong_reward_by_phase.py RUN_DIR [--predictor PATH] [--window 3]
 
 Runs the predictor (RUN_DIR's final weights, or --predictor: a checkpoint file or run directory) on
 every step of every clip in RUN_DIR's preference database, exactly as the policy gets it (the
-ensemble's members normalized with their published statistics, then averaged), and prints the mean
-reward per phase of play, found from the frames the predictor sees (score blanked):
-    no ball          no ball between the paddles (the pause after a point, or the ball at a paddle)
-    ball appears     a ball in the newest frame, none in the one before (a serve)
-    to agent / to opponent, x A-B
-                     the ball's direction (the agent's paddle is on the right) and its column
-and the mean reward at the steps where the true reward is -1 (a point conceded) and +1 (scored).
-A predictor that teaches Pong pays more for rallies than for pauses, and does not pay less right
-after the agent returns the ball ("to opponent" near the agent's side) than after it misses.
+ensemble's members normalized with their published statistics, then averaged), and prints, with the
+number of steps or events behind each figure:
+  phases   no ball (the pause after a point), ball appears (a serve), ball to agent / to opponent by
+           column: found over the whole field (a ball at a paddle counts), from the frames the
+           predictor sees (score blanked)
+  events   return: the --window steps from the step where the ball turns back from the agent's
+           paddle; miss: the --window steps up to a point conceded (true reward -1); point won
+           (true +1) and point lost (-1): the step itself
+and the two comparisons that decide whether the reward teaches Pong: return minus miss, and point
+won minus point lost. Both must be clearly positive (in units of the reward's standard deviation).
 """
 from __future__ import annotations
 
@@ -29,17 +31,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 # 84x84 grayscale Pong: background 87, both paddles 147-148 (columns 8-11 and 72-75), walls and
 # score above row 14 and below row 77, the ball 236 (lower where it straddles pixels)
-PLAY_ROWS, PLAY_COLS = slice(14, 77), slice(12, 72)
+PLAY_ROWS = slice(14, 77)
 PADDLE_VALUES = (147, 148)
+AGENT_SIDE = 60  # a ball turning back at column >= 60 was returned by the agent (paddle at 72-75)
 
 
 def ball_column(frame: np.ndarray) -> float | None:
-    """The ball's mean column in one 84x84 frame, or None when no ball is between the paddles."""
-    play = frame[PLAY_ROWS, PLAY_COLS].astype(np.int32)
+    """The ball's mean column in one 84x84 frame (the whole field, paddles excluded), or None."""
+    play = frame[PLAY_ROWS].astype(np.int32)
     mask = (play >= 100) & ~np.isin(play, PADDLE_VALUES)
     if not mask.any():
         return None
-    return float(np.nonzero(mask)[1].mean()) + PLAY_COLS.start
+    return float(np.nonzero(mask)[1].mean())
+
+
+def direction(obs: np.ndarray) -> str | None:
+    """'to agent', 'to opponent' or 'still' from the last two frames of a stacked observation, or None."""
+    now, before = ball_column(obs[:, :, -1]), ball_column(obs[:, :, -2])
+    if now is None or before is None:
+        return None
+    return "to agent" if now > before else ("to opponent" if now < before else "still")
 
 
 def phase(obs: np.ndarray) -> str:
@@ -49,15 +60,33 @@ def phase(obs: np.ndarray) -> str:
         return "no ball"
     if before is None:
         return "ball appears"
-    direction = "to agent" if now > before else ("to opponent" if now < before else "ball still")
     lo = int(now // 20) * 20
-    return f"{direction}, x {lo}-{lo + 19}"
+    return f"{direction(obs)}, x {lo}-{lo + 19}"
+
+
+def returns(obs: np.ndarray) -> list[int]:
+    """Steps of a clip (T, 84, 84, k) at which the ball turns from the agent back to the opponent on
+    the agent's side of the field: the agent returned it."""
+    dirs = [direction(o) for o in obs]
+    return [t for t in range(1, len(obs)) if dirs[t - 1] == "to agent" and dirs[t] == "to opponent"
+            and ball_column(obs[t][:, :, -1]) >= AGENT_SIDE]
+
+
+def event_windows(obs: np.ndarray, true: np.ndarray, window: int) -> dict[str, list[np.ndarray]]:
+    """Index arrays per event into one clip: return (window steps from the turn), miss (window steps up
+    to a point conceded), point won / point lost (the step)."""
+    out = {"return": [np.arange(t, min(t + window, len(obs))) for t in returns(obs)],
+           "miss": [np.arange(max(0, t - window + 1), t + 1) for t in np.flatnonzero(true < 0)],
+           "point won": [np.array([t]) for t in np.flatnonzero(true > 0)],
+           "point lost": [np.array([t]) for t in np.flatnonzero(true < 0)]}
+    return out
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("run_dir")
     ap.add_argument("--predictor", default=None, help="a predictor checkpoint (default: RUN_DIR's own)")
+    ap.add_argument("--window", type=int, default=3, help="steps after a return / before a miss")
     args = ap.parse_args(argv)
     run = Path(args.run_dir)
 
@@ -73,23 +102,32 @@ def main(argv=None) -> None:
     ids = db.segment_ids()
     source = PredictedReward(db.segment_obs(ids[0]).shape[1:], cfg, seed=0, weights=weights)
     by_phase = collections.defaultdict(list)
-    rewards, trues = [], []
+    by_event = collections.defaultdict(list)
+    rewards = []
     for sid in ids:
         obs, true = db.segment_obs(sid), db.segment_rewards(sid)
         r = source.ensemble.reward(obs)
         for t in range(len(obs)):
             by_phase[phase(obs[t])].append(r[t])
+        for name, windows in event_windows(obs, true, args.window).items():
+            by_event[name].extend(float(r[w].mean()) for w in windows)
         rewards.append(r)
-        trues.append(true)
-    r, true = np.concatenate(rewards), np.concatenate(trues)
+    r = np.concatenate(rewards)
+    std = r.std() or 1.0
     print(f"predictor {meta['path']} (version {meta.get('version')}, {meta.get('steps')} steps) on "
           f"{db.n_segments} clips, {len(r):,} steps: mean {r.mean():+.4f}, std {r.std():.4f}")
     for name in sorted(by_phase):
         v = np.asarray(by_phase[name])
-        print(f"  {name:26s} {len(v):7,d} steps  mean {v.mean():+.4f}")
-    for label, where in (("conceded (true -1)", true < 0), ("scored (true +1)", true > 0)):
-        print(f"  {label:26s} {int(where.sum()):7,d} steps  mean "
-              + (f"{r[where].mean():+.4f}" if where.any() else "-"))
+        print(f"  {name:26s} {len(v):7,d} steps   mean {v.mean():+.4f}")
+    for name in ("return", "miss", "point won", "point lost"):
+        v = np.asarray(by_event[name])
+        print(f"  {name:26s} {len(v):7,d} events  mean " + (f"{v.mean():+.4f}" if len(v) else "-"))
+    for a, b in (("return", "miss"), ("point won", "point lost")):
+        if by_event[a] and by_event[b]:
+            d = np.mean(by_event[a]) - np.mean(by_event[b])
+            print(f"  {a} - {b}: {d:+.4f} ({d / std:+.2f} std; {len(by_event[a])} and {len(by_event[b])} events)")
+        else:
+            print(f"  {a} - {b}: - (no {a if not by_event[a] else b} event in the database)")
 
 
 if __name__ == "__main__":

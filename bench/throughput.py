@@ -85,16 +85,18 @@ def _csv_rows(path: Path) -> list[dict]:
         return []
 
 
-def bench_pipeline(env_id: str, seconds: float, run_dir: Path, extra_args: list[str]) -> dict:
-    """The three processes on env_id for `seconds` of policy training, then SIGINT; figures from the
-    run's progress files: agent steps/s (policy), predictor steps/s, labels per minute."""
+def bench_pipeline(env_id: str, seconds: float, run_dir: Path, extra_args: list[str], root: Path | None = None) -> dict:
+    """The three processes on env_id for `seconds` of policy training, then SIGTERM; figures from the
+    run's progress files: agent steps/s (policy), predictor steps/s, labels per minute. ``root``: the
+    checkout whose run.py runs (default: this one)."""
     import signal
     import subprocess
 
-    cmd = [sys.executable, str(Path(__file__).resolve().parent.parent / "run.py"), "--env", env_id,
+    root = root or Path(__file__).resolve().parent.parent
+    cmd = [sys.executable, str(root / "run.py"), "--env", env_id,
            "--synthetic_prefs", "--n_initial_prefs", "64", "--n_initial_epochs", "1", "--million_timesteps", "100",
            "--log_interval", "5", "--seed", "0", "--run_dir", str(run_dir), *extra_args]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=root)
     t_first = None
     try:
         while proc.poll() is None:
@@ -145,7 +147,10 @@ def main() -> None:
     p.add_argument("--pipeline_seconds", type=float, default=120.0,
                    help="policy training time of the preference pipeline (0: skip it)")
     p.add_argument("--pipeline_args", default="", help="extra run.py flags for the pipeline, one string")
+    p.add_argument("--compare", default=None, metavar="REV",
+                   help="also measure the pipeline of this commit (a temporary git worktree), right before ours")
     args = p.parse_args()
+    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
 
     from drlhp.tf_setup import configure_tensorflow
 
@@ -159,7 +164,7 @@ def main() -> None:
     cfg = A2CConfig(n_envs=args.n_envs)
     figures: dict[str, float] = {}
     print(f"# {args.env}, {args.n_envs} envs x {cfg.n_steps} steps, {os.cpu_count()} cores, "
-          f"TF {tf.__version__}, {platform.processor() or platform.machine()}", flush=True)
+          f"TF {tf.__version__}, {platform.machine()}, CPU: {cpu}", flush=True)
 
     figures["env_steps_per_s"] = bench_env(args.env, args.n_envs, args.seconds)
     print(f"env alone (AtariVectorEnv / MovingDot vec env): {figures['env_steps_per_s']:8.0f} agent steps/s", flush=True)
@@ -209,21 +214,41 @@ def main() -> None:
 
     if args.pipeline_seconds > 0:
         import shlex
+        import subprocess
         import tempfile
 
-        run_dir = Path(tempfile.mkdtemp(prefix="drlhp-bench-")) / "pipeline"
-        print(f"preference pipeline: {args.pipeline_seconds:.0f} s of policy training (run dir {run_dir})...",
-              flush=True)
-        figures.update(bench_pipeline(args.env, args.pipeline_seconds, run_dir, shlex.split(args.pipeline_args)))
-        print(f"preference pipeline (policy process): {figures['pipeline_steps_per_s']:6.0f} agent steps/s"
-              + (f", {figures['pipeline_labels_per_minute']:.0f} labels/min"
-                 if "pipeline_labels_per_minute" in figures else "")
-              + (f", predictor {figures['pipeline_predictor_step_ms']:.0f} ms per training step"
-                 if "pipeline_predictor_step_ms" in figures else ""), flush=True)
-        fracs = {k: v for k, v in figures.items() if k.startswith("pipeline_time_frac_")}
-        if fracs:
-            print("  time in the policy loop: " + ", ".join(f"{k[len('pipeline_time_frac_'):]} {100 * v:.0f}%"
-                                                          for k, v in fracs.items()))
+        base = Path(tempfile.mkdtemp(prefix="drlhp-bench-"))
+        root = Path(__file__).resolve().parent.parent
+        versions = [("", root)]
+        if args.compare:
+            rev = subprocess.run(["git", "rev-parse", "--short", args.compare], cwd=root, capture_output=True,
+                                 text=True, check=True).stdout.strip()
+            subprocess.run(["git", "worktree", "add", "--detach", str(base / "old"), rev], cwd=root, check=True,
+                           capture_output=True)
+            versions.insert(0, (f"old_{rev}_", base / "old"))
+        try:
+            for prefix, tree in versions:
+                run_dir = base / f"{prefix}pipeline"
+                name = f"preference pipeline{' of ' + prefix[4:-1] if prefix else ''}"
+                print(f"{name}: {args.pipeline_seconds:.0f} s of policy training (run dir {run_dir})...", flush=True)
+                res = bench_pipeline(args.env, args.pipeline_seconds, run_dir, shlex.split(args.pipeline_args), tree)
+                figures.update({k.replace("pipeline", prefix + "pipeline", 1): v for k, v in res.items()})
+                print(f"{name} (policy process): {res['pipeline_steps_per_s']:6.0f} agent steps/s"
+                      + (f", {res['pipeline_labels_per_minute']:.0f} labels/min"
+                         if "pipeline_labels_per_minute" in res else "")
+                      + (f", predictor {res['pipeline_predictor_step_ms']:.0f} ms per training step"
+                         if "pipeline_predictor_step_ms" in res else ""), flush=True)
+                fracs = {k: v for k, v in res.items() if k.startswith("pipeline_time_frac_")}
+                if fracs:
+                    print("  time in the policy loop: " + ", ".join(f"{k[len('pipeline_time_frac_'):]} {100 * v:.0f}%"
+                                                                  for k, v in fracs.items()))
+                if f"{prefix}pipeline_steps_per_s" in figures and prefix:
+                    print(f"  {prefix[4:-1]}: pipeline / a2c  "
+                          f"{figures[prefix + 'pipeline_steps_per_s'] / figures['a2c_steps_per_s']:.2f}")
+        finally:
+            if args.compare:
+                subprocess.run(["git", "worktree", "remove", "--force", str(base / "old")], cwd=root,
+                               capture_output=True)
 
     print("ratios:")
     print(f"  a2c / env alone        {figures['a2c_steps_per_s'] / figures['env_steps_per_s']:.2f}")

@@ -30,12 +30,12 @@ def test_tiny_pong_run_from_synthetic_preferences_completes(cli, tmp_path):
     out = subprocess.run([sys.executable, str(BENCH / "pong_reward_by_phase.py"), str(run_dir)],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert "clips" in out.stdout and "conceded (true -1)" in out.stdout
+    assert "clips" in out.stdout and "point lost" in out.stdout and "return - miss" in out.stdout
 
 
 def test_phase_of_play_from_frames():
     sys.path.insert(0, str(BENCH))
-    from pong_reward_by_phase import ball_column, phase
+    from pong_reward_by_phase import ball_column, event_windows, phase, returns
 
     def frame(ball_col=None):
         f = np.full((84, 84), 87, np.uint8)
@@ -47,8 +47,18 @@ def test_phase_of_play_from_frames():
 
     assert ball_column(frame()) is None  # paddles are not a ball
     assert ball_column(frame(40)) == 40.5
+    assert ball_column(frame(72)) == 72.5  # a ball at the agent's paddle is still a ball
     obs = lambda a, b: np.stack([frame(), frame(), frame(a), frame(b)], axis=-1)  # noqa: E731
     assert phase(obs(None, None)) == "no ball"
     assert phase(obs(None, 30)) == "ball appears"
     assert phase(obs(30, 33)) == "to agent, x 20-39"
     assert phase(obs(65, 62)) == "to opponent, x 60-79"
+    # a clip: the ball comes to the agent, turns back at its paddle (a return), later a point is lost
+    cols = [50, 60, 70, 66, 60, None]
+    clip = np.stack([np.stack([frame(), frame(), frame(cols[max(t - 1, 0)]), frame(cols[t])], axis=-1)
+                     for t in range(len(cols))])
+    assert returns(clip) == [3]
+    true = np.array([0, 0, 0, 0, 0, -1], np.float32)
+    ev = event_windows(clip, true, window=2)
+    assert [w.tolist() for w in ev["return"]] == [[3, 4]] and [w.tolist() for w in ev["miss"]] == [[4, 5]]
+    assert [w.tolist() for w in ev["point lost"]] == [[5]] and ev["point won"] == []
