@@ -9,6 +9,11 @@ import json
 
 import pytest
 
+# One run of make run's flags took about 15.5 minutes on a 2-core AMD EPYC with AVX2 only (2026-11-23:
+# 14.4 of them pretraining and policy), against 6 on the machine the flags were tuned on: a timeout of
+# 3x the slower machine's time, so that a slow CI machine fails only a pipeline that does not learn.
+LEARNING_TIMEOUT_S = 2800
+
 
 @pytest.mark.slow
 def test_a2c_moves_the_dot_to_the_centre(cli, tmp_path):
@@ -29,7 +34,7 @@ def test_moving_dot_learns_from_synthetic_preferences(cli, tmp_path):
     bench/moving_dot_prefs.args). The three processes are asynchronous, so a run is not bit-for-bit
     repeatable, and one run in about ten stalls (docs/results.md, "MovingDot from preferences": a clean-clone
     suite's seed 1 ended at success 0.33). So the test passes when seed 1 learns, or, failing that,
-    seed 2: a pipeline that does not learn fails both (about 6 minutes each)."""
+    seed 2: a pipeline that does not learn fails both (6 to 16 minutes each, by machine)."""
     import warnings
     from pathlib import Path
 
@@ -38,7 +43,7 @@ def test_moving_dot_learns_from_synthetic_preferences(cli, tmp_path):
     for seed in (1, 2):
         run_dir = tmp_path / f"dot_prefs_seed{seed}"
         cli("--env", "MovingDot-v0", "--synthetic_prefs", "--seed", seed, *args, "--log_interval", 10,
-            "--run_dir", run_dir, check=True, timeout=900)
+            "--run_dir", run_dir, check=True, timeout=LEARNING_TIMEOUT_S)
         summary = json.loads((run_dir / "summary.json").read_text())
         assert summary["mode"] == "train_policy_with_preferences"
         assert summary["timesteps"] == round(float(args[args.index("--million_timesteps") + 1]) * 1e6)
