@@ -123,8 +123,9 @@ class PrefConfig:
         query_selection: "random" pairs, or "variance": of 10x candidate pairs, the one whose predicted
             preference varies most across the ensemble (the paper's active queries).
         segment_length: agent steps per segment (paper: 25, about 1.7 s of Atari at 15 fps).
-        segments_per_cut: segments put on segment_queue each time segments are cut (every
-            segment_length steps of all workers); workers are taken in turn, so all contribute.
+        segments_per_cut: at most this many segments are cut each time (every segment_length steps
+            of all workers), and only as many as the preference interface still asks for
+            (queues.SegmentFlow); workers are taken in turn, so all contribute.
         segment_queue_size: capacity of segment_queue; a full queue drops segments (counted).
         segment_pool_size: recent segments the preference interface pairs from.
         max_prefs: preference database bound; the oldest are dropped first (original: 3000).
