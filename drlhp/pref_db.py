@@ -88,6 +88,8 @@ class _RowStore:
         if tuple(obs.shape[1:]) != self.obs_shape:
             raise ValueError(f"PrefDB holds observations of shape {self.obs_shape}, got {obs.shape[1:]}")
         t = len(obs)
+        if t == 0:
+            return np.zeros((0, obs.shape[-1]) if self.stacked else (0,), np.int64)
         if not self.stacked:
             units, local = obs, np.arange(t)
         else:
@@ -249,6 +251,8 @@ class PrefDB:
         entry = Entry(s1.id, s2.id, (float(pref.mu[0]), float(pref.mu[1])), self.counter)
         if _key(entry.id1, entry.id2, entry.mu) in self._keys:
             return False
+        if self._store is not None and tuple(s1.obs.shape[1:]) != self._store.obs_shape:
+            raise ValueError(f"PrefDB holds observations of shape {self._store.obs_shape}, got {s1.obs.shape[1:]}")
         for seg, sid in ((s1, entry.id1), (s2, entry.id2)):
             if sid not in self._segments:
                 self._store_segment(sid, seg.obs, zlib.compress(np.ascontiguousarray(seg.frames).data, 1),
@@ -341,6 +345,9 @@ class PrefDB:
             new_ids = [sid for sid in dict.fromkeys(i for op in ops if op[0] == "add" for i in op[1:3])
                        if sid in self._segments and sid not in self._on_disk]
         chunks = [] if full else list(self._chunks)
+        if full:  # a folder may hold another database's chunks (a run that loaded --load_prefs_dir): above them
+            self._next_chunk = max(self._next_chunk, 1 + max(
+                (int(p.stem) for p in chunks_dir(path).glob("*.npz") if p.stem.isdigit()), default=-1))
         if ops or new_ids or full:
             name = f"{self._next_chunk:06d}.npz"  # numbers only grow: never overwrites a listed chunk
             self._write_chunk(chunks_dir(path) / name, new_ids, ops)
@@ -350,14 +357,17 @@ class PrefDB:
             "format": FORMAT, "format_version": FORMAT_VERSION, "max_prefs": self.max_prefs,
             "val_fraction": self.val_fraction, "counter": self.counter,
             "rng_state": self.rng.bit_generator.state, "chunks": chunks}))})
-        if full:  # the old chunks (and any a crash left behind) are no longer listed: delete them
-            for old in chunks_dir(path).glob("*.npz"):
-                if old.name not in chunks:
-                    old.unlink(missing_ok=True)
         self._saved_to, self._chunks = path.resolve(), chunks
         self._on_disk = set(new_ids) if full else self._on_disk | set(new_ids)
         self._ops_on_disk = len(ops) if full else self._ops_on_disk + len(ops)
         self._log = []
+        if full:  # the old chunks (and any a crash left behind) are no longer listed: delete them
+            for old in chunks_dir(path).iterdir():
+                if old.name not in chunks and (old.suffix in (".npz", ".tmp")):
+                    try:
+                        old.unlink()
+                    except OSError:
+                        pass
 
     def _write_chunk(self, path: Path, seg_ids: list[str], ops: list[list]) -> None:
         parts, rewards, segs, offset, r_offset = [], [], [], 0, 0

@@ -119,6 +119,7 @@ class RewardTrainer:
         self.steps = int(meta.get("steps", 0))
         self.pretrain_target = int(meta.get("pretrain_target", 0))
         self.ensemble.version = int(meta.get("version", 0))
+        self.ensemble._norm_set = self.ensemble.version > 0  # saved before any publication: defaults only
         return meta
 
     def save(self, path: Path) -> None:
@@ -173,6 +174,8 @@ class RewardTrainer:
     def train_step(self) -> tuple[np.ndarray, np.ndarray]:
         with self.lock:
             entries = self.db.entries("train")
+            if not entries:  # evicted since the caller looked (a tiny --max_prefs): nothing to train on
+                return np.full(self.cfg.n_predictors, np.nan), np.full(self.cfg.n_predictors, np.nan)
             self._sync_bootstrap(entries)
             s1, s2, mu = self.db.batches("train", self._member_indices())  # (members, B, T, ...)
         losses, accs = self.ensemble.train_step(s1, s2, mu, self.l2)
@@ -276,7 +279,9 @@ def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, wei
     prefs_path, ckpt_path = run_dir / PREFS_FILE, run_dir / PREDICTOR_FILE
     p = cfg.prefs
     if cfg.load_prefs_dir or prefs_path.exists():
-        db = PrefDB.load(find_file(cfg.load_prefs_dir or prefs_path, PREFS_FILE), max_prefs=p.max_prefs)
+        # a resumed run's own database (it holds what --load_prefs_dir gave it, and every label since)
+        source = prefs_path if prefs_path.exists() else find_file(cfg.load_prefs_dir, PREFS_FILE)
+        db = PrefDB.load(source, max_prefs=p.max_prefs)
         log(f"[reward] loaded {len(db)} preferences")
     else:
         db = PrefDB(max_prefs=p.max_prefs, seed=cfg.seed)

@@ -392,3 +392,22 @@ def test_sliding_frame_stacks_are_stored_as_frames():
     assert obs1.shape == (2, 3, T, 8, 8, 4)
     np.testing.assert_array_equal(obs1[1, 2], sliding)
     np.testing.assert_array_equal(obs2[0, 0], b.obs)
+
+
+def test_a_first_save_into_a_folder_with_another_databases_chunks_overwrites_none(tmp_path):
+    """A run that loaded --load_prefs_dir and saves into its own prefs/, which already holds chunks of
+    its first sitting: the new chunk gets a new number, so a crash before the manifest loses nothing."""
+    path = tmp_path / "prefs.npz"
+    first = PrefDB(max_prefs=10, seed=0)
+    for i in range(3):
+        first.add(make_pref(i))
+    first.save(path)
+    other = PrefDB(max_prefs=10, seed=1)
+    other.add(make_pref(20))
+    before = (chunks_dir(path) / "000000.npz").read_bytes()
+    other.save(path)
+    assert (chunks_dir(path) / "000000.npz").exists() is False  # compacted away only after the manifest
+    with np.load(path, allow_pickle=False) as data:
+        assert json.loads(str(data["meta"]))["chunks"] == ["000001.npz"]
+    assert before  # the first sitting's chunk was never rewritten in place
+    assert_same_db(other, PrefDB.load(path))
