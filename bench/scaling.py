@@ -25,36 +25,17 @@ from pathlib import Path
 
 import numpy as np
 
-from predictor_speed import ROOT, moving_dot_clips
+from predictor_speed import ROOT, cpu_model, moving_dot_clips, old_worktree, run_child
 
 CHILD = r"""
-import json, statistics, sys, tempfile, threading, time
-from pathlib import Path
-import numpy as np
-from drlhp.config import RewardConfig
-from drlhp.messages import Preference, Segment
-from drlhp.pref_db import PrefDB
-from drlhp.reward_trainer import RewardTrainer
-from drlhp.tf_setup import configure_tensorflow
-
-clips, sizes, members, seconds = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3]), float(sys.argv[4])
-try:  # as the version's own predictor process sets TensorFlow up (newer ones choose Eigen's kernels)
-    from drlhp.config import RewardConfig as _R
-    configure_tensorflow(1, 1, seed=0, onednn=_R.onednn)
-except (TypeError, AttributeError):
-    configure_tensorflow(1, 1, seed=0)
-with np.load(clips) as d:
-    obs, rewards = d["obs"], d["rewards"]
-segs = [Segment(obs[i], obs[i, ..., -1].copy(), rewards[i], "MovingDot-v0", i % 16, i) for i in range(len(obs))]
+sizes, members, seconds = json.loads(sys.argv[2]), json.loads(sys.argv[3]), float(sys.argv[4])
 db = PrefDB(max_prefs=max(sizes) + 1000, seed=0)
 k = 0
 
 def add(n):
     global k
     for _ in range(n):
-        a, b = segs[(2 * k) % len(segs)], segs[(2 * k + 1) % len(segs)]
-        ra, rb = a.true_return, b.true_return
-        db.add(Preference(a, b, (1.0, 0.0) if ra > rb else (0.0, 1.0) if rb > ra else (0.5, 0.5)))
+        db.add(oracle(segs[(2 * k) % len(segs)], segs[(2 * k + 1) % len(segs)]))
         k += 1
 
 def steps_per_s(n_members):
@@ -92,15 +73,6 @@ print(json.dumps(out))
 """
 
 
-def measure(tree: Path, clips: Path, sizes, members, seconds: float) -> dict:
-    res = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(tree)!r})\n" + CHILD,
-                          str(clips), json.dumps(sizes), json.dumps(members), str(seconds)],
-                         capture_output=True, text=True, cwd=tree)
-    if res.returncode != 0:
-        raise SystemExit(f"measurement in {tree} failed:\n{res.stderr[-3000:]}")
-    return json.loads(res.stdout.strip().splitlines()[-1])
-
-
 def a2c_steps_per_s(n_envs: int, steps: int) -> float:
     """Agent steps/s of A2C with original rewards on MovingDot (run.py, one process), from its summary."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -124,24 +96,17 @@ def main() -> None:
     p.add_argument("--agent_steps", type=int, default=20000, help="A2C agent steps per --n_envs point")
     p.add_argument("--png", default=None)
     args = p.parse_args()
-    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
-    rev = subprocess.run(["git", "rev-parse", "--short", args.compare], cwd=ROOT, capture_output=True, text=True,
-                         check=True).stdout.strip()
+    cpu = cpu_model()
     results = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        subprocess.run(["git", "worktree", "add", "--detach", str(tmp / "old"), rev], cwd=ROOT, check=True,
-                       capture_output=True)
-        try:
-            clips = tmp / "clips.npz"
-            np.savez(clips, **moving_dot_clips(2 * (max(args.sizes) + 200), 5))
-            for name, tree in ((f"old ({rev})", tmp / "old"), ("new", ROOT)):
-                t0 = time.time()
-                print(f"{name}:", flush=True)
-                results[name] = measure(tree, clips, args.sizes, args.members, args.seconds)
-                print(f"  ({time.time() - t0:.0f} s)", flush=True)
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(tmp / "old")], cwd=ROOT, capture_output=True)
+    with old_worktree(args.compare) as (rev, old_tree, tmp):
+        clips = tmp / "clips.npz"
+        np.savez(clips, **moving_dot_clips(2 * (max(args.sizes) + 200), 5))
+        for name, tree in ((f"old ({rev})", old_tree), ("new", ROOT)):
+            t0 = time.time()
+            print(f"{name}:", flush=True)
+            results[name] = run_child(tree, CHILD, clips, json.dumps(args.sizes), json.dumps(args.members),
+                                      args.seconds)
+            print(f"  ({time.time() - t0:.0f} s)", flush=True)
     sps = {n: a2c_steps_per_s(n, args.agent_steps) for n in args.n_envs}
 
     print(f"\nCPU: {cpu}")

@@ -150,7 +150,9 @@ def main() -> None:
     p.add_argument("--compare", default=None, metavar="REV",
                    help="also measure the pipeline of this commit (a temporary git worktree), right before ours")
     args = p.parse_args()
-    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
+    from predictor_speed import cpu_model
+
+    cpu = cpu_model()
 
     from drlhp.tf_setup import configure_tensorflow
 
@@ -213,20 +215,18 @@ def main() -> None:
         figures[f"a2c_time_frac_{k[:-2]}"] = v / total
 
     if args.pipeline_seconds > 0:
+        import contextlib
         import shlex
-        import subprocess
         import tempfile
 
-        base = Path(tempfile.mkdtemp(prefix="drlhp-bench-"))
-        root = Path(__file__).resolve().parent.parent
-        versions = [("", root)]
-        if args.compare:
-            rev = subprocess.run(["git", "rev-parse", "--short", args.compare], cwd=root, capture_output=True,
-                                 text=True, check=True).stdout.strip()
-            subprocess.run(["git", "worktree", "add", "--detach", str(base / "old"), rev], cwd=root, check=True,
-                           capture_output=True)
-            versions.insert(0, (f"old_{rev}_", base / "old"))
-        try:
+        from predictor_speed import ROOT, old_worktree
+
+        with contextlib.ExitStack() as stack:
+            base = Path(tempfile.mkdtemp(prefix="drlhp-bench-"))  # kept: the run directories it prints
+            versions = [("", ROOT)]
+            if args.compare:
+                rev, old_tree, _ = stack.enter_context(old_worktree(args.compare))
+                versions.insert(0, (f"old_{rev}_", old_tree))
             for prefix, tree in versions:
                 run_dir = base / f"{prefix}pipeline"
                 name = f"preference pipeline{' of ' + prefix[4:-1] if prefix else ''}"
@@ -242,13 +242,9 @@ def main() -> None:
                 if fracs:
                     print("  time in the policy loop: " + ", ".join(f"{k[len('pipeline_time_frac_'):]} {100 * v:.0f}%"
                                                                   for k, v in fracs.items()))
-                if f"{prefix}pipeline_steps_per_s" in figures and prefix:
+                if prefix:
                     print(f"  {prefix[4:-1]}: pipeline / a2c  "
                           f"{figures[prefix + 'pipeline_steps_per_s'] / figures['a2c_steps_per_s']:.2f}")
-        finally:
-            if args.compare:
-                subprocess.run(["git", "worktree", "remove", "--force", str(base / "old")], cwd=root,
-                               capture_output=True)
 
     print("ratios:")
     print(f"  a2c / env alone        {figures['a2c_steps_per_s'] / figures['env_steps_per_s']:.2f}")
