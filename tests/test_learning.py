@@ -34,7 +34,7 @@ def test_moving_dot_learns_from_synthetic_preferences(cli, tmp_path):
     bench/moving_dot_prefs.args). The three processes are asynchronous, so a run is not bit-for-bit
     repeatable, and one run in about ten stalls (docs/results.md, "MovingDot from preferences": a clean-clone
     suite's seed 1 ended at success 0.33). So the test passes when seed 1 learns, or, failing that,
-    seed 2: a pipeline that does not learn fails both (6 to 16 minutes each, by machine)."""
+    seed 2: a pipeline that does not learn fails both (6 to 17 minutes each, by machine)."""
     import warnings
     from pathlib import Path
 
