@@ -43,6 +43,9 @@ class A2CConfig:
             offset in the learned reward cannot make the agent seek or avoid an episode's end
             (measured on MovingDot: with the end signal, the policy learned to hover next to the
             centre instead of landing on it). "on" / "off" force it.
+        original_reward: train_policy_with_original_rewards: "clipped" (sign of the env's reward, the
+            A2C convention) or "scaled" (that sign with its running mean removed and its std scaled to
+            RewardConfig.norm_std, as the predictor's reward reaches the policy; an experiment).
     """
 
     n_envs: int = 16
@@ -56,6 +59,7 @@ class A2CConfig:
     gamma: float = 0.99
     max_grad_norm: float = 0.5
     episode_ends: str = "auto"
+    original_reward: str = "clipped"
 
 
 @dataclass(frozen=True)
@@ -162,7 +166,11 @@ class RunConfig:
         mode: what to run (see MODES).
         env: environment id: MovingDot-v0 or an Atari ``*NoFrameskip-v4`` id.
         seed: seeds TensorFlow, numpy and every env worker (worker i gets seed + i).
-        million_timesteps: training budget in millions of agent steps (1 agent step = 4 Atari frames).
+        million_timesteps: training budget in millions of agent steps (1 agent step = 4 Atari frames);
+            the learning rate decays to 0 over it.
+        stop_at_million_timesteps: end this sitting (checkpointed, resumable) once the policy has this
+            many million agent steps, with the learning-rate schedule still that of million_timesteps.
+            0: run the whole budget.
         run_dir: where everything of this run is written; default runs/<env>-<mode>-<time>.
         log_interval: seconds between progress lines and metric rows.
         policy_ckpt_interval: policy updates between checkpoints (plus one at the end).
@@ -182,6 +190,7 @@ class RunConfig:
     env: str
     seed: int = 0
     million_timesteps: float = 10.0
+    stop_at_million_timesteps: float = 0.0
     run_dir: str | None = None
     log_interval: float = 5.0
     policy_ckpt_interval: int = 1000
@@ -203,6 +212,12 @@ class RunConfig:
     def total_timesteps(self) -> int:
         return int(round(self.million_timesteps * 1e6))
 
+    @property
+    def stop_timesteps(self) -> int:
+        """Where this sitting ends: the budget, or stop_at_million_timesteps if that is sooner."""
+        stop = int(round(self.stop_at_million_timesteps * 1e6))
+        return min(self.total_timesteps, stop) if stop > 0 else self.total_timesteps
+
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
@@ -216,6 +231,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list_envs", action="store_true", help="print the valid env ids and exit")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--million_timesteps", type=float, default=10.0, help="agent steps, in millions")
+    p.add_argument("--stop_at_million_timesteps", type=float, default=0.0,
+                   help="end this sitting at this many million agent steps (resumable; the learning rate "
+                        "still decays over --million_timesteps); 0: the whole budget")
     p.add_argument("--run_dir", default=None)
     p.add_argument("--log_interval", type=float, default=5.0, help="seconds between progress lines")
     p.add_argument("--policy_ckpt_interval", type=int, default=1000, help="updates between checkpoints")
@@ -230,6 +248,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "the predictor's (the paper)")
     p.add_argument("--rmsprop_style", choices=("tf1", "torch"), default=A2CConfig.rmsprop_style,
                    help="torch (default): epsilon outside the square root; tf1: baselines' optimizer")
+    p.add_argument("--original_reward", choices=("clipped", "scaled"), default=A2CConfig.original_reward,
+                   help="train_policy_with_original_rewards: the env's reward clipped to its sign, or that "
+                        "sign scaled as the predictor's reward is (mean 0, std 0.05; an experiment)")
     p.add_argument("--n_env_threads", type=int, default=0, help="Atari env threads (0: one per core)")
     p.add_argument("--tf_intra_threads", type=int, default=2)
     p.add_argument("--tf_inter_threads", type=int, default=1)
@@ -279,9 +300,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     a2c = A2CConfig(n_envs=args.n_envs, n_steps=args.n_steps, lr=args.lr, ent_coef=args.ent_coef,
-                    gamma=args.gamma, rmsprop_style=args.rmsprop_style, episode_ends=args.episode_ends)
+                    gamma=args.gamma, rmsprop_style=args.rmsprop_style, episode_ends=args.episode_ends,
+                    original_reward=args.original_reward)
     return RunConfig(
         mode=args.mode, env=args.env, seed=args.seed, million_timesteps=args.million_timesteps,
+        stop_at_million_timesteps=args.stop_at_million_timesteps,
         run_dir=args.run_dir, log_interval=args.log_interval,
         policy_ckpt_interval=args.policy_ckpt_interval, load_policy_ckpt_dir=args.load_policy_ckpt_dir,
         n_env_threads=args.n_env_threads, tf_intra_threads=args.tf_intra_threads,

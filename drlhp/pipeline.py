@@ -216,6 +216,7 @@ _CONFIG_RULES = [
     ("mode", "mode", _one_of(MODES)),
     ("--seed", "seed", _whole(0)),
     ("--million_timesteps", "million_timesteps", _POSITIVE),
+    ("--stop_at_million_timesteps", "stop_at_million_timesteps", _NOT_NEGATIVE),
     ("--log_interval", "log_interval", _NOT_NEGATIVE),
     ("--policy_ckpt_interval", "policy_ckpt_interval", _whole(0)),
     ("--n_envs", "a2c.n_envs", _whole(1)),
@@ -225,6 +226,7 @@ _CONFIG_RULES = [
     ("--gamma", "a2c.gamma", _within(0, 1)),
     ("--episode_ends", "a2c.episode_ends", _one_of(("auto", "on", "off"))),
     ("--rmsprop_style", "a2c.rmsprop_style", _one_of(("tf1", "torch"))),
+    ("--original_reward", "a2c.original_reward", _one_of(("clipped", "scaled"))),
     (None, "a2c.rms_decay", _within(0, 1, high_in=False)),
     (None, "a2c.rms_eps", _POSITIVE),
     (None, "a2c.vf_coef", _NOT_NEGATIVE),
@@ -290,7 +292,7 @@ def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int
     from drlhp.checkpoint import CheckpointError
     from drlhp.metrics import MetricsLogger
     from drlhp.policy_trainer import PolicyTrainer
-    from drlhp.reward_source import ClippedEnvReward
+    from drlhp.reward_source import ClippedEnvReward, ScaledEnvReward
     from envs import make_vec_env
 
     print(f"[run] {cfg.mode} on {cfg.env}, seed {cfg.seed}, {cfg.total_timesteps:,} agent steps -> {record.dir}",
@@ -302,10 +304,12 @@ def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int
         policy = build_policy(cfg, env)
         logger = MetricsLogger(record.dir)
         try:
-            trainer = PolicyTrainer(cfg, env, policy, ClippedEnvReward(), record, logger)
+            source = (ScaledEnvReward(cfg.reward.norm_std) if cfg.a2c.original_reward == "scaled"
+                      else ClippedEnvReward())
+            trainer = PolicyTrainer(cfg, env, policy, source, record, logger)
         except CheckpointError as e:
             raise UsageError(str(e)) from None
-        return _finish(record, trainer.train())
+        return _finish(record, trainer.train(), cfg)
     except KeyboardInterrupt:
         if trainer is not None:
             trainer.checkpoint()
@@ -350,9 +354,17 @@ def watch(cfg: RunConfig, record: RunRecord) -> int:
                             "checkpoint": str(meta["path"]), "video": str(video)})
 
 
-def _finish(record: RunRecord, summary: dict) -> int:
+def _finish(record: RunRecord, summary: dict, cfg: RunConfig | None = None) -> int:
+    """Write the summary and the status: "finished", or "stopped" where the policy ended this sitting at
+    ``cfg.stop_at_million_timesteps`` before its budget."""
     record.write_summary(summary)
-    record.set_status("finished")
+    stopped_early = cfg is not None and summary.get("timesteps", 0) >= cfg.stop_timesteps
+    if stopped_early and cfg.stop_timesteps < cfg.total_timesteps:
+        record.set_status("stopped")
+        print(f"[run] stopped at --stop_at_million_timesteps {cfg.stop_at_million_timesteps:g}; to go on, run the "
+              f"same command with a larger value (0: the whole budget) and --run_dir {record.dir}", flush=True)
+    else:
+        record.set_status("finished")
     print("[run] finished: " + ", ".join(f"{k}={v}" for k, v in summary.items()), flush=True)
     print(f"[run] summary: {record.dir / 'summary.json'}", flush=True)
     return 0
@@ -441,7 +453,7 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
         return 0
     if gather:
         summary["prefs_file"] = str(record.dir / "prefs" / "prefs.npz")
-    return _finish(record, summary)
+    return _finish(record, summary, cfg)
 
 
 def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:

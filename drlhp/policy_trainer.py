@@ -162,7 +162,7 @@ class PolicyTrainer:
         sitting_start = time.perf_counter()
         wall_at_start = s.wall_s
         timing = collections.defaultdict(float)
-        while s.timesteps < cfg.total_timesteps and not self.should_stop():
+        while s.timesteps < cfg.stop_timesteps and not self.should_stop():
             if not self.reward_source.ready():
                 self._random_play()
                 sitting_start, wall_at_start = time.perf_counter(), s.wall_s  # waiting is not training time
@@ -189,7 +189,7 @@ class PolicyTrainer:
             if cfg.policy_ckpt_interval > 0 and s.updates % cfg.policy_ckpt_interval == 0:
                 self.checkpoint()
             now = time.perf_counter()
-            if now - log_time >= cfg.log_interval or s.timesteps >= cfg.total_timesteps:
+            if now - log_time >= cfg.log_interval or s.timesteps >= cfg.stop_timesteps:
                 sps = (s.timesteps - log_steps) / max(now - log_time, 1e-9)
                 self._log(losses, rollout, sps, timing, now - log_time, s.updates - log_updates)
                 timing.clear()
@@ -219,7 +219,7 @@ class PolicyTrainer:
             metrics.update(obs.metrics())
         self.logger.log(s.timesteps, metrics)
         pct = 100.0 * s.timesteps / max(1, cfg.total_timesteps)
-        eta = (cfg.total_timesteps - s.timesteps) / max(sps, 1e-9)
+        eta = (cfg.stop_timesteps - s.timesteps) / max(sps, 1e-9)
         line = (f"[policy] {s.timesteps:>11,} steps ({pct:5.1f}%) | {sps:6.0f} steps/s | "
                 f"{s.episodes:,} episodes | true return (last {len(s.recent_returns)}) "
                 f"{'-' if ret is None else f'{ret:.2f}'}")

@@ -33,6 +33,29 @@ class ClippedEnvReward(RewardSource):
         return np.sign(true_rewards).astype(np.float32)
 
 
+class ScaledEnvReward(RewardSource):
+    """sign(r) delivered the way the predictor's reward is: its running mean removed and its running
+    standard deviation scaled to ``norm_std`` (RewardConfig.norm_std, paper 0.05). For experiments that
+    separate "the learned reward is wrong" from "the preference path's delivery hurts A2C"
+    (docs/results.md, issue 12's E3): with ``--episode_ends off`` this is the true reward as the
+    policy would get it from a perfect predictor."""
+
+    name = "env_scaled"
+
+    def __init__(self, norm_std: float = 0.05):
+        self.norm_std = norm_std
+        self.count, self.total, self.total_sq = 0, 0.0, 0.0
+
+    def rewards(self, obs: np.ndarray, true_rewards: np.ndarray) -> np.ndarray:
+        r = np.sign(true_rewards).astype(np.float64)
+        self.count += r.size
+        self.total += float(r.sum())
+        self.total_sq += float((r * r).sum())
+        mean = self.total / self.count
+        std = max((self.total_sq / self.count - mean * mean) ** 0.5, 1e-3)
+        return ((r - mean) * (self.norm_std / std)).astype(np.float32)
+
+
 class PredictedReward(RewardSource):
     """The reward predictor ensemble's reward: each member normalized with its published statistics,
     then averaged (drlhp.reward_model). New weights are pulled, without blocking, before each
