@@ -1,6 +1,15 @@
-"""One metrics logger per process: TensorBoard events (via easy-tf-log) and ``progress.csv``.
+"""One metrics logger per process: TensorBoard events (via easy-tf-log) and ``progress.csv``; and a
+run's HParams record.
 
-Scalar names are namespaced by role: ``policy/``, ``reward/``, ``prefs/``, ``system/``.
+Scalar names are namespaced by role: ``policy/``, ``reward/``, ``prefs/``, ``system/``. The policy also
+logs the usual Stable-Baselines3 names (``rollout/ep_rew_mean``, ``rollout/ep_len_mean``,
+``rollout/success_rate``, ``train/entropy_loss``, ``time/fps``; ``drlhp.policy_trainer``), so runs can
+be compared with SB3's in one TensorBoard.
+
+``write_hparams``: at the end of a policy's training, the run's config (flattened, ``a2c.lr``) and its
+final figures (``HPARAM_METRICS``) go to TensorBoard's HParams tab, through
+``tensorboard.plugins.hparams.api`` and a ``tf.summary`` writer, in the process that trains the policy
+(it has TensorFlow already; the parent process of the three-process modes never imports it).
 """
 from __future__ import annotations
 
@@ -56,3 +65,46 @@ class MetricsLogger:
 def memory_mb() -> float:
     """Resident memory of this process, in MiB."""
     return psutil.Process().memory_info().rss / 2**20
+
+
+# The final figures of a run in TensorBoard's HParams tab: (tag, summary.json key, what it is).
+HPARAM_METRICS = (
+    ("hparams/true_return_last100", "true_return_last100", "true return, mean of the last 100 episodes"),
+    ("hparams/success_rate_last100", "success_rate_last100", "success rate of the last 100 episodes"),
+    ("hparams/timesteps", "timesteps", "agent steps trained"),
+)
+
+
+def _hparam_value(v):
+    """A config value as the HParams plugin takes it: bool, int, float or str (None and lists as text)."""
+    if isinstance(v, (bool, int, float, str)):
+        return v
+    return "None" if v is None else str(v)
+
+
+def write_hparams(log_dir: str | os.PathLike, config: dict, summary: dict, trial_id: str | None = None) -> None:
+    """The run's ``config`` (nested dicts flattened: ``a2c.lr``) as hyper-parameters and the figures of
+    ``summary`` named in HPARAM_METRICS (those it has) as their metrics, into TensorBoard events in
+    ``log_dir`` (the policy's ``tb/``, beside its curves). Imports TensorFlow: call it only in a process
+    that has it."""
+    import tensorflow as tf
+    from tensorboard.plugins.hparams import api as hp
+
+    from drlhp.run_record import flatten
+
+    hparams = {k: _hparam_value(v) for k, v in sorted(flatten(config).items())}
+    step = int(summary.get("timesteps") or 0)
+    writer = tf.summary.create_file_writer(str(log_dir))
+    try:
+        with writer.as_default():
+            hp.hparams_config(hparams=[hp.HParam(k) for k in hparams],
+                              metrics=[hp.Metric(tag, display_name=key, description=text)
+                                       for tag, key, text in HPARAM_METRICS])
+            hp.hparams(hparams, trial_id=trial_id)
+            for tag, key, _ in HPARAM_METRICS:
+                value = summary.get(key)
+                if value is not None and math.isfinite(float(value)):
+                    tf.summary.scalar(tag, float(value), step=step)
+        writer.flush()
+    finally:
+        writer.close()

@@ -11,7 +11,11 @@
                          policy.train(rollout, lr(t))      (lr decays linearly to 0)
                          every log_interval s: progress line + metrics
                          every policy_ckpt_interval updates: checkpoint
-                     final checkpoint + summary.json
+                     final checkpoint + summary.json + the HParams record (drlhp.metrics.write_hparams)
+
+Metrics: drlhp's own names (``policy/``, ``system/``) and the usual Stable-Baselines3 ones beside them
+(``rollout/ep_rew_mean``, ``rollout/ep_len_mean``, ``rollout/success_rate``, ``train/entropy_loss``,
+``train/policy_loss``, ``train/value_loss``, ``time/fps``); see ``_log``.
 """
 from __future__ import annotations
 
@@ -44,12 +48,14 @@ class TrainingState:
     random_steps: int = 0  # agent steps of random play before the first reward (not in the budget)
     recent_returns: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
     recent_successes: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
+    recent_lengths: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
 
     def to_meta(self) -> dict:
         return {"updates": self.updates, "timesteps": self.timesteps, "episodes": self.episodes,
                 "random_steps": self.random_steps,
                 "wall_s": self.wall_s, "recent_returns": list(self.recent_returns),
-                "recent_successes": list(self.recent_successes)}
+                "recent_successes": list(self.recent_successes),
+                "recent_lengths": list(self.recent_lengths)}
 
     @classmethod
     def from_meta(cls, meta: dict) -> "TrainingState":
@@ -58,6 +64,7 @@ class TrainingState:
                 random_steps=int(meta.get("random_steps", 0)))
         s.recent_returns.extend(meta.get("recent_returns", []))
         s.recent_successes.extend(meta.get("recent_successes", []))
+        s.recent_lengths.extend(meta.get("recent_lengths", []))  # absent in checkpoints before 2026-11-24
         return s
 
 
@@ -103,8 +110,11 @@ class PolicyTrainer:
     def __init__(self, cfg: RunConfig, env: VecEnv, policy: A2CPolicy, reward_source: RewardSource,
                  record: RunRecord, logger: MetricsLogger, print_fn=print,
                  observers: list[RolloutObserver] = (), should_stop=lambda: False,
-                 wait_for_reward=lambda: False):
+                 wait_for_reward=lambda: False, before_update=None):
+        """``before_update(timesteps)``: called before each trained rollout; may wait (the predictor's
+        pace, --reward_updates_per_step)."""
         self.cfg, self.env, self.policy, self.record, self.logger = cfg, env, policy, record, logger
+        self.before_update = before_update
         self.reward_source = reward_source
         self.print = print_fn
         self.observers, self.should_stop, self.wait_for_reward = list(observers), should_stop, wait_for_reward
@@ -134,7 +144,8 @@ class PolicyTrainer:
         out = {"mode": self.cfg.mode, "env": self.cfg.env, "seed": self.cfg.seed, "timesteps": s.timesteps,
                "updates": s.updates, "wall_s": round(s.wall_s, 1),
                "agent_steps_per_s": round(s.timesteps / s.wall_s, 1) if s.wall_s > 0 else None,
-               "episodes": s.episodes, "true_return_last100": _mean(s.recent_returns)}
+               "episodes": s.episodes, "true_return_last100": _mean(s.recent_returns),
+               "episode_length_last100": _mean(s.recent_lengths)}
         if self.has_success:
             out["success_rate_last100"] = _mean(s.recent_successes)
         if s.random_steps:
@@ -162,12 +173,19 @@ class PolicyTrainer:
         sitting_start = time.perf_counter()
         wall_at_start = s.wall_s
         timing = collections.defaultdict(float)
+        fps_from = None  # (timesteps, wall_s) at this sitting's first update: time/fps is SB3's, over the sitting
         while s.timesteps < cfg.stop_timesteps and not self.should_stop():
             if not self.reward_source.ready():
                 self._random_play()
                 sitting_start, wall_at_start = time.perf_counter(), s.wall_s  # waiting is not training time
                 log_time = sitting_start
                 continue
+            if fps_from is None:
+                fps_from = (s.timesteps, s.wall_s)
+            if self.before_update is not None:
+                t_wait = time.perf_counter()
+                self.before_update(s.timesteps)
+                timing["wait_predictor_s"] += time.perf_counter() - t_wait
             rollout = self.runner.run()
             for obs in self.observers:
                 obs.on_rollout(rollout, s)
@@ -182,6 +200,7 @@ class PolicyTrainer:
             for ep in rollout.finished:
                 s.episodes += 1
                 s.recent_returns.append(ep.true_return)
+                s.recent_lengths.append(ep.length)
                 if ep.success is not None:
                     self.has_success = True
                     s.recent_successes.append(float(ep.success))
@@ -191,18 +210,35 @@ class PolicyTrainer:
             now = time.perf_counter()
             if now - log_time >= cfg.log_interval or s.timesteps >= cfg.stop_timesteps:
                 sps = (s.timesteps - log_steps) / max(now - log_time, 1e-9)
-                self._log(losses, rollout, sps, timing, now - log_time, s.updates - log_updates)
+                fps = (s.timesteps - fps_from[0]) / max(s.wall_s - fps_from[1], 1e-9)
+                self._log(losses, rollout, sps, timing, now - log_time, s.updates - log_updates, fps)
                 timing.clear()
                 log_time, log_steps, log_updates = now, s.timesteps, s.updates
         self.checkpoint()
-        return self.summary()
+        summary = self.summary()
+        self.write_hparams(summary)
+        return summary
 
-    def _log(self, losses: dict, rollout, sps: float, timing: dict, interval_s: float, n_updates: int) -> None:
+    def write_hparams(self, summary: dict | None = None) -> None:
+        """The run's config and final figures to TensorBoard's HParams tab (drlhp.metrics.write_hparams),
+        in the policy's ``tb/``; a failure costs a warning, never the run."""
+        from drlhp.metrics import write_hparams
+
+        try:
+            write_hparams(self.record.dir / "tb", self.cfg.to_dict(), summary or self.summary(),
+                          trial_id=self.record.dir.name)
+        except Exception as e:  # noqa: BLE001 -- the HParams tab must not turn a finished run into a crash
+            self.print(f"[policy] warning: no HParams record: {type(e).__name__}: {e}", flush=True)
+
+    def _log(self, losses: dict, rollout, sps: float, timing: dict, interval_s: float, n_updates: int,
+             fps: float | None = None) -> None:
         s, cfg = self.state, self.cfg
         ret = _mean(s.recent_returns)
+        length = _mean(s.recent_lengths)
         metrics = {f"policy/{k}": v for k, v in losses.items()}
         metrics.update({
             "policy/true_return_last100": ret,
+            "policy/episode_length_last100": length,
             "policy/episodes": s.episodes,
             "policy/learning_rate": self.learning_rate(),
             "policy/training_reward_mean": float(rollout.rewards.mean()),
@@ -215,6 +251,13 @@ class PolicyTrainer:
         metrics["system/train_step_ms"] = 1e3 * timing.get("train_s", 0.0) / max(1, n_updates)
         if self.has_success:
             metrics["policy/success_rate_last100"] = _mean(s.recent_successes)
+        # the same figures under Stable-Baselines3's names (true return and length of the last 100 episodes,
+        # entropy_loss = -entropy as SB3 signs it, fps = agent steps per second of training this sitting)
+        metrics.update({"rollout/ep_rew_mean": ret, "rollout/ep_len_mean": length,
+                        "train/entropy_loss": -losses["entropy"], "train/policy_loss": losses.get("policy_loss"),
+                        "train/value_loss": losses.get("value_loss"), "time/fps": fps if fps is not None else sps})
+        if self.has_success:
+            metrics["rollout/success_rate"] = metrics["policy/success_rate_last100"]
         for obs in self.observers:
             metrics.update(obs.metrics())
         self.logger.log(s.timesteps, metrics)

@@ -4,7 +4,8 @@ The training reward of the whole rollout comes from the reward source in one cal
 observations that FOLLOW each action (the newest frames show what the action did, e.g. the dot's
 move), so reward t and what the predictor sees at t describe the same transition. Before that,
 those observations become, in one call per rollout, what the predictor and the labeller may see
-(``env.predictor_view``: on Atari the score blanked, ``envs/score_blanking.py``); the policy's own
+(``env.predictor_view``: on Atari the score blanked, ``envs/score_blanking.py``; a vector env's
+float observations as one byte per component, ``envs/gym_vec_env.py``); the policy's own
 observations keep everything. A reward source with nothing to give yet (the predictor before its
 first weights) returns None: the rollout then has no rewards and no returns, and is not trained on.
 """
@@ -29,9 +30,10 @@ class Rollout:
     b_returns: np.ndarray | None  # (B,) float32, n-step returns of the training reward
     rewards: np.ndarray | None  # (T, N) training reward (None: the reward source has none yet)
     true_rewards: np.ndarray  # (T, N) true env reward
-    next_obs: np.ndarray  # (T, N, *obs_shape): the observation step t led to (for a finished episode its
-    #                       last one, not the next episode's first) as the predictor and the labeller see
-    #                       it (env.predictor_view: Atari's score blanked); a view of the reused buffer
+    next_obs: np.ndarray  # (T, N, *obs_shape) uint8: the observation step t led to (for a finished episode
+    #                       its last one, not the next episode's first) as the predictor and the labeller
+    #                       see it (env.predictor_view: Atari's score blanked, a vector as bytes); may be a
+    #                       view of a reused buffer
     dones: np.ndarray  # (T, N) float32: the episode ended at this step
     finished: list[EpisodeStats] = field(default_factory=list)
     env_s: float = 0.0  # seconds stepping envs
@@ -80,8 +82,9 @@ class RolloutRunner:
             self._next_obs_buf[t] = step.outcome_obs
             self.obs = step.obs
         t0 = time.perf_counter()
-        self.env.predictor_view(self._next_obs_buf, inplace=True)  # a buffer of its own: b_obs keeps the score
-        rewards = self.reward_source.rewards(self._next_obs_buf, self._true_buf)
+        # a buffer of its own (b_obs keeps the score); a vector env returns a new uint8 array
+        next_obs = self.env.predictor_view(self._next_obs_buf, inplace=True)
+        rewards = self.reward_source.rewards(next_obs, self._true_buf)
         t1 = time.perf_counter()
         returns = None
         if rewards is not None:
@@ -96,7 +99,7 @@ class RolloutRunner:
             b_returns=returns,
             rewards=rewards,
             true_rewards=self._true_buf.copy(),
-            next_obs=self._next_obs_buf,
+            next_obs=next_obs,
             dones=self._done_buf.copy(),
             finished=finished,
             env_s=env_s, act_s=act_s + (t2 - t1), reward_s=t1 - t0,

@@ -42,6 +42,8 @@ class SegmentCutter:
         (copied). Returns the segments to offer (possibly none; at most ``budget`` in all, None: no
         limit) and, per cut, the (predicted, true) returns of ALL workers' windows (predicted is NaN
         where no prediction was made): fresh segments to check the predictor on."""
+        if obs.dtype != np.uint8:  # what the predictor sees is bytes (env.predictor_view): never cast silently
+            raise ValueError(f"SegmentCutter wants the predictor's view of observations (uint8), got {obs.dtype}")
         segments, cut_returns = [], []
         for t in range(len(obs)):
             self._obs[self._filled] = obs[t]

@@ -1,4 +1,14 @@
-"""Environments for drlhp. Importing this package registers ``MovingDot-v0`` with gymnasium.
+"""Environments for drlhp. Importing this package registers MovingDot with gymnasium.
+
+Which envs run (``check_env_id``; ``--list_envs``):
+
+* drlhp's own: ``MovingDot-v0``, ``MovingDot-v1``, ``MovingDotWide-v0`` (``envs/moving_dot.py``);
+* Atari ``<Game>NoFrameskip-v4`` for every ROM ale-py ships, on ale-py's C++ ``AtariVectorEnv``
+  with the DeepMind preprocessing (``envs/atari.py``);
+* any other registered gymnasium id whose spaces fit: a ``Discrete`` action space and a ``Box``
+  observation space that is a float vector (D,) or a uint8 image (H, W[, C]), stepped by gymnasium's
+  ``SyncVectorEnv`` (``envs/gym_vec_env.py``, which also says how a vector env's observations reach
+  the reward predictor and a person). Anything else is refused in one line naming what does not fit.
 
 ``make_vec_env(env_id, n_envs)`` is the one constructor the rest of drlhp uses. This package knows
 nothing of learning and never imports ``drlhp``.
@@ -10,27 +20,101 @@ import gymnasium as gym
 from envs.vec_env import EpisodeStats, StepResult, VecEnv
 
 MOVING_DOT_ID = "MovingDot-v0"  # starts within 20 pixels of the centre on each axis
+MOVING_DOT_V1_ID = "MovingDot-v1"  # MovingDot-v0 with gymnasium's TimeLimit(200) instead of the env's own
 MOVING_DOT_WIDE_ID = "MovingDotWide-v0"  # starts anywhere in the frame (MovingDot-v0 before 2026-11-22)
-GYM_ENV_IDS = (MOVING_DOT_ID, MOVING_DOT_WIDE_ID)
+GYM_ENV_IDS = (MOVING_DOT_ID, MOVING_DOT_V1_ID, MOVING_DOT_WIDE_ID)  # drlhp's own gymnasium envs
 
 if MOVING_DOT_ID not in gym.registry:
     gym.register(MOVING_DOT_ID, entry_point="envs.moving_dot:make_moving_dot")
+if MOVING_DOT_V1_ID not in gym.registry:
+    gym.register(MOVING_DOT_V1_ID, entry_point="envs.moving_dot:make_moving_dot", kwargs={"time_limit": None},
+                 max_episode_steps=200)
 if MOVING_DOT_WIDE_ID not in gym.registry:
     gym.register(MOVING_DOT_WIDE_ID, entry_point="envs.moving_dot:make_moving_dot", kwargs={"start_box": None})
 
+# What --list_envs says after the ids it can list.
+ANY_GYM_ENV_NOTE = ("... and any other registered gymnasium id with a Discrete action space and a Box observation "
+                    "space (a float vector or a uint8 image), e.g. CartPole-v1, Acrobot-v1, MountainCar-v0")
+
 
 class UnknownEnvError(ValueError):
-    """An env id drlhp cannot run."""
+    """An env id that names no env: neither drlhp's, nor an Atari game ale-py ships, nor registered."""
+
+
+class UnsupportedEnvError(ValueError):
+    """A registered env drlhp cannot run; the message is one line naming what does not fit."""
+
+
+def _is_atari(env_id: str) -> bool:
+    from envs.atari_ids import atari_game
+
+    return atari_game(env_id) is not None
+
+
+def _register_ale_ids() -> None:
+    """ale-py registers its gymnasium ids (``ALE/Pong-v5``, ...) when imported; without ale-py, none."""
+    try:
+        import ale_py  # noqa: F401
+    except ImportError:
+        pass
+
+
+def _make_one(env_id: str) -> gym.Env:
+    """One env of a registered id (UnknownEnvError where none is; UnsupportedEnvError where it cannot be
+    made here, e.g. a missing dependency), gymnasium's warnings silenced: a check prints nothing."""
+    import warnings
+
+    _register_ale_ids()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            gym.spec(env_id)
+        except gym.error.UnregisteredEnv:
+            raise UnknownEnvError(f"unknown env {env_id!r}") from None
+        except gym.error.Error as e:
+            if str(e).startswith("No registered env"):
+                raise UnknownEnvError(f"unknown env {env_id!r}") from None
+            raise UnsupportedEnvError(f"{env_id}: {_one_line(e)}") from None
+        try:
+            return gym.make(env_id)
+        except Exception as e:  # noqa: BLE001 -- whatever stops it being made, in one line
+            raise UnsupportedEnvError(f"{env_id}: cannot be made here: {type(e).__name__}: {_one_line(e)}") from None
+
+
+def _one_line(e: Exception) -> str:
+    text = " ".join(str(e).split())
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def check_env_id(env_id: str) -> None:
+    """Nothing if drlhp can run ``env_id``; else UnknownEnvError, or UnsupportedEnvError with one line
+    naming what does not fit (e.g. ``Pendulum-v1: continuous actions (Box) are not supported: ...``).
+    Cheap: drlhp's and Atari ids by name; any other id by its gymnasium spec and one env made and closed."""
+    from envs.gym_vec_env import spaces_problem
+
+    if env_id in GYM_ENV_IDS or _is_atari(env_id):
+        return
+    env = _make_one(env_id)
+    try:
+        problem = spaces_problem(env.action_space, env.observation_space)
+    finally:
+        env.close()
+    if problem:
+        raise UnsupportedEnvError(f"{env_id}: {problem}")
 
 
 def is_valid_env_id(env_id: str) -> bool:
-    from envs.atari import atari_game
-
-    return env_id in GYM_ENV_IDS or atari_game(env_id) is not None
+    try:
+        check_env_id(env_id)
+    except ValueError:
+        return False
+    return True
 
 
 def list_env_ids() -> list[str]:
-    from envs.atari import atari_env_ids
+    """drlhp's own ids and every Atari id; any other registered gymnasium id whose spaces fit runs too
+    (``ANY_GYM_ENV_NOTE``), but is not listed: telling would mean making every registered env."""
+    from envs.atari_ids import atari_env_ids
 
     return list(GYM_ENV_IDS) + atari_env_ids()
 
@@ -38,31 +122,40 @@ def list_env_ids() -> list[str]:
 def frames_per_agent_step(env_id: str) -> int:
     """Emulator frames per agent step: 4 for Atari (frame skip), 1 otherwise. The paper's label
     schedule counts frames."""
-    return 1 if env_id in GYM_ENV_IDS else 4
+    from envs.atari import FRAME_SKIP
+
+    return FRAME_SKIP if _is_atari(env_id) else 1
 
 
 def observation_shape(env_id: str) -> tuple[int, ...]:
-    """The shape of one observation of ``env_id``, without starting its vector env."""
-    if env_id in GYM_ENV_IDS:
-        return tuple(gym.spec(env_id).make().observation_space.shape)
-    from envs.atari import N_STACK
+    """The shape of one observation of ``env_id`` as drlhp's vector envs give it (a 2-D image gets a
+    channel axis), without starting its vector env."""
+    if _is_atari(env_id):
+        from envs.atari import N_STACK
 
-    return (84, 84, N_STACK)
+        return (84, 84, N_STACK)
+    from envs.gym_vec_env import observation_layout
+
+    env = _make_one(env_id)
+    try:
+        return observation_layout(env.observation_space)[0]
+    finally:
+        env.close()
 
 
 def make_vec_env(env_id: str, n_envs: int, n_threads: int = 0) -> VecEnv:
-    """A vector env of ``n_envs`` workers; call ``reset(seed)`` on it before stepping."""
-    if env_id in GYM_ENV_IDS:
-        from envs.gym_vec_env import GymVecEnv
+    """A vector env of ``n_envs`` workers; call ``reset(seed)`` on it before stepping. ``n_threads``:
+    Atari's C++ threads (0: one per core); gymnasium envs step in this process."""
+    if _is_atari(env_id):
+        from envs.atari import AtariVecEnv
 
-        return GymVecEnv(env_id, n_envs)
-    from envs.atari import AtariVecEnv, atari_game
+        return AtariVecEnv(env_id, n_envs, n_threads=n_threads)
+    check_env_id(env_id)
+    from envs.gym_vec_env import GymVecEnv
 
-    if atari_game(env_id) is None:
-        raise UnknownEnvError(f"unknown env {env_id!r}")
-    return AtariVecEnv(env_id, n_envs, n_threads=n_threads)
+    return GymVecEnv(env_id, n_envs)
 
 
-__all__ = ["EpisodeStats", "StepResult", "VecEnv", "UnknownEnvError", "MOVING_DOT_ID",
-           "is_valid_env_id", "list_env_ids", "make_vec_env",
+__all__ = ["EpisodeStats", "StepResult", "VecEnv", "UnknownEnvError", "UnsupportedEnvError", "MOVING_DOT_ID",
+           "ANY_GYM_ENV_NOTE", "check_env_id", "is_valid_env_id", "list_env_ids", "make_vec_env",
            "frames_per_agent_step", "observation_shape"]

@@ -25,37 +25,16 @@ worker processes to fork or pickle frames through.
 """
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
+from envs.atari_ids import atari_game
 from envs.score_blanking import blank_score
 from envs.vec_env import EpisodeTracker, StepResult, VecEnv
 
-ATARI_SUFFIX = "NoFrameskip-v4"
 NOOP_MAX = 30
 FRAME_SKIP = 4
 N_STACK = 4
 MAX_FRAMES_PER_EPISODE = 108_000
-
-
-def atari_game(env_id: str) -> str | None:
-    """'SpaceInvadersNoFrameskip-v4' -> 'space_invaders' when ale-py ships that ROM, else None."""
-    if not env_id.endswith(ATARI_SUFFIX) or len(env_id) == len(ATARI_SUFFIX):
-        return None
-    name = env_id[: -len(ATARI_SUFFIX)]
-    game = re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
-    return game if game in atari_games() else None
-
-
-def atari_games() -> list[str]:
-    import ale_py.roms
-
-    return sorted(ale_py.roms.get_all_rom_ids())
-
-
-def atari_env_ids() -> list[str]:
-    return ["".join(part.capitalize() for part in g.split("_")) + ATARI_SUFFIX for g in atari_games()]
 
 
 class AtariVecEnv(VecEnv):

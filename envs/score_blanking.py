@@ -24,6 +24,8 @@ import argparse
 
 import numpy as np
 
+from envs.atari_ids import atari_game
+
 FRAME_SIZE = 84
 Rect = tuple[int, int, int, int]  # (row0, row1, col0, col1), half-open, 84x84 coordinates
 
@@ -49,8 +51,6 @@ SCORE_REGIONS: dict[str, tuple[Rect, ...]] = {
 
 def score_regions(env_id: str) -> tuple[Rect, ...]:
     """The rectangles blanked for ``env_id`` ('PongNoFrameskip-v4'); () for any other env."""
-    from envs.atari import atari_game
-
     game = atari_game(env_id)
     return SCORE_REGIONS.get(game, ()) if game is not None else ()
 

@@ -1,8 +1,9 @@
 """The one vector-env interface the policy sees, whatever the game.
 
-Every vector env here returns channels-last uint8 observations (N, 84, 84, 4), the TRUE (unclipped)
-per-step reward, and resets finished sub-environments in the same step (the returned observation of
-a finished env is already the first of its next episode), so a rollout needs no masking. Episode
+Every vector env here returns channels-last uint8 images (N, H, W, C) (Atari and MovingDot: (N, 84, 84,
+4)) or float32 vectors (N, D) (``envs/gym_vec_env.py``), the TRUE (unclipped) per-step reward, and
+resets finished sub-environments in the same step (the returned observation of a finished env is
+already the first of its next episode), so a rollout needs no masking. Episode
 statistics (true return, length, success) are kept here, once, for every kind of env.
 """
 from __future__ import annotations
@@ -24,7 +25,8 @@ class EpisodeStats:
 
 @dataclass
 class StepResult:
-    obs: np.ndarray  # (N, H, W, C) uint8; for a finished env, the first observation of its next episode
+    obs: np.ndarray  # (N, H, W, C) uint8 or (N, D) float32; for a finished env, the first observation of
+    #                  its next episode
     true_reward: np.ndarray  # (N,) float32, unclipped
     terminated: np.ndarray  # (N,) bool: the episode really ended (no bootstrapping)
     truncated: np.ndarray  # (N,) bool: cut by a time limit
@@ -73,8 +75,9 @@ class VecEnv:
 
     def predictor_view(self, obs: np.ndarray, inplace: bool = False) -> np.ndarray:
         """What the reward predictor and the labeller see of observations (..., H, W, C): by default
-        ``obs`` itself; Atari blanks the score (``envs.score_blanking``). ``inplace``: may write into
-        ``obs`` instead of copying it."""
+        ``obs`` itself; Atari blanks the score (``envs.score_blanking``); a vector env gives one byte per
+        component (``envs.gym_vec_env``). Always uint8. ``inplace``: may write into ``obs`` instead of
+        copying it (use the returned array)."""
         return obs
 
     def frames_to_watch(self, obs: np.ndarray) -> np.ndarray:

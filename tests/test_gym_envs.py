@@ -1,0 +1,124 @@
+"""Any registered gymnasium env whose spaces fit (envs/gym_vec_env.py): CartPole accepted and run end to
+end through the preference path; envs that do not fit refused in one line, exit 2, before anything
+starts; MovingDot-v1 (gymnasium's TimeLimit) against MovingDot-v0."""
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import envs
+from envs.gym_vec_env import BAR_HEIGHT, VectorQuantizer, bar_frames, spaces_problem
+
+
+def test_cartpole_is_accepted_as_a_float_vector_env():
+    envs.check_env_id("CartPole-v1")
+    assert envs.is_valid_env_id("CartPole-v1") and envs.frames_per_agent_step("CartPole-v1") == 1
+    assert envs.observation_shape("CartPole-v1") == (4,)
+    vec = envs.make_vec_env("CartPole-v1", 3)
+    try:
+        obs = vec.reset(seed=0)
+        assert obs.shape == (3, 4) and obs.dtype == np.float32 and vec.n_actions == 2
+        finished = []
+        for t in range(300):
+            step = vec.step(np.full(3, t % 2 if t < 100 else 0))
+            finished += step.finished
+            assert step.obs.dtype == np.float32 and step.true_reward.dtype == np.float32
+        # CartPole pays 1 per step: an episode's true return is its length; no success in CartPole
+        assert finished and all(ep.true_return == ep.length and ep.success is None for ep in finished)
+        view = vec.predictor_view(step.outcome_obs)  # what the predictor and a labeller see: one byte each
+        assert view.dtype == np.uint8 and view.shape == (3, 4)
+        frames = vec.frames_to_watch(view[None])  # (T, N, D) -> (T, N, H, W) bar charts
+        assert frames.dtype == np.uint8 and frames.shape[:3] == (1, 3, BAR_HEIGHT)
+        np.testing.assert_array_equal(vec.frames_to_watch(step.obs), vec.frames_to_watch(vec.predictor_view(step.obs)))
+    finally:
+        vec.close()
+
+
+def test_vector_quantizer_is_linear_within_finite_bounds_and_tanh_beyond():
+    space = gym.spaces.Box(np.array([-2.0, -np.inf], np.float32), np.array([2.0, np.inf], np.float32))
+    q = VectorQuantizer(space)
+    x = np.array([[-2.0, 0.0], [0.0, -50.0], [2.0, 50.0], [9.0, 1.0]], np.float32)
+    np.testing.assert_array_equal(q(x), [[0, 128], [128, 0], [255, 255], [255, round(255 * (1 + np.tanh(1)) / 2)]])
+    bars = bar_frames(q(x))
+    assert bars.shape[:2] == (4, BAR_HEIGHT) and bars[1].max() == 255
+
+
+@pytest.mark.parametrize("space, words", [
+    (gym.spaces.Box(-1, 1, (1,)), "continuous actions (Box) are not supported"),
+    (gym.spaces.MultiDiscrete([2, 2]), "MultiDiscrete actions are not supported"),
+])
+def test_actions_that_do_not_fit(space, words):
+    assert words in spaces_problem(space, gym.spaces.Box(-1, 1, (3,)))
+
+
+@pytest.mark.parametrize("obs_space, words", [
+    (gym.spaces.Discrete(16), "Discrete observations are not supported"),
+    (gym.spaces.Box(0, 255, (5,), np.uint8), "vector observations of dtype uint8"),
+    (gym.spaces.Box(0, 1, (8, 8, 3), np.float32), "image observations of dtype float32"),
+    (gym.spaces.Box(0, 1, (2, 2, 2, 2), np.float32), "observations of shape (2, 2, 2, 2)"),
+])
+def test_observations_that_do_not_fit(obs_space, words):
+    assert words in spaces_problem(gym.spaces.Discrete(2), obs_space)
+
+
+def test_spaces_that_fit():
+    assert spaces_problem(gym.spaces.Discrete(3, start=-1), gym.spaces.Box(-1, 1, (6,), np.float64)) is None
+    assert spaces_problem(gym.spaces.Discrete(3), gym.spaces.Box(0, 255, (84, 84), np.uint8)) is None
+    assert spaces_problem(gym.spaces.Discrete(3), gym.spaces.Box(0, 255, (84, 84, 3), np.uint8)) is None
+
+
+def test_unknown_and_unsupported_ids():
+    with pytest.raises(envs.UnknownEnvError):
+        envs.check_env_id("CartPole-v9")
+    with pytest.raises(envs.UnsupportedEnvError, match="FrozenLake-v1: Discrete observations are not supported"):
+        envs.check_env_id("FrozenLake-v1")
+
+
+def test_pendulum_is_one_line_exit_2_before_anything_starts(cli, tmp_path):
+    proc = cli("train_policy_with_original_rewards", "--env", "Pendulum-v1", "--run_dir", tmp_path / "run")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert lines == ["run.py: error: Pendulum-v1: continuous actions (Box) are not supported: "
+                     "drlhp's policy picks discrete actions"]
+    assert not (tmp_path / "run").exists()
+
+
+def test_list_envs_says_any_discrete_gymnasium_env_runs(cli):
+    out = cli("--list_envs", check=True).stdout
+    assert "MovingDot-v1" in out.split() and "any other registered gymnasium id with a Discrete action space" in out
+
+
+def test_moving_dot_v1_is_v0_with_gymnasiums_time_limit():
+    v0, v1 = gym.make("MovingDot-v0"), gym.make("MovingDot-v1")
+    assert v0.spec.max_episode_steps is None and v1.spec.max_episode_steps == 200
+    assert v1.unwrapped.time_limit is None and v0.unwrapped.time_limit == 200
+    o0, _ = v0.reset(seed=4)
+    o1, _ = v1.reset(seed=4)
+    np.testing.assert_array_equal(o0, o1)
+    for step in range(1, 201):
+        r0, r1 = v0.step(0), v1.step(0)  # noop: truncated at step 200 by the env (v0) or TimeLimit (v1)
+        np.testing.assert_array_equal(r0[0], r1[0])
+        assert r0[1:4] == r1[1:4] == (0.0, False, step == 200)
+    assert gym.make("MovingDot-v1", max_episode_steps=7).spec.max_episode_steps == 7
+
+
+@pytest.mark.slow
+def test_tiny_cartpole_preference_pipeline_end_to_end(cli, tmp_path):
+    """The same three processes, segments, oracle and predictor as MovingDot: a vector env's clips reach
+    the predictor as bytes and the labeller as bar charts."""
+    run_dir = tmp_path / "run"
+    proc = cli("--env", "CartPole-v1", "--synthetic_prefs", "--seed", 1, "--million_timesteps", 0.003,
+               "--n_envs", 4, "--n_initial_prefs", 12, "--n_initial_epochs", 1, "--n_labels", 20,
+               "--n_predictors", 2, "--segment_length", 10, "--log_interval", 1, "--run_dir", run_dir,
+               timeout=300, check=True)
+    assert "[reward] pretraining on" in proc.stdout and "[policy]" in proc.stdout
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["env"] == "CartPole-v1" and summary["timesteps"] >= 3000
+    assert summary["n_preferences"] >= 12 and summary["predictor_version"] >= 1 and summary["true_return_last100"] > 0
+    # every CartPole clip pays the same (1 per step): the oracle can only answer ties, so the predictor's
+    # accuracy on strict labels is undefined (NaN, no warning) and the correlation too
+    assert summary["pred_true_corr"] is None and "Mean of empty slice" not in proc.stderr
+    assert json.loads((run_dir / "status.json").read_text())["status"] == "finished"
+    header = (run_dir / "progress.csv").read_text().splitlines()[0].split(",")
+    assert {"rollout/ep_rew_mean", "rollout/ep_len_mean", "policy/episode_length_last100"} <= set(header)
