@@ -29,17 +29,34 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-# 84x84 grayscale Pong: background 87, both paddles 147-148 (columns 8-11 and 72-75), walls and
-# score above row 14 and below row 77, the ball 236 (lower where it straddles pixels)
+# 84x84 grayscale Pong: background 87, both paddles 147-148 in their middle columns (8-11 and 72-75,
+# their edge columns anti-aliased to 93-124 by the resize), walls and score above row 14 and below row 77,
+# the ball 236 (lower where it straddles pixels), 1-2 rows tall
 PLAY_ROWS = slice(14, 77)
 PADDLE_VALUES = (147, 148)
+PADDLE_MIN_ROWS = 4  # a vertical run of bright pixels at least this tall is a paddle, not the ball
 AGENT_SIDE = 60  # a ball turning back at column >= 60 was returned by the agent (paddle at 72-75)
+MAX_TURN_MOVE = 5  # columns per step around a return: the ball moves 1-4; a jump is a serve or noise
+
+
+def ball_mask(frame: np.ndarray) -> np.ndarray:
+    """Bright pixels of the play area that are not part of a paddle (a vertical run of at least
+    PADDLE_MIN_ROWS bright pixels in one column, anti-aliased edges included)."""
+    bright = frame[PLAY_ROWS] >= 100
+    k = PADDLE_MIN_ROWS
+    rows = bright.shape[0]
+    full = np.ones((rows - k + 1, bright.shape[1]), bool)
+    for i in range(k):  # windows of k rows that are all bright
+        full &= bright[i:rows - k + 1 + i]
+    in_run = np.zeros_like(bright)
+    for i in range(k):  # every pixel such a window covers
+        in_run[i:rows - k + 1 + i] |= full
+    return bright & ~in_run
 
 
 def ball_column(frame: np.ndarray) -> float | None:
     """The ball's mean column in one 84x84 frame (the whole field, paddles excluded), or None."""
-    play = frame[PLAY_ROWS].astype(np.int32)
-    mask = (play >= 100) & ~np.isin(play, PADDLE_VALUES)
+    mask = ball_mask(frame)
     if not mask.any():
         return None
     return float(np.nonzero(mask)[1].mean())
@@ -66,10 +83,18 @@ def phase(obs: np.ndarray) -> str:
 
 def returns(obs: np.ndarray) -> list[int]:
     """Steps of a clip (T, 84, 84, k) at which the ball turns from the agent back to the opponent on
-    the agent's side of the field: the agent returned it."""
-    dirs = [direction(o) for o in obs]
-    return [t for t in range(1, len(obs)) if dirs[t - 1] == "to agent" and dirs[t] == "to opponent"
-            and ball_column(obs[t][:, :, -1]) >= AGENT_SIDE]
+    the agent's side of the field: it came closer for a step, then left for two, each move small (a
+    serve after a point jumps; detection noise wiggles back and forth): the agent returned it."""
+    cols = [ball_column(o[:, :, -1]) for o in obs]
+    out = []
+    for t in range(2, len(obs) - 1):  # approaching for two steps, leaving for two, moving smoothly
+        c = cols[t - 2:t + 2]
+        if any(x is None for x in c) or c[1] < AGENT_SIDE or (out and t - out[-1] < 5):
+            continue
+        moves = [c[i + 1] - c[i] for i in range(3)]
+        if moves[0] > 0 and moves[1] < 0 and moves[2] < 0 and all(abs(m) <= MAX_TURN_MOVE for m in moves):
+            out.append(t)
+    return out
 
 
 def event_windows(obs: np.ndarray, true: np.ndarray, window: int) -> dict[str, list[np.ndarray]]:
@@ -93,7 +118,7 @@ def main(argv=None) -> None:
     from drlhp.config import RewardConfig
     from drlhp.pref_db import PrefDB
     from drlhp.reward_source import PredictedReward
-    from drlhp.reward_trainer import PREFS_FILE, PREDICTOR_FILE, load_predictor_weights
+    from drlhp.reward_trainer import PREDICTOR_FILE, PREFS_FILE, load_predictor_weights
 
     saved = json.loads((run / "config.json").read_text())["reward"]
     cfg = RewardConfig(**{k: v for k, v in saved.items() if k in RewardConfig.__dataclass_fields__})

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from drlhp.config import A2CConfig
+from drlhp.config import A2CConfig, RunConfig
 from drlhp.networks import policy_network
 
 
@@ -68,9 +68,9 @@ class A2CPolicy:
         act_spec = tf.TensorSpec((cfg.n_envs, *self.obs_shape), obs_dtype)
         train_specs = [tf.TensorSpec((batch, *self.obs_shape), obs_dtype), tf.TensorSpec((batch,), tf.int32),
                        tf.TensorSpec((batch,), tf.float32), tf.TensorSpec((), tf.float32)]
-        self._act = tf.function(self._act_graph, input_signature=[act_spec])
-        self._value = tf.function(self._value_graph, input_signature=[act_spec])
-        self._train = tf.function(self._train_graph, input_signature=train_specs)
+        self._act = tf.function(self._act_graph, autograph=False, input_signature=[act_spec])
+        self._value = tf.function(self._value_graph, autograph=False, input_signature=[act_spec])
+        self._train = tf.function(self._train_graph, autograph=False, input_signature=train_specs)
 
     # --- graphs --------------------------------------------------------------------------------
     def _act_graph(self, obs):
@@ -145,3 +145,12 @@ class A2CPolicy:
         for i, ms in enumerate(self.mean_square):
             ms.assign(state[f"rms_{i}"])
         self.rng.reset(state["rng_state"])
+
+
+def build_policy(cfg: RunConfig, env, a2c: A2CConfig | None = None) -> A2CPolicy:
+    """The policy for ``env`` (a VecEnv) under ``cfg``, after setting this process's TensorFlow threads
+    and seeds: the one way the training modes, watch and the policy process make it."""
+    from drlhp.tf_setup import configure_tensorflow
+
+    configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed)
+    return A2CPolicy(env.obs_shape, env.n_actions, a2c or cfg.a2c, seed=cfg.seed, obs_dtype=env.obs_dtype)

@@ -37,7 +37,6 @@ from drlhp.messages import Report
 from drlhp.profiling import profiled
 from drlhp.queues import LatestValue, SegmentFlow, SharedFlag
 
-
 STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 STOPPED_BY_SIGTERM = "stopped by SIGTERM"  # a "done" report's text when SIGTERM stopped the child
 PARENT_POLL_S = 0.5  # how often a child checks that its parent is alive
@@ -69,13 +68,15 @@ class Channels:
     agent_episode: LatestValue
     predictor_version: object  # multiprocessing.Value("q"): the newest published weights' version
     db_size: object  # multiprocessing.Value("q"): preferences in the predictor's database
+    pair_updates: object  # multiprocessing.Value("q"): the predictor's pair-updates since pretraining ended
     segment_flow: SegmentFlow | None = None  # flow control on segment_queue (queues.py)
 
     @classmethod
     def create(cls, ctx, segment_queue_size: int, preference_queue_size: int = 16) -> "Channels":
         return cls(ctx.Queue(maxsize=segment_queue_size), ctx.Queue(maxsize=preference_queue_size),
                    LatestValue(ctx), LatestValue(ctx), ctx.Queue(), SharedFlag(ctx), SharedFlag(ctx),
-                   LatestValue(ctx), ctx.Value("q", 0), ctx.Value("q", 0), segment_flow=SegmentFlow(ctx))
+                   LatestValue(ctx), ctx.Value("q", 0), ctx.Value("q", 0), ctx.Value("q", 0),
+                   segment_flow=SegmentFlow(ctx))
 
 
 def _redirect_broken_output(log_dir: str | None) -> None:

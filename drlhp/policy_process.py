@@ -141,13 +141,44 @@ class EpisodeFeed(RolloutObserver):
                 self.frames.clear()
 
 
+class PredictorPace(RolloutObserver):
+    """--reward_updates_per_step: before each update the policy waits until the predictor has made that
+    many pair-updates per agent step, both counted from the policy's first update (``pair_updates``: the
+    predictor's shared count). Its metrics say how fed the loop is, with or without waiting (ratio 0)."""
+
+    def __init__(self, ratio: float, pair_updates, should_stop):
+        self.ratio, self.pair_updates, self.should_stop = ratio, pair_updates, should_stop
+        self.start_steps = self.start_updates = None
+        self.steps = 0
+
+    def wait(self, timesteps: int) -> None:
+        if self.start_steps is None:
+            self.start_steps, self.start_updates = timesteps, self.pair_updates.value
+        self.steps = timesteps - self.start_steps
+        need = self.start_updates + self.ratio * self.steps
+        while self.ratio > 0 and self.pair_updates.value < need and not self.should_stop():
+            time.sleep(0.005)
+
+    def per_step(self) -> float | None:
+        if not self.steps:
+            return None
+        return (self.pair_updates.value - self.start_updates) / self.steps
+
+    def metrics(self) -> dict:
+        return {"feed/pair_updates_per_agent_step": self.per_step()}
+
+    def summary(self) -> dict:
+        value = self.per_step()
+        return {"pair_updates_per_agent_step": None if value is None else round(value, 5)}
+
+
 def run_policy(cfg: RunConfig, segment_queue, weights_channel, stop_event, gathering_done, run_dir: str,
-               log=print, fixed_weights=None, episode_channel=None, segment_flow=None) -> dict:
+               log=print, fixed_weights=None, episode_channel=None, segment_flow=None, pair_updates=None) -> dict:
     """Train the policy until the budget or the stop event; returns the summary figures.
     ``segment_flow`` (queues.SegmentFlow): cut and send only the segments the preference interface
     wants, and report the agent-step count it schedules labels by; None: ``segments_per_cut`` every cut."""
+    from drlhp.a2c import build_policy
     from drlhp.metrics import MetricsLogger
-    from drlhp.pipeline import build_policy
     from drlhp.policy_trainer import PolicyTrainer
     from drlhp.reward_source import PredictedReward
     from drlhp.run_record import RunRecord
@@ -168,9 +199,14 @@ def run_policy(cfg: RunConfig, segment_queue, weights_channel, stop_event, gathe
             """Random play only makes segments: none while the predictor pretrains or nobody wants them."""
             return pretraining() or feed.budget() == 0
 
+        observers = [feed] + ([EpisodeFeed(env, episode_channel)] if episode_channel else [])
+        pace = None
+        if pair_updates is not None:
+            pace = PredictorPace(cfg.reward.updates_per_step, pair_updates, stop)
+            observers.append(pace)
         trainer = PolicyTrainer(cfg, env, policy, reward, RunRecord(run_dir), logger, print_fn=log,
-                                observers=[feed] + ([EpisodeFeed(env, episode_channel)] if episode_channel else []),
-                                should_stop=stop, wait_for_reward=waiting)
+                                observers=observers, should_stop=stop, wait_for_reward=waiting,
+                                before_update=None if pace is None else pace.wait)
         try:
             return trainer.train()
         except KeyboardInterrupt:  # only where this runs in the parent (--no_labelling): save first

@@ -56,7 +56,8 @@ def reward_network(obs_shape: tuple, seed: int, dropout: float, batchnorm: bool 
     x = layers.Rescaling(OBS_SCALE, dtype="float32")(obs)  # observations normalized here, always
     if len(obs_shape) == 3:
         for i, (size, stride) in enumerate(((7, 3), (5, 2), (3, 1), (3, 1))):
-            x = layers.Conv2D(16, size, strides=stride, kernel_initializer=keras.initializers.GlorotUniform(seed + i))(x)
+            x = layers.Conv2D(16, size, strides=stride,
+                              kernel_initializer=keras.initializers.GlorotUniform(seed + i))(x)
             if batchnorm:
                 x = layers.BatchNormalization()(x)
             x = layers.LeakyReLU(negative_slope=0.01)(x)
@@ -115,12 +116,12 @@ class RewardEnsemble:
         self._adam_t = tf.Variable(0.0, trainable=False)
         obs_spec = tf.TensorSpec((None, *self.obs_shape), tf.uint8)
         pairs_spec = tf.TensorSpec((self.n_members, None, None, *self.obs_shape), tf.uint8)
-        self._predict = tf.function(self._predict_graph, input_signature=[obs_spec])
-        self._train = tf.function(self._train_graph, input_signature=[
+        self._predict = tf.function(self._predict_graph, autograph=False, input_signature=[obs_spec])
+        self._train = tf.function(self._train_graph, autograph=False, input_signature=[
             pairs_spec, pairs_spec, tf.TensorSpec((self.n_members, None, 2), tf.float32),
             tf.TensorSpec((self.n_members,), tf.float32)])
         seg_spec = tf.TensorSpec((None, None, *self.obs_shape), tf.uint8)
-        self._evaluate = tf.function(self._evaluate_graph, input_signature=[
+        self._evaluate = tf.function(self._evaluate_graph, autograph=False, input_signature=[
             seg_spec, seg_spec, tf.TensorSpec((None, 2), tf.float32)])
 
     # --- graphs --------------------------------------------------------------------------------
@@ -222,6 +223,11 @@ class RewardEnsemble:
         self.norm_mean = new_mean.astype(np.float32)
         self.norm_std = np.maximum(np.sqrt(new_var), 1e-6).astype(np.float32)
         self._norm_set = True
+
+    @property
+    def norm_set(self) -> bool:
+        """Whether the normalization statistics were ever set (else the next update replaces them)."""
+        return self._norm_set
 
     # --- weights across processes, and checkpoints ---------------------------------------------
     def publish(self) -> RewardWeights:

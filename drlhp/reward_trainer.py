@@ -77,6 +77,20 @@ def load_predictor(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
     return arrays, meta
 
 
+def predictor_batchnorm(meta: dict) -> bool | None:
+    """Whether a saved predictor's network has batch normalization: from its checkpoint (newer ones
+    say), else from its run's config.json (<run>/reward_predictor/reward_predictor.npz); None: unknown."""
+    if "batchnorm" in meta:
+        return bool(meta["batchnorm"])
+    import json
+
+    try:
+        config = json.loads((Path(meta["path"]).parent.parent / "config.json").read_text())
+        return bool(config["reward"]["batchnorm"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def load_predictor_weights(path) -> tuple[RewardWeights, dict]:
     """A checkpoint's weights and normalization as the policy uses them (no TensorFlow needed)."""
     state, meta = load_predictor(path)
@@ -88,6 +102,15 @@ def load_predictor_weights(path) -> tuple[RewardWeights, dict]:
         raise PredictorCheckpointError(f"reward predictor checkpoint {meta['path']} holds no members")
     return RewardWeights(max(1, int(meta.get("version", 1))), tuple(members), state["norm_mean"],
                          state["norm_std"]).check(), meta
+
+
+def _nanmean(x: np.ndarray) -> float:
+    """The mean of the values that are not NaN; NaN, without numpy's warning, where none is."""
+    x = np.asarray(x, np.float64)
+    return float(x[~np.isnan(x)].mean()) if (~np.isnan(x)).any() else float("nan")
+
+
+FIRST_NORM_FACTOR = 10  # the first normalization: from this many times norm_segments
 
 
 class RewardTrainer:
@@ -125,7 +148,7 @@ class RewardTrainer:
     def save(self, path: Path) -> None:
         save_predictor(path, {**self.ensemble.get_state(), "l2": self.l2},
                        {"steps": self.steps, "version": self.ensemble.version, "n_members": self.cfg.n_predictors,
-                        "pretrain_target": self.pretrain_target})
+                        "pretrain_target": self.pretrain_target, "batchnorm": self.cfg.batchnorm})
 
     @property
     def pretraining_unfinished(self) -> bool:
@@ -222,16 +245,19 @@ class RewardTrainer:
                         f"reward/norm_std_{m}": self.ensemble.norm_std[m]})
         out.update({"reward/train_loss": float(train_loss.mean()), "reward/val_loss": float(val_loss.mean()),
                     "reward/val_loss_strict": float(val_loss_strict.mean()),
-                    "reward/train_accuracy": float(np.nanmean(train_acc)),
-                    "reward/val_accuracy": float(np.nanmean(val_acc))})
+                    "reward/train_accuracy": _nanmean(train_acc),
+                    "reward/val_accuracy": _nanmean(val_acc)})  # NaN with no strict label (all ties: CartPole)
         self.last_eval = out
         return out
 
     def publish(self):
         """Normalization statistics moved towards those of the newest segments' frames (by
-        norm_momentum), then the weights."""
+        norm_momentum), then the weights. The first publication sets them from 10x as many segments:
+        20 clips of 25 correlated steps measured a Pong predictor's spread 6x too small (docs/results.md,
+        2026-11-23 E2), and later ones, moving by norm_momentum, would take long to correct it."""
+        n = self.cfg.norm_segments * (1 if self.ensemble.norm_set else FIRST_NORM_FACTOR)
         with self.lock:
-            ids = self.db.newest_segment_ids(self.cfg.norm_segments)
+            ids = self.db.newest_segment_ids(n)
             obs = np.concatenate([self.db.segment_obs(i) for i in ids]) if ids else None
         if obs is not None:
             self.ensemble.update_normalization(obs, self.cfg.norm_momentum)
@@ -266,10 +292,12 @@ class RewardTrainer:
 
 def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, weights_channels: list,
                          stop_event, gathering_done, run_dir: str, collect_only: bool, log=print,
-                         predictor_version=None, db_size=None) -> dict:
+                         predictor_version=None, db_size=None, pair_updates=None) -> dict:
     """The reward-predictor process (see the module docstring). ``collect_only``: gather_initial_prefs
     mode: store preferences until n_initial_prefs, save the database, return. ``predictor_version``,
-    ``db_size``: shared integers (multiprocessing.Value) kept up to date for the labelling window."""
+    ``db_size``: shared integers (multiprocessing.Value) kept up to date for the labelling window;
+    ``pair_updates``: one the policy reads (--reward_updates_per_step): pairs trained on per member since
+    pretraining ended."""
     from drlhp.launcher import parent_gone
     from drlhp.metrics import MetricsLogger, memory_mb
     from drlhp.tf_setup import configure_tensorflow
@@ -353,6 +381,7 @@ def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, wei
         return True
 
     trainer = None if collect_only else RewardTrainer(obs_shape, cfg.reward, db, lock, seed=cfg.seed)
+    online = [0]  # training steps beside the policy (after pretraining), this sitting
 
     def publish():
         weights = trainer.publish()
@@ -388,6 +417,9 @@ def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, wei
             t0 = time.perf_counter()
             losses, accs = trainer.train_step()
             step_s = time.perf_counter() - t0
+            online[0] += 1
+            if pair_updates is not None:
+                pair_updates.value += cfg.reward.batch_size
             if trainer.steps % cfg.reward.publish_interval == 0:
                 publish()
             if trainer.steps % cfg.reward.eval_interval == 0:
@@ -408,6 +440,7 @@ def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, wei
                     "reward/batch_loss": float(losses.mean()), "reward/batch_accuracy": float(accs.mean()),
                     "reward/published_version": trainer.ensemble.version, "reward/train_steps": trainer.steps,
                     "reward/train_step_ms": 1e3 * step_s, "prefs/received": received[0],
+                    "reward/online_steps": online[0],
                     "system/memory_mb_reward": memory_mb()})
 
     figures = {}
@@ -422,6 +455,7 @@ def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, wei
             trainer.save(ckpt_path)
             logger.log(trainer.steps, trainer.last_eval)
             figures = {"predictor_val_accuracy": trainer.last_eval.get("reward/val_accuracy"),
-                       "predictor_train_steps": trainer.steps}
+                       "predictor_train_steps": trainer.steps, "predictor_online_steps": online[0],
+                       "predictor_online_pair_updates": online[0] * cfg.reward.batch_size}
         logger.close()
     return {"n_preferences": len(db), **figures}

@@ -165,12 +165,16 @@ def test_staged_path_gather_pretrain_train_with_loaded_predictor(cli, tmp_path):
 def test_default_mode_runs_three_processes_end_to_end(cli, tmp_path):
     run_dir = tmp_path / "run"
     proc = cli("--env", "MovingDot-v0", "--synthetic_prefs", *SMALL, "--n_initial_prefs", 20,
-               "--run_dir", run_dir, "--profile", timeout=180, check=True)
+               "--reward_updates_per_step", 0.05, "--run_dir", run_dir, "--profile", timeout=180, check=True)
     assert "pretraining on" in proc.stdout and "[policy]" in proc.stdout
     summary = _json(run_dir / "summary.json")
     assert summary["mode"] == "train_policy_with_preferences" and summary["timesteps"] == BUDGET
     assert summary["n_preferences"] > 0 and summary["labels_given"] > 0 and summary["predictor_version"] >= 1
     assert _json(run_dir / "status.json")["status"] == "finished"
+    # --reward_updates_per_step: the policy waited for the predictor's pair-updates, so the loop was fed
+    assert summary["pair_updates_per_agent_step"] >= 0.05, summary
+    assert summary["predictor_online_pair_updates"] >= 0.05 * (BUDGET - 2 * 16 * 5), summary
+    assert 0 <= summary["labels_per_agent_step"] < 1
     # the children's output (they inherit the parent's stdout) lands in the run's stdout.log too
     log = (run_dir / "stdout.log").read_text()
     assert "[policy]" in log and "[reward] pretraining on" in log and "[run] finished" in log

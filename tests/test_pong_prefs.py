@@ -54,10 +54,16 @@ def test_phase_of_play_from_frames():
     assert phase(obs(30, 33)) == "to agent, x 20-39"
     assert phase(obs(65, 62)) == "to opponent, x 60-79"
     # a clip: the ball comes to the agent, turns back at its paddle (a return), later a point is lost
-    cols = [50, 60, 70, 66, 60, None]
-    clip = np.stack([np.stack([frame(), frame(), frame(cols[max(t - 1, 0)]), frame(cols[t])], axis=-1)
-                     for t in range(len(cols))])
+    def clip_of(cols):
+        return np.stack([np.stack([frame(), frame(), frame(cols[max(t - 1, 0)]), frame(cols[t])], axis=-1)
+                         for t in range(len(cols))])
+
+    cols = [62, 66, 70, 67, 64, None]
+    clip = clip_of(cols)
     assert returns(clip) == [3]
+    # not returns: a new serve after a miss (the ball jumps to the middle), a ball wiggling in place
+    assert returns(clip_of([66, 70, 74, 40, 38, 36])) == []
+    assert returns(clip_of([53, 67, 66, 67, 66, 67])) == []
     true = np.array([0, 0, 0, 0, 0, -1], np.float32)
     ev = event_windows(clip, true, window=2)
     assert [w.tolist() for w in ev["return"]] == [[3, 4]] and [w.tolist() for w in ev["miss"]] == [[4, 5]]
