@@ -37,8 +37,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-# The Makefile's `run` target's hyper-parameters (one file, read by both).
-DEFAULT_ARGS: list[str] = (REPO / "bench" / "moving_dot_prefs.args").read_text().split()
+# The Makefile's `run` target: MovingDot's default preset (drlhp/presets.py) applies with no flag.
+DEFAULT_ARGS: list[str] = []
 PROGRESS_EVERY_S = 30.0
 
 

@@ -78,7 +78,8 @@ def a2c_steps_per_s(n_envs: int, steps: int) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, str(ROOT / "run.py"), "train_policy_with_original_rewards", "--env",
                         "MovingDot-v0", "--n_envs", str(n_envs), "--million_timesteps", str(steps / 1e6),
-                        "--run_dir", tmp, "--tf_intra_threads", "1", "--log_interval", "2"], check=True, capture_output=True)
+                        "--run_dir", tmp, "--tf_intra_threads", "1", "--log_interval", "2"],
+                       check=True, capture_output=True)
         rows = (Path(tmp) / "progress.csv").read_text().splitlines()
         header = rows[0].split(",")
         col = header.index("system/agent_steps_per_s")
@@ -115,10 +116,12 @@ def main() -> None:
     for size in args.sizes:
         s = str(size)
         print(f"{size:>12,} | " + " | ".join(
-            f"{1e3 * r['save_s'][s]:8.1f} {1e3 * r['step_s'][s]:8.0f} {r['memory_mb'][s]:9.1f}" for r in results.values()))
+            f"{1e3 * r['save_s'][s]:8.1f} {1e3 * r['step_s'][s]:8.0f} {r['memory_mb'][s]:9.1f}"
+            for r in results.values()))
     for name, r in results.items():
         lo, hi = str(min(args.sizes)), str(max(args.sizes))
-        print(f"{name}: save at {max(args.sizes):,} / at {min(args.sizes):,} = {r['save_s'][hi] / r['save_s'][lo]:.2f}x; "
+        print(f"{name}: save at {max(args.sizes):,} / at {min(args.sizes):,} = "
+              f"{r['save_s'][hi] / r['save_s'][lo]:.2f}x; "
               f"step ms by members " + ", ".join(f"{m}: {1e3 * v:.0f}" for m, v in r["members_step_s"].items()))
     print("A2C on MovingDot (original rewards, 1 TF thread), agent steps/s by n_envs: "
           + ", ".join(f"{n}: {v:.0f}" for n, v in sps.items()))
@@ -135,8 +138,10 @@ def main() -> None:
             ax[2].plot(list(map(int, r["members_step_s"])), [1e3 * v for v in r["members_step_s"].values()],
                        "o-", label=name)
         ax[3].plot(list(sps), list(sps.values()), "o-", label="new")
-        for a, title, xl in ((ax[0], "database save (ms)", "preferences"), (ax[1], "predictor step (ms)", "preferences"),
-                             (ax[2], "predictor step (ms)", "ensemble members"), (ax[3], "A2C agent steps/s", "n_envs")):
+        for a, title, xl in ((ax[0], "database save (ms)", "preferences"),
+                             (ax[1], "predictor step (ms)", "preferences"),
+                             (ax[2], "predictor step (ms)", "ensemble members"),
+                             (ax[3], "A2C agent steps/s", "n_envs")):
             a.set_title(title)
             a.set_xlabel(xl)
             a.grid(alpha=0.3)

@@ -12,8 +12,9 @@ Measures, one after another (never two at once), with the default A2C shape (16 
             from a short start: 64 initial preferences, 1 pretraining epoch), measured in the policy
             process once the first predictor weights arrived: agent steps/s over --pipeline_seconds
             (from its progress.csv), with the predictor's training steps/s and labels per minute
-and prints each figure and the ratios between them (pipeline / a2c is issue 4's target: >= 0.6). --compare_vec_envs also measures gymnasium's
-AsyncVectorEnv with AtariPreprocessing (the alternative to ale-py's AtariVectorEnv).
+and prints each figure and the ratios between them (pipeline / a2c is issue 4's target: >= 0.6).
+--compare_vec_envs also measures gymnasium's AsyncVectorEnv with AtariPreprocessing (the alternative to
+ale-py's AtariVectorEnv).
 """
 from __future__ import annotations
 
@@ -169,7 +170,8 @@ def main() -> None:
           f"TF {tf.__version__}, {platform.machine()}, CPU: {cpu}", flush=True)
 
     figures["env_steps_per_s"] = bench_env(args.env, args.n_envs, args.seconds)
-    print(f"env alone (AtariVectorEnv / MovingDot vec env): {figures['env_steps_per_s']:8.0f} agent steps/s", flush=True)
+    print(f"env alone (AtariVectorEnv / MovingDot vec env): {figures['env_steps_per_s']:8.0f} agent steps/s",
+          flush=True)
     if args.compare_vec_envs and args.env.endswith("NoFrameskip-v4"):
         figures["gymnasium_async_env_steps_per_s"] = bench_gymnasium_async(args.env, args.n_envs, args.seconds)
         print(f"env alone (gymnasium AsyncVectorEnv):  {figures['gymnasium_async_env_steps_per_s']:8.0f} agent steps/s",

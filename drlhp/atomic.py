@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 
-
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 

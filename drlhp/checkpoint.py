@@ -81,7 +81,8 @@ def load_policy_checkpoint(path: str | Path) -> tuple[dict[str, np.ndarray], dic
     except Exception as e:  # zip, npy or JSON damage: all mean the same to the user
         raise CheckpointError(f"cannot read policy checkpoint {ckpt}: {' '.join(str(e).split())}") from None
     if not isinstance(meta, dict):
-        raise CheckpointError(f"cannot read policy checkpoint {ckpt}: not a drlhp policy checkpoint (no drlhp meta in it)")
+        raise CheckpointError(f"cannot read policy checkpoint {ckpt}: not a drlhp policy checkpoint "
+                              "(no drlhp meta in it)")
     if meta.get("format_version") != FORMAT_VERSION:
         raise CheckpointError(f"policy checkpoint {ckpt} has format {meta.get('format_version')}, "
                               f"this drlhp reads {FORMAT_VERSION}")

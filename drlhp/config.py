@@ -96,6 +96,10 @@ class RewardConfig:
             does not starve the policy of a core. 1.0: train flat out. Pretraining, while the policy
             waits, is not paced. Measured on Pong (docs/results.md, "throughput"): 0.5 gives the policy the
             CPU it needs for issue 4's speed target.
+        updates_per_step: feeds the loop: the policy waits (before each update) until the predictor has made
+            at least this many pair-updates (pairs in its training batches, per member) per agent step since
+            both started training; 0: off (the policy never waits). The paper's predictor "typically
+            processes 1 label per 10 RL timesteps" (appendix A.2): 0.1. Use it with train_fraction 1.
     """
 
     n_predictors: int = 3
@@ -115,6 +119,7 @@ class RewardConfig:
     tf_intra_threads: int = 1
     onednn: bool = False
     train_fraction: float = 0.5
+    updates_per_step: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -183,6 +188,8 @@ class RunConfig:
         load_reward_predictor_ckpt_dir: a reward predictor checkpoint (file or run directory).
         no_labelling: train the policy on a loaded predictor, with no labeller and no predictor training.
         profile: every process profiles itself with cProfile into <run_dir>/profile/ (drlhp.profiling).
+        preset: the named set of flags the command line started from (drlhp.presets; recorded only).
+        resume_with_changes: go on with a run directory whose recorded settings differ from these.
         a2c, reward, prefs: the hyper-parameters of each role.
     """
 
@@ -204,6 +211,8 @@ class RunConfig:
     load_reward_predictor_ckpt_dir: str | None = None
     no_labelling: bool = False
     profile: bool = False
+    preset: str = "none"
+    resume_with_changes: bool = False
     a2c: A2CConfig = field(default_factory=A2CConfig)
     reward: RewardConfig = field(default_factory=RewardConfig)
     prefs: PrefConfig = field(default_factory=PrefConfig)
@@ -227,8 +236,15 @@ def build_parser() -> argparse.ArgumentParser:
         prog="run.py",
         description="Deep RL from human preferences. Modes: " + ", ".join(MODES) + ".")
     p.add_argument("mode", nargs="?", default=DEFAULT_MODE, choices=MODES)
-    p.add_argument("--env", help="MovingDot-v0 or an Atari id such as PongNoFrameskip-v4 (see --list_envs)")
+    p.add_argument("--env", help="MovingDot-v0, an Atari id such as PongNoFrameskip-v4, or any registered gymnasium "
+                                 "id with discrete actions, such as CartPole-v1 (see --list_envs)")
     p.add_argument("--list_envs", action="store_true", help="print the valid env ids and exit")
+    p.add_argument("--preset", default=None,
+                   help="start from a named set of flags (later flags override it); default: the env's own "
+                        "(MovingDot: moving-dot, Atari: paper); --list_presets shows them")
+    p.add_argument("--list_presets", action="store_true", help="print the presets and their flags and exit")
+    p.add_argument("--resume_with_changes", action="store_true",
+                   help="go on with an existing run directory although its recorded settings differ")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--million_timesteps", type=float, default=10.0, help="agent steps, in millions")
     p.add_argument("--stop_at_million_timesteps", type=float, default=0.0,
@@ -266,7 +282,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--load_prefs_dir", default=None, help="start from this preference database")
     g.add_argument("--load_reward_predictor_ckpt_dir", default=None, help="start from this reward predictor")
     g.add_argument("--no_labelling", action="store_true",
-                   help="train the policy on a loaded predictor with no labeller (needs --load_reward_predictor_ckpt_dir)")
+                   help="train the policy on a loaded predictor with no labeller "
+                        "(needs --load_reward_predictor_ckpt_dir)")
     g.add_argument("--max_prefs", type=int, default=PrefConfig.max_prefs)
     g.add_argument("--n_initial_prefs", type=int, default=PrefConfig.n_initial_prefs)
     g.add_argument("--n_labels", type=int, default=PrefConfig.n_labels,
@@ -286,6 +303,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fraction of the way the reward's normalization moves at each publication (1: replaced)")
     g.add_argument("--reward_train_fraction", type=float, default=RewardConfig.train_fraction,
                    help="most of the wall time the predictor spends training beside the policy (1: flat out)")
+    g.add_argument("--reward_updates_per_step", type=float, default=RewardConfig.updates_per_step,
+                   help="the policy waits for the predictor to make this many pair-updates per agent step "
+                        "(the paper: about 0.1); 0: never waits")
     g.add_argument("--reward_onednn", action=argparse.BooleanOptionalAction, default=RewardConfig.onednn,
                    help="the predictor's TensorFlow uses oneDNN's CPU kernels (default: Eigen's, faster for it)")
     g.add_argument("--reward_tf_threads", type=int, default=RewardConfig.tf_intra_threads,
@@ -311,10 +331,12 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         tf_inter_threads=args.tf_inter_threads, episodes=args.episodes, video=args.video,
         load_prefs_dir=args.load_prefs_dir, load_reward_predictor_ckpt_dir=args.load_reward_predictor_ckpt_dir,
         no_labelling=args.no_labelling, profile=args.profile, a2c=a2c,
+        preset=args.preset or "none", resume_with_changes=args.resume_with_changes,
         reward=RewardConfig(n_predictors=args.n_predictors, n_initial_epochs=args.n_initial_epochs,
                             batch_size=args.reward_batch_size, lr=args.reward_lr,
                             publish_interval=args.reward_publish_interval, norm_momentum=args.reward_norm_momentum,
-                            train_fraction=args.reward_train_fraction, dropout=args.reward_dropout,
+                            train_fraction=args.reward_train_fraction,
+                            updates_per_step=args.reward_updates_per_step, dropout=args.reward_dropout,
                             tf_intra_threads=args.reward_tf_threads, onednn=args.reward_onednn,
                             batchnorm=args.reward_batchnorm, l2_init=args.reward_l2_init),
         prefs=PrefConfig(synthetic_prefs=args.synthetic_prefs, query_selection=args.query_selection,

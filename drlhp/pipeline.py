@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from drlhp.atomic import write_json
-from drlhp.config import DEFAULT_MODE, LABEL_SCHEDULES, MODES, QUERY_SELECTIONS, A2CConfig, RunConfig
+from drlhp.config import DEFAULT_MODE, LABEL_SCHEDULES, MODES, QUERY_SELECTIONS, RunConfig
 from drlhp.profiling import PROFILE_DIR, profiled
 from drlhp.run_record import RunRecord, default_run_dir
 
@@ -43,7 +43,7 @@ def _mode_function(cfg: RunConfig):
             "pretrain_reward_predictor": pretrain_reward_predictor}.get(cfg.mode, run_processes)
 
 
-def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False) -> int:
+def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False, announce: str | None = None) -> int:
     """Run one mode as a recorded run; returns the exit code. ``tee_output``: copy this process's (and
     its children's) stdout and stderr into the run directory (run.py asks; tests calling this in-process
     do not, so that their own output capture is left alone)."""
@@ -54,6 +54,7 @@ def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False)
     record = RunRecord(cfg.run_dir)
     # what the run filled in itself (a resumed run's own checkpoints) is not a change of arguments
     derived = tuple(k for k in ("load_policy_ckpt_dir", "run_dir") if getattr(given, k) != getattr(cfg, k))
+    _check_resume(cfg, record, derived)
     record.start(cfg.to_dict(), argv, derived=derived)
     tee = None
     if tee_output:
@@ -66,6 +67,8 @@ def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False)
 
             resource_tracker.ensure_running()
         tee = OutputTee(record.dir, header=" ".join(argv or []))
+    if announce:  # e.g. the preset's flags: said once the run has passed its checks and started
+        print(announce, flush=True)
     previous_sigterm = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)  # every mode: a stop, as Ctrl-C
     try:
         # --profile: this process too (the one-process modes' work; the parent's waiting in the others)
@@ -90,6 +93,32 @@ def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False)
         if tee is not None:
             tee.close()
         signal.signal(signal.SIGTERM, previous_sigterm)
+
+
+# Settings that change how fast or how often things are recorded, not what is learned: a run directory
+# may go on with other values of these without --resume_with_changes.
+RESUME_FREELY = ("log_interval", "stop_at_million_timesteps", "profile", "preset", "resume_with_changes",
+                 "episodes", "video", "n_env_threads", "tf_intra_threads", "tf_inter_threads",
+                 "policy_ckpt_interval", "reward.tf_intra_threads", "reward.onednn", "reward.ckpt_interval_s",
+                 "prefs.prefs_save_interval")
+
+
+def _check_resume(cfg: RunConfig, record: RunRecord, derived: tuple[str, ...]) -> None:
+    """A run directory that already holds a run of other settings goes on only with
+    --resume_with_changes (else the weights would be recorded as trained with settings they were not)."""
+    from drlhp.run_record import ABSENT, config_changes, flatten
+
+    before = record.read_json("config.json")
+    if before is None or cfg.mode == "watch" or cfg.resume_with_changes:
+        return
+    changes = config_changes(before, cfg.to_dict(), ignore=(*derived, *RESUME_FREELY))
+    defaults = flatten(RunConfig(mode=cfg.mode, env=cfg.env).to_dict())
+    # a setting that did not exist when the run was recorded counts as its default then
+    changes = {k: (a, b) for k, (a, b) in changes.items() if not (a == ABSENT and b == defaults.get(k, ABSENT))}
+    if changes:
+        listed = "; ".join(f"{k} {a!r} -> {b!r}" for k, (a, b) in changes.items())
+        raise UsageError(f"{record.dir} holds a run with other settings ({listed}); add --resume_with_changes "
+                         f"to go on with the new ones, or choose another --run_dir")
 
 
 def _draw_curves(record: RunRecord) -> None:
@@ -123,13 +152,16 @@ def _check_inputs(cfg: RunConfig) -> None:
     import envs
     from drlhp.checkpoint import CheckpointError, load_policy_checkpoint, npz_problem
     from drlhp.pref_db import PrefDB, PrefDBError
-    from drlhp.reward_trainer import (PREDICTOR_FILE, PREFS_FILE, PredictorCheckpointError, find_file,
-                                      load_predictor)
+    from drlhp.reward_trainer import PREDICTOR_FILE, PREFS_FILE, PredictorCheckpointError, find_file, load_predictor
 
     if not cfg.env:
         raise UsageError("--env is required (list valid ids with: python run.py --list_envs)")
-    if not envs.is_valid_env_id(cfg.env):
-        raise UsageError(f"unknown env {cfg.env!r}; list valid ids with: python run.py --list_envs")
+    try:  # drlhp's and Atari ids by name; any other gymnasium id by its spec and one env made
+        envs.check_env_id(cfg.env)
+    except envs.UnknownEnvError:
+        raise UsageError(f"unknown env {cfg.env!r}; list valid ids with: python run.py --list_envs") from None
+    except envs.UnsupportedEnvError as e:  # "Pendulum-v1: continuous actions (Box) are not supported: ..."
+        raise UsageError(str(e)) from None
     problem = _config_problem(cfg)
     if problem:
         raise UsageError(problem)
@@ -253,6 +285,7 @@ _CONFIG_RULES = [
     ("--reward_publish_interval", "reward.publish_interval", _whole(1)),
     ("--reward_norm_momentum", "reward.norm_momentum", _within(0, 1, low_in=False)),
     ("--reward_train_fraction", "reward.train_fraction", _within(0, 1, low_in=False)),
+    ("--reward_updates_per_step", "reward.updates_per_step", _NOT_NEGATIVE),
     ("--reward_tf_threads", "reward.tf_intra_threads", _whole(1)),
     ("--reward_dropout", "reward.dropout", _within(0, 1, high_in=False)),
     ("--reward_l2_init", "reward.l2_init", _NOT_NEGATIVE),
@@ -280,15 +313,8 @@ def _config_problem(cfg: RunConfig) -> str | None:
     return None
 
 
-def build_policy(cfg: RunConfig, env, a2c: A2CConfig | None = None):
-    from drlhp.a2c import A2CPolicy
-    from drlhp.tf_setup import configure_tensorflow
-
-    configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed)
-    return A2CPolicy(env.obs_shape, env.n_actions, a2c or cfg.a2c, seed=cfg.seed, obs_dtype=env.obs_dtype)
-
-
 def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int:
+    from drlhp.a2c import build_policy
     from drlhp.checkpoint import CheckpointError
     from drlhp.metrics import MetricsLogger
     from drlhp.policy_trainer import PolicyTrainer
@@ -314,6 +340,7 @@ def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int
         if trainer is not None:
             trainer.checkpoint()
             record.write_summary(trainer.summary())
+            trainer.write_hparams()
         record.set_status("interrupted")
         print(f"\n[run] interrupted; checkpoint saved. Resume with: python run.py {cfg.mode} --env {cfg.env} "
               f"--run_dir {record.dir}", file=sys.stderr, flush=True)
@@ -327,6 +354,7 @@ def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int
 
 
 def watch(cfg: RunConfig, record: RunRecord) -> int:
+    from drlhp.a2c import build_policy
     from drlhp.checkpoint import CheckpointError, load_policy_checkpoint
     from drlhp.watch import play_episodes, write_video
     from envs import make_vec_env
@@ -392,13 +420,15 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
     if not gather and predictor_to_load(cfg, record.dir):
         ch.gathering_done.set()  # a predictor will be loaded: the policy waits for it instead of playing randomly
     try:
-        group.start("reward_predictor", "drlhp.reward_trainer:run_reward_predictor", cfg=cfg, obs_shape=observation_shape(cfg.env),
+        group.start("reward_predictor", "drlhp.reward_trainer:run_reward_predictor", cfg=cfg,
+                    obs_shape=observation_shape(cfg.env),
                     preference_queue=ch.preference_queue, weights_channels=[ch.weights_to_policy]
                     + ([ch.weights_to_prefs] if cfg.prefs.query_selection == "variance" else []),
                     stop_event=ch.stop_event, gathering_done=ch.gathering_done, run_dir=run_dir, collect_only=gather,
-                    predictor_version=ch.predictor_version, db_size=ch.db_size)
+                    predictor_version=ch.predictor_version, db_size=ch.db_size, pair_updates=ch.pair_updates)
         show_agent = cfg.prefs.show_agent and not cfg.prefs.synthetic_prefs
-        group.start("pref_interface", "pref_interface.process:run_pref_interface", cfg=cfg, frames_per_step=frames_per_agent_step(cfg.env),
+        group.start("pref_interface", "pref_interface.process:run_pref_interface", cfg=cfg,
+                    frames_per_step=frames_per_agent_step(cfg.env),
                     segment_queue=ch.segment_queue, preference_queue=ch.preference_queue,
                     weights_channel=ch.weights_to_prefs, stop_event=ch.stop_event, run_dir=run_dir,
                     predictor_version=ch.predictor_version, db_size=ch.db_size,
@@ -406,7 +436,8 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
         group.start("policy", "drlhp.policy_process:run_policy", cfg=cfg, segment_queue=ch.segment_queue,
                     weights_channel=ch.weights_to_policy, stop_event=ch.stop_event,
                     gathering_done=ch.gathering_done, run_dir=run_dir,
-                    episode_channel=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow)
+                    episode_channel=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow,
+                    pair_updates=ch.pair_updates)
         write_json(record.dir / "pids.json", {"parent": os.getpid(), **{r: p.pid for r, p in group.procs.items()}})
         group.watch({"reward_predictor"} if gather else {"policy"})
     except ChildFailed as e:
@@ -426,9 +457,13 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
         finally:
             signal.signal(signal.SIGTERM, previous)
     figures = {}
-    for role in (("reward_predictor", "pref_interface") if gather else ("policy", "reward_predictor", "pref_interface")):
+    roles = ("reward_predictor", "pref_interface") if gather else ("policy", "reward_predictor", "pref_interface")
+    for role in roles:
         figures.update(group.figures.get(role, {}))
     summary = {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, **figures}
+    if summary.get("timesteps") and summary.get("labels_given") is not None:  # how fed the loop was
+        after_initial = max(0, summary["labels_given"] - cfg.prefs.n_initial_prefs)
+        summary["labels_per_agent_step"] = round(after_initial / summary["timesteps"], 6)
     # A SIGTERM that the children acted on before this process's handler ran (they stopped, saved and
     # reported "done", and watch() returned), or that reached only a child, stopped the run all the same.
     interrupted = interrupted or bool(group.stopped_by_signal)
@@ -482,7 +517,7 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
         return 130
     finally:
         logger.close()
-    trainer.publish()  # normalization statistics from the newest segments, saved with the weights
+    trainer.publish()  # normalization statistics (the first: from 10x the newest segments), saved with the weights
     trainer.save(record.dir / PREDICTOR_FILE)
     return _finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "n_preferences": len(db),
                             "predictor_val_accuracy": trainer.last_eval.get("reward/val_accuracy"),
@@ -493,10 +528,12 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
 def train_policy_without_labelling(cfg: RunConfig, record: RunRecord) -> int:
     """--no_labelling: the policy alone, on a saved predictor's reward; no labeller, no predictor training."""
     from drlhp.policy_process import run_policy
-    from drlhp.reward_trainer import load_predictor_weights
+    from drlhp.reward_trainer import load_predictor_weights, predictor_batchnorm
 
     weights, meta = load_predictor_weights(cfg.load_reward_predictor_ckpt_dir)
-    cfg = replace(cfg, reward=replace(cfg.reward, n_predictors=len(weights.weights)))
+    batchnorm = predictor_batchnorm(meta)  # the saved network's shape, whatever this command's flags say
+    cfg = replace(cfg, reward=replace(cfg.reward, n_predictors=len(weights.weights),
+                                      batchnorm=cfg.reward.batchnorm if batchnorm is None else batchnorm))
     print(f"[run] {cfg.mode} --no_labelling on {cfg.env} with predictor {meta['path']}, "
           f"{cfg.total_timesteps:,} agent steps -> {record.dir}", flush=True)
     previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)

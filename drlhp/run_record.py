@@ -45,7 +45,7 @@ MAX_UNTRACKED_FILE_BYTES = 1 << 20  # larger untracked files are listed as skipp
 MAX_UNTRACKED_TOTAL_BYTES = 20 << 20
 SOURCE_SUFFIXES = (".py", ".txt", ".args", ".ini", ".cfg", ".toml", ".md", ".sh")
 SOURCE_NAMES = ("Makefile",)
-NOT_SOURCE_DIRS = {".git", ".venv", "venv", "runs", "__pycache__", ".pytest_cache", "out", "docs"}
+NOT_SOURCE_DIRS = {".git", ".venv", "venv", "runs", "__pycache__", ".pytest_cache", "out", "docs", "build", "dist"}
 
 
 def now_iso() -> str:
@@ -108,7 +108,8 @@ def source_files(repo: Path = REPO_ROOT) -> list[str]:
     """The project's source files (relative names), for a source archive where there is no git."""
     out = []
     for dirpath, dirnames, filenames in os.walk(repo):
-        dirnames[:] = sorted(d for d in dirnames if d not in NOT_SOURCE_DIRS and not d.startswith("."))
+        dirnames[:] = sorted(d for d in dirnames
+                             if d not in NOT_SOURCE_DIRS and not d.startswith(".") and not d.endswith(".egg-info"))
         for f in sorted(filenames):
             if f.endswith(SOURCE_SUFFIXES) or f in SOURCE_NAMES:
                 out.append(str((Path(dirpath) / f).relative_to(repo)))

@@ -11,7 +11,6 @@ import os
 import random
 import sys
 
-
 _configured = False
 
 

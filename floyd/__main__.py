@@ -112,7 +112,8 @@ def cmd_show(opts) -> int:
         diff = cv.get("diff") or ""
         print(f"code      git {cv['git_commit']}" + (f", with uncommitted changes ({len(diff.splitlines())} diff lines)"
                                                     if cv.get("dirty") or diff else ", clean")
-              + (f", {len(cv['untracked_archived'])} untracked file(s) archived" if cv.get("untracked_archived") else ""))
+              + (f", {len(cv['untracked_archived'])} untracked file(s) archived"
+                 if cv.get("untracked_archived") else ""))
     else:
         print(f"code      no git ({cv.get('note', '')}); source archive: {cv.get('source_archive', 'none')}")
     if e.config:
@@ -210,7 +211,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--metric", default=None, help="a summary.json key (default: success_rate_last100 where "
                                                   "the runs have it, else true_return_last100)")
     s.add_argument("--parallel", type=int, default=None, help="runs at once (default: min(n, cores))")
-    s.add_argument("--name", default=None, help="the group folder under --runs_dir (default: seeds-<env>-<mode>-<time>)")
+    s.add_argument("--name", default=None,
+                   help="the group folder under --runs_dir (default: seeds-<env>-<mode>-<time>)")
     s.set_defaults(fn=cmd_seeds)
     return p
 

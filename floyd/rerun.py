@@ -24,8 +24,7 @@ import tempfile
 from pathlib import Path
 
 from drlhp.atomic import write_json
-from drlhp.run_record import (REPO_ROOT, SOURCE_ARCHIVE, UNTRACKED_ARCHIVE, archivable_untracked, code_version,
-                              now_iso)
+from drlhp.run_record import REPO_ROOT, SOURCE_ARCHIVE, UNTRACKED_ARCHIVE, archivable_untracked, code_version, now_iso
 from floyd.index import FloydError, RunEntry, read_run
 
 

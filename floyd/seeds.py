@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from drlhp.atomic import write_json
-from drlhp.run_record import REPO_ROOT
+from drlhp.cli import command
 from floyd.index import FloydError, read_run
 
 DEFAULT_THRESHOLDS = {"success_rate_last100": 0.9}
@@ -82,7 +82,7 @@ def run_seeds(run_args: list[str], seeds: list[int], group_dir: Path, parallel: 
                 seed = pending.pop(0)
                 run_dir = group_dir / f"seed{seed}"
                 log = open(group_dir / f"seed{seed}.log", "w")
-                cmd = [python, str(REPO_ROOT / "run.py"), *run_args, "--seed", str(seed), "--run_dir", str(run_dir)]
+                cmd = [*command(python), *run_args, "--seed", str(seed), "--run_dir", str(run_dir)]
                 proc = subprocess.Popen(cmd, cwd=os.getcwd(), stdout=log, stderr=subprocess.STDOUT)
                 running[seed] = (proc, time.monotonic(), log)
                 print(f"[seed {seed}] started -> {run_dir}", flush=True)

@@ -58,8 +58,11 @@ class PairQueue:
 
     @property
     def n_pending(self) -> int:
-        """Pairs taken from the pool whose answers have not been taken by take_ready() yet."""
-        return len(self.waiting) + (self.held is not None) + len(self._ready)
+        """Pairs taken from the pool that may still become labels: those not answered yet, and those
+        answered but not taken by take_ready() yet. A "can't tell" never becomes a label (it is discarded),
+        so it does not count: with the label schedule at its limit, the next pair shows at once."""
+        answered = [a for a in (self.held, *self._ready) if a is not None and a.mu is not None]
+        return len(self.waiting) + len(answered)
 
     def add(self, pair: tuple[Segment, Segment]) -> None:
         self.waiting.append(pair)

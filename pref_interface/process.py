@@ -26,7 +26,6 @@ from drlhp.segments import register_compact_pickling
 from pref_interface.pool import SegmentPool
 from pref_interface.schedule import LabelSchedule
 
-
 STATE_FILE = Path("prefs") / "labeller_state.json"  # labels given so far: a resumed run goes on counting
 SEGMENTS_PER_PAIR = 2  # fresh segments asked of the policy per pair asked: each pair can have two new clips
 

@@ -96,7 +96,8 @@ class Review:
             if change == DELETED:
                 self.db.remove(order)
             elif not self.db.relabel(order, change):
-                notes.append(f"pair #{order}: the database already holds this pair as {MU_NAMES[change]}; kept as it was")
+                notes.append(f"pair #{order}: the database already holds this pair as {MU_NAMES[change]}; "
+                             "kept as it was")
         self.entries = [e for e in sorted(self.db.entries("train") + self.db.entries("val"), key=lambda e: e.order)]
         self.edits.clear()
         self.history.clear()

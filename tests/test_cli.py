@@ -34,6 +34,7 @@ def _train(cli, run_dir, steps_m, *extra):
                "--policy_ckpt_interval", 10, *extra, check=True)
 
 
+@pytest.mark.slow
 def test_train_writes_run_record_then_resumes_and_watches(cli, tmp_path):
     run_dir = tmp_path / "run"
     proc = _train(cli, run_dir, 0.004)  # 100 updates of 8 envs x 5 steps
@@ -52,8 +53,13 @@ def test_train_writes_run_record_then_resumes_and_watches(cli, tmp_path):
             "system/agent_steps_per_s", "system/memory_mb_policy"} <= set(header)
     assert (run_dir / "checkpoints" / "policy-100.npz").exists()
 
-    # A bigger budget on the same run directory resumes from the checkpoint, not from zero.
-    proc = _train(cli, run_dir, 0.006)
+    # A bigger budget on the same run directory: refused in one line (the settings differ) ...
+    proc = cli("train_policy_with_original_rewards", "--env", "MovingDot-v0", "--seed", 3, "--million_timesteps",
+               0.006, "--n_envs", 8, "--run_dir", run_dir, "--log_interval", 1, "--policy_ckpt_interval", 10)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "million_timesteps 0.004 -> 0.006" in proc.stderr and "--resume_with_changes" in proc.stderr
+    # ... and with --resume_with_changes it resumes from the checkpoint, not from zero.
+    proc = _train(cli, run_dir, 0.006, "--resume_with_changes")
     assert "resumed from" in proc.stdout and "at 4,000 steps" in proc.stdout
     summary2 = json.loads((run_dir / "summary.json").read_text())
     assert summary2["timesteps"] == 6000 and summary2["updates"] == 150
@@ -64,7 +70,8 @@ def test_train_writes_run_record_then_resumes_and_watches(cli, tmp_path):
     first, second = json.loads((run_dir / "run.json").read_text())["sittings"]
     assert "--million_timesteps 0.004" in first["command"] and "--million_timesteps 0.006" in second["command"]
     # only what the user changed: the checkpoint directory the resume filled in is not a change
-    assert "config_changes" not in first and second["config_changes"] == {"million_timesteps": [0.004, 0.006]}
+    assert "config_changes" not in first
+    assert second["config_changes"] == {"million_timesteps": [0.004, 0.006], "resume_with_changes": [False, True]}
     assert second["git_commit"] == json.loads((run_dir / "code_version.json").read_text())["git_commit"]
     assert "--million_timesteps 0.006" in (run_dir / "command.txt").read_text()
 
@@ -219,10 +226,95 @@ def test_checks_that_span_flags():
 
 
 def test_the_flags_we_ship_pass_the_checks():
-    from conftest import REPO
+    from drlhp.presets import PRESETS, preset_flags
 
-    _check(*(REPO / "bench" / "moving_dot_prefs.args").read_text().split())  # make run's
+    for name in PRESETS:
+        _check(*preset_flags(name))
     _check("train_policy_with_original_rewards", "--million_timesteps", "0.002", "--n_envs", "4",
            "--log_interval", "0", "--policy_ckpt_interval", "0", "--n_env_threads", "0")
     _check("--n_initial_prefs", "0", "--n_labels", "0", "--n_initial_epochs", "0", "--reward_dropout", "0",
            "--reward_train_fraction", "1", "--reward_norm_momentum", "1", "--gamma", "1", "--ent_coef", "0")
+
+
+def test_the_console_scripts_work_from_any_directory(tmp_path):
+    """make installs the project editable (pyproject.toml): `drlhp` is run.py and `drlhp-runs` is
+    `python -m floyd`, outside the checkout too."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    bin_dir = Path(sys.executable).parent
+    drlhp, drlhp_runs = bin_dir / "drlhp", bin_dir / "drlhp-runs"
+    if not (drlhp.exists() and drlhp_runs.exists()):
+        pytest.skip("the project is not installed in this environment (make does it: pip install --no-deps -e .)")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+    def run(*args):
+        return subprocess.run([*map(str, args)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+
+    proc = run(drlhp, "--list_envs")
+    assert proc.returncode == 0 and "MovingDot-v0" in proc.stdout.split(), proc.stderr
+    proc = run(drlhp, "--env", "Pongg-v9")
+    assert proc.returncode == 2 and proc.stderr.strip().startswith("run.py: error: unknown env"), proc.stderr
+    (tmp_path / "runs").mkdir()
+    proc = run(drlhp_runs, "list", "--runs_dir", tmp_path / "runs")
+    assert proc.returncode == 0 and proc.stdout.startswith("no runs in"), proc.stderr
+
+
+def test_presets_put_their_flags_first_and_the_command_line_wins():
+    from drlhp.config import build_parser, config_from_args
+    from drlhp.presets import PRESETS, default_preset, with_preset
+
+    assert default_preset("MovingDot-v0") == "moving-dot" and default_preset("PongNoFrameskip-v4") == "paper"
+    assert default_preset("CartPole-v1") == "cartpole" and default_preset("Acrobot-v1") == "none"
+    argv, name, line = with_preset(["--env", "MovingDot-v0", "--synthetic_prefs", "--n_labels", "7"])
+    cfg = config_from_args(build_parser().parse_args(argv))
+    assert name == "moving-dot" and cfg.preset == "moving-dot" and line.startswith("[run] preset moving-dot")
+    assert cfg.prefs.segment_length == 5 and cfg.reward.n_predictors == 1 and not cfg.reward.batchnorm
+    assert cfg.prefs.n_labels == 7  # the command line's own flag wins over the preset's 6000
+    argv, name, line = with_preset(["--env", "MovingDot-v0", "--preset", "none"])
+    cfg = config_from_args(build_parser().parse_args(argv))
+    assert line is None and cfg.preset == "none" and cfg.prefs.segment_length == 25  # drlhp's defaults
+    with pytest.raises(ValueError, match="unknown preset 'nope'"):
+        with_preset(["--env", "MovingDot-v0", "--preset", "nope"])
+    assert set(PRESETS) >= {"none", "paper", "moving-dot", "cartpole"}
+
+
+def test_unknown_preset_is_one_line_exit_2(cli):
+    proc = cli("--env", "MovingDot-v0", "--preset", "nope")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+    assert "unknown preset 'nope'" in proc.stderr and proc.stdout == ""
+    proc = cli("--list_presets", check=True)
+    assert "moving-dot: --million_timesteps 0.1" in proc.stdout
+
+
+def test_stop_at_ends_a_sitting_that_resumes_on_the_same_schedule(cli, tmp_path):
+    run_dir = tmp_path / "run"
+    proc = _train(cli, run_dir, 0.004, "--stop_at_million_timesteps", 0.002)
+    assert "stopped at --stop_at_million_timesteps 0.002" in proc.stdout
+    assert json.loads((run_dir / "status.json").read_text())["status"] == "stopped"
+    assert json.loads((run_dir / "summary.json").read_text())["timesteps"] == 2000
+    # the learning rate still decays over the whole budget: half of it is left at the stop
+    import csv
+
+    with open(run_dir / "progress.csv", newline="") as f:
+        last = list(csv.DictReader(f))[-1]
+    assert int(float(last["step"])) == 2000 and abs(float(last["policy/learning_rate"]) - 3.5e-4) < 1e-6
+    # the same command without the stop goes on (a setting that only ends a sitting may change freely)
+    _train(cli, run_dir, 0.004)
+    assert json.loads((run_dir / "status.json").read_text())["status"] == "finished"
+    assert json.loads((run_dir / "summary.json").read_text())["timesteps"] == 4000
+
+
+def test_scaled_env_reward_has_the_predictor_scale():
+    from drlhp.reward_source import ScaledEnvReward
+
+    rng = np.random.default_rng(0)
+    source = ScaledEnvReward(norm_std=0.05)
+    true = rng.choice([-1.0, 0.0, 0.0, 0.0, 1.0, 2.0], size=(400, 16)).astype(np.float32)
+    out = np.concatenate([source.rewards(None, true[i:i + 5]) for i in range(0, 400, 5)])
+    late = out[200:]  # once the running statistics have settled
+    assert abs(late.mean()) < 0.01 and abs(late.std() - 0.05) < 0.005
+    # the order of steps is kept: a +1 (and the 2, clipped to +1) above a 0 above a -1
+    assert (out[200:][true[200:] > 0] > out[200:][true[200:] == 0].max()).all()

@@ -40,9 +40,10 @@ def _one_line_error(proc, *fragments) -> str:
 
 
 def _curve(run_dir) -> list[dict]:
-    """progress.csv less the system/ columns (wall time, throughput, memory: never the same twice)."""
+    """progress.csv less the system/ and time/ columns (wall time, throughput, memory: never the same twice)."""
     with open(run_dir / "progress.csv", newline="") as f:
-        return [{k: v for k, v in row.items() if not k.startswith("system/")} for row in csv.DictReader(f)]
+        return [{k: v for k, v in row.items() if not k.startswith(("system/", "time/"))}
+                for row in csv.DictReader(f)]
 
 
 def _list_rows(stdout: str) -> dict[str, str]:
@@ -70,6 +71,7 @@ def twice_and_rerun(tmp_path_factory):
     return runs, proc
 
 
+@pytest.mark.slow
 def test_same_seed_and_code_give_the_same_curve(twice_and_rerun):
     runs, _ = twice_and_rerun
     a, b = _curve(runs / "a"), _curve(runs / "b")
@@ -85,6 +87,7 @@ def test_same_seed_and_code_give_the_same_curve(twice_and_rerun):
     _assert_png(runs / "a" / "curves.png")
 
 
+@pytest.mark.slow
 def test_a_run_records_its_output_and_run_json(twice_and_rerun):
     runs, _ = twice_and_rerun
     run = runs / "a"
@@ -97,6 +100,7 @@ def test_a_run_records_its_output_and_run_json(twice_and_rerun):
     assert len(version["git_commit"]) == 40 and "diff" in version and "untracked" in version
 
 
+@pytest.mark.slow
 def test_rerun_reproduces_the_command_and_code_version(twice_and_rerun):
     from floyd.rerun import run_args, without_run_dir
 
@@ -216,6 +220,7 @@ def seeds_group(tmp_path_factory):
     return runs, proc
 
 
+@pytest.mark.slow
 def test_seeds_runs_them_in_parallel_and_reports(seeds_group):
     runs, proc = seeds_group
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -245,6 +250,7 @@ def test_seeds_refuses_its_own_flags_in_one_line(tmp_path):
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.slow
 def test_compare_writes_one_png_of_seeds_and_runs(seeds_group, twice_and_rerun, tmp_path):
     from floyd.index import read_run
     from floyd.plots import group_runs

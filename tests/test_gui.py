@@ -12,8 +12,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 pytest.importorskip("PyQt5.QtWidgets")
 from PyQt5.QtCore import QEvent, Qt, QTimer  # noqa: E402
 from PyQt5.QtGui import QImage, QKeyEvent  # noqa: E402
-from PyQt5.QtWidgets import QApplication  # noqa: E402
 from PyQt5.QtTest import QTest  # noqa: E402
+from PyQt5.QtWidgets import QApplication  # noqa: E402
 
 from drlhp.config import PrefConfig, RunConfig  # noqa: E402
 from drlhp.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment  # noqa: E402
@@ -135,6 +135,22 @@ def test_undo_takes_back_the_held_answer_only(app):
     assert [(a.pair, a.mu) for a in pairs.take_ready()] == [(p2, None)]
     assert pairs.n_undone == 2 and pairs.n_answers == 2
     window.close()
+
+
+def test_cant_tell_does_not_hold_back_the_next_pair():
+    """At the label schedule's limit, a held "can't tell" (discarded, never a label) must not count as
+    pending: the next pair is offered at once, not after the 5 s hold."""
+    clock = FakeClock()
+    pairs = PairQueue(hold_s=5.0, clock=clock)
+    pairs.add((seg(1), seg(2)))
+    assert pairs.n_pending == 1
+    pairs.answer("cant_tell")
+    assert pairs.held is not None and pairs.n_pending == 0  # a new pair may be taken now
+    pairs.add((seg(3), seg(4)))
+    pairs.answer("left")
+    assert pairs.n_pending == 1  # a real answer counts until it is taken, held or ready
+    clock.now += 5.0
+    assert [a.mu for a in pairs.take_ready()] == [None, MU_LEFT] and pairs.n_pending == 0
 
 
 def test_space_replays_both_clips_from_the_start(app):
@@ -351,8 +367,8 @@ def test_the_window_says_why_no_pair_is_on_screen(app, tmp_path):
 
 
 def test_screenshot_of_a_saved_database(app, tmp_path):
-    from pref_interface.gui import main
     from drlhp.messages import Preference
+    from pref_interface.gui import main
 
     db = PrefDB(seed=0)
     db.add(Preference(seg(1), seg(2), MU_LEFT))
@@ -423,7 +439,8 @@ def test_review_and_label_tools_need_a_display(tmp_path):
     db.add(Preference(seg(1), seg(2), MU_LEFT))
     db.save(tmp_path / "prefs.npz")
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
-    for module, extra in (("pref_interface.review", []), ("pref_interface.gui", ["--label_to", str(tmp_path / "o.npz")])):
+    for module, extra in (("pref_interface.review", []),
+                          ("pref_interface.gui", ["--label_to", str(tmp_path / "o.npz")])):
         proc = subprocess.run([sys.executable, "-m", module, "--load_prefs_dir", str(tmp_path), *extra], env=env,
                               capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2, proc.stderr

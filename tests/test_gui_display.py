@@ -91,7 +91,8 @@ def test_no_display_is_one_line_exit_2_within_a_second(tmp_path):
 
 def test_the_parent_loads_neither_qt_nor_tensorflow(tmp_path):
     code = ("import sys; from drlhp.config import RunConfig; from drlhp.pipeline import _check_inputs; "
-            f"_check_inputs(RunConfig(mode='train_policy_with_preferences', env='MovingDot-v0', run_dir={str(tmp_path)!r})); "
+            "_check_inputs(RunConfig(mode='train_policy_with_preferences', env='MovingDot-v0', "
+            f"run_dir={str(tmp_path)!r})); "
             "import drlhp.launcher, pref_interface.display; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('PyQt5', 'tensorflow', 'keras')))")
     env = {**os.environ, "DISPLAY": "", "QT_QPA_PLATFORM": "offscreen"}  # a display "exists": the check passes

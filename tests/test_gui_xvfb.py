@@ -20,6 +20,7 @@ from conftest import REPO
 from pref_interface.display import display_problem
 
 WINDOW_TITLE = "drlhp: which clip is better?"
+pytestmark = pytest.mark.slow  # an X server (apt-get installs on a fresh machine) and real runs
 
 
 @pytest.fixture(scope="module")
@@ -104,10 +105,10 @@ def test_a_person_labels_with_real_key_presses_and_closing_the_window_ends_the_r
 
 def test_label_to_relabels_a_saved_database_by_key_presses(x_display, tmp_path):
     """python -m pref_interface.gui --label_to: a saved database's pairs, answered again from outside."""
+    import numpy as np
+
     from drlhp.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Preference, Segment
     from drlhp.pref_db import PrefDB
-
-    import numpy as np
 
     def seg(v):
         obs = np.full((4, 8, 8, 4), v, np.uint8)

@@ -30,19 +30,21 @@ def test_a2c_moves_the_dot_to_the_centre(cli, tmp_path):
 
 @pytest.mark.slow
 def test_moving_dot_learns_from_synthetic_preferences(cli, tmp_path):
-    """The paper's loop with no reward given to the agent: `make run`'s configuration (the flags in
-    bench/moving_dot_prefs.args). The three processes are asynchronous, so a run is not bit-for-bit
-    repeatable, and one run in about ten stalls (docs/results.md, "MovingDot from preferences": a clean-clone
-    suite's seed 1 ended at success 0.33). So the test passes when seed 1 learns, or, failing that,
-    seed 2: a pipeline that does not learn fails both (6 to 17 minutes each, by machine)."""
+    """The paper's loop with no reward given to the agent: `make run`'s configuration, which is
+    MovingDot's default preset (drlhp/presets.py, "moving-dot"): the command has no other flag. The three
+    processes are asynchronous, so a run is not bit-for-bit repeatable, and one run in about ten stalls
+    (docs/results.md, "MovingDot from preferences": a clean-clone suite's seed 1 ended at success 0.33).
+    So the test passes when seed 1 learns, or, failing that, seed 2: a pipeline that does not learn fails
+    both (6 to 17 minutes each, by machine)."""
     import warnings
-    from pathlib import Path
 
-    args = (Path(__file__).resolve().parent.parent / "bench" / "moving_dot_prefs.args").read_text().split()
+    from drlhp.presets import preset_flags
+
+    args = preset_flags("moving-dot")
     results = {}
     for seed in (1, 2):
         run_dir = tmp_path / f"dot_prefs_seed{seed}"
-        cli("--env", "MovingDot-v0", "--synthetic_prefs", "--seed", seed, *args, "--log_interval", 10,
+        cli("--env", "MovingDot-v0", "--synthetic_prefs", "--seed", seed, "--log_interval", 10,
             "--run_dir", run_dir, check=True, timeout=LEARNING_TIMEOUT_S)
         summary = json.loads((run_dir / "summary.json").read_text())
         assert summary["mode"] == "train_policy_with_preferences"

@@ -4,8 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from drlhp.checkpoint import (CheckpointError, find_latest_checkpoint, load_policy_checkpoint,
-                              save_policy_checkpoint)
+from drlhp.checkpoint import CheckpointError, find_latest_checkpoint, load_policy_checkpoint, save_policy_checkpoint
 from drlhp.metrics import MetricsLogger
 
 

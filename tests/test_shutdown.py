@@ -12,8 +12,18 @@ import time
 
 import pytest
 
-from test_pipeline import (SMALL, _child_processes, _json, _kill_session, _load_prefs, _our_lines, _output, _popen,
-                           _wait_for, _wait_gone)
+from test_pipeline import (
+    SMALL,
+    _child_processes,
+    _json,
+    _kill_session,
+    _load_prefs,
+    _our_lines,
+    _output,
+    _popen,
+    _wait_for,
+    _wait_gone,
+)
 
 ARGS = ["--env", "MovingDot-v0", "--synthetic_prefs", *SMALL, "--n_initial_prefs", 20, "--prefs_save_interval", 5]
 LONG = ["--million_timesteps", 5]  # never reached: the run is stopped

@@ -1,0 +1,73 @@
+"""Named sets of run.py flags, and which one each env starts from.
+
+A preset is only command-line flags: ``python run.py --env MovingDot-v0 --synthetic_prefs`` runs as if
+the moving-dot flags had been typed before the user's own, so any flag given on the command line wins.
+The preset used is printed at start and recorded in config.json (``preset``); ``--preset none`` gives
+drlhp's bare defaults (the paper's Atari settings, drlhp.config).
+
+    paper       the paper's settings (Christiano et al., 2017, appendix A; drlhp.config's defaults):
+                25-step clips, 3 predictors with batch norm and dropout 0.5, 500 initial preferences,
+                200 pretraining epochs, 3,000 labels. On a 2-core machine the Pong predictor pretrains
+                for hours before the policy starts (docs/results.md).
+    moving-dot  what make run runs: MovingDot from synthetic preferences in about 100k agent steps
+                (docs/results.md, "MovingDot from preferences": short clips, one predictor without
+                batch norm or dropout, many cheap labels, the normalization replaced at each publication).
+    cartpole    A2C settings under which CartPole-v1 reaches a last-100 return of 475 within 0.5M steps
+                (seeds 0, 1, 2 at 212k, 285k and 208k steps, all ending at 500; the defaults end at 146:
+                docs/usage.md, "Environments"). From synthetic preferences CartPole cannot be learned: it pays
+                +1 every step, so every clip ties.
+"""
+from __future__ import annotations
+
+import argparse
+import shlex
+
+PRESETS: dict[str, str] = {
+    "none": "",
+    "paper": "",
+    "moving-dot": ("--million_timesteps 0.1 --segment_length 5 --segments_per_cut 16 --n_initial_prefs 4000 "
+                   "--n_initial_epochs 15 --n_labels 6000 --max_prefs 10000 --no-reward_batchnorm "
+                   "--reward_dropout 0 --reward_lr 1e-3 --ent_coef 0.01 --n_predictors 1 --tf_intra_threads 1 "
+                   "--reward_train_fraction 1 --reward_norm_momentum 1"),
+    "cartpole": "--million_timesteps 0.5 --n_envs 8 --ent_coef 0 --lr 1.4e-3",
+}
+
+
+def default_preset(env_id: str | None) -> str:
+    """The preset an env starts from when --preset is not given."""
+    if env_id and env_id.startswith("MovingDot-"):
+        return "moving-dot"
+    if env_id and env_id.endswith("NoFrameskip-v4"):
+        return "paper"
+    if env_id == "CartPole-v1":
+        return "cartpole"
+    return "none"
+
+
+def preset_flags(name: str) -> list[str]:
+    return shlex.split(PRESETS[name])
+
+
+def with_preset(argv: list[str]) -> tuple[list[str], str, str | None]:
+    """(argv with the preset's flags in front, the preset's name, a line saying so or None where it adds
+    nothing). An unknown --preset raises ValueError with one line."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--env")
+    pre.add_argument("--preset")
+    known, _ = pre.parse_known_args(argv)
+    name = known.preset or default_preset(known.env)
+    if name not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}; choose from {', '.join(PRESETS)}")
+    flags = preset_flags(name)
+    if known.preset is None:
+        argv = [*argv, "--preset", name]
+    if not flags:
+        return argv, name, None
+    how = "given" if known.preset else f"the default for {known.env}"
+    line = (f"[run] preset {name} ({how}; flags on the command line override it, --preset none gives the bare "
+            f"defaults): {shlex.join(flags)}")
+    return [*flags, *argv], name, line
+
+
+def describe() -> str:
+    return "\n".join(f"{name}: {PRESETS[name] or '(the defaults)'}" for name in PRESETS)

@@ -1,0 +1,276 @@
+"""The project's import boundaries, by static analysis of its own source (and two subprocesses).
+
+    cycles   no import cycle among the project's modules through module-level imports (an import inside
+             a function is a deliberate lazy one and is not counted)
+    envs     envs/ imports nothing of drlhp, pref_interface or floyd, anywhere in a file
+    parent   the run archive's listing loads no TensorFlow; the parent process's modules and run.py's
+             argument parsing load neither TensorFlow nor Qt
+
+Each check is also run on a small made-up tree (or snippet) that breaks it, so a check that could
+never fail would show here.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGES = ("drlhp", "envs", "pref_interface", "floyd")
+SCRIPTS = ("run.py",)
+HEAVY = ("tensorflow", "keras", "PyQt5")
+
+
+# ---- reading the source --------------------------------------------------------------------------
+
+def project_modules(root: Path = REPO) -> dict[str, Path]:
+    """{dotted module name: file} for every .py file under the packages, and the top-level scripts."""
+    modules = {}
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            if "__pycache__" in path.parts:
+                continue
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = path
+    for script in SCRIPTS:
+        if (root / script).is_file():
+            modules[Path(script).stem] = root / script
+    return modules
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _module_level_nodes(tree: ast.Module):
+    """Every node run when the module is imported: not inside a function or lambda, nor under
+    ``if TYPE_CHECKING:``. Class bodies run at import, so they count."""
+    stack = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            stack.extend(node.orelse)
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _imported_names(node: ast.AST, module: str, is_package: bool) -> list[tuple[str, list[str]]]:
+    """(module, [names]) of an import statement: ``import a.b`` -> ("a.b", []); ``from a import b, c``
+    -> ("a", ["b", "c"]); relative imports resolved against ``module``."""
+    if isinstance(node, ast.Import):
+        return [(alias.name, []) for alias in node.names]
+    if isinstance(node, ast.ImportFrom):
+        base = node.module or ""
+        if node.level:
+            package = module.split(".") if is_package else module.split(".")[:-1]
+            package = package[: len(package) - (node.level - 1)]
+            base = ".".join([*package, *([base] if base else [])])
+        return [(base, [alias.name for alias in node.names])]
+    if (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name in ("import_module", "__import__"):  # importlib.import_module("x.y"), __import__("x")
+            return [(node.args[0].value, [])]
+    return []
+
+
+def imports(path: Path, module: str, module_level_only: bool) -> list[str]:
+    """The modules ``path`` imports (each ``from a import b`` gives "a" and "a.b": b may be a module)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    nodes = _module_level_nodes(tree) if module_level_only else ast.walk(tree)
+    out = []
+    for node in nodes:
+        for base, names in _imported_names(node, module, path.name == "__init__.py"):
+            out.append(base)
+            out.extend(f"{base}.{name}" for name in names if name != "*")
+    return out
+
+
+def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """{module: the project modules it imports at module level}. The implicit import of a module's own
+    parent packages is not an edge (every submodule has it; a package importing its submodules is
+    normal); an explicit ``from pkg import name`` or ``import pkg`` is."""
+    return {module: {m for m in imports(path, module, module_level_only=True) if m in modules and m != module}
+            for module, path in modules.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle (a list of modules, the first repeated at the end) per strongly connected component
+    with more than one module (Tarjan)."""
+    index, low, on_stack, stack, components = {}, {}, set(), [], []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                components.append(set(component))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return [_one_cycle(graph, component) for component in components]
+
+
+def _one_cycle(graph: dict[str, set[str]], component: set[str]) -> list[str]:
+    """A shortest cycle through the component's first module (breadth first, inside the component)."""
+    start = min(component)
+    paths = {start: [start]}
+    frontier = [start]
+    while frontier:
+        nxt = []
+        for v in frontier:
+            for w in sorted(graph[v] & component):
+                if w == start:
+                    return [*paths[v], start]
+                if w not in paths:
+                    paths[w] = [*paths[v], w]
+                    nxt.append(w)
+        frontier = nxt
+    return sorted(component)  # unreachable for a strongly connected component
+
+
+def forbidden_imports(modules: dict[str, Path], package: str, forbidden: tuple[str, ...],
+                      root: Path = REPO) -> list[str]:
+    """'file: module' for each import, anywhere in ``package``'s files, of a module under ``forbidden``."""
+    bad = set()
+    for module, path in modules.items():
+        if module.split(".")[0] == package:
+            bad.update(f"{path.relative_to(root)}: {imported}"
+                       for imported in imports(path, module, module_level_only=False)
+                       if imported.split(".")[0] in forbidden)
+    return sorted(bad)
+
+
+def heavy_modules_after(code: str, cwd: Path = REPO, heavy: tuple[str, ...] = HEAVY) -> list[str]:
+    """The top-level packages of ``heavy`` in sys.modules after running ``code`` in a fresh interpreter."""
+    probe = textwrap.dedent(code) + textwrap.dedent(f"""
+        import json as _json, sys as _sys
+        print("HEAVY=" + _json.dumps(sorted({{m.split(".")[0] for m in _sys.modules}} & {set(heavy)!r})))
+        """)
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=cwd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, f"the probe failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("HEAVY=")][-1]
+    return json.loads(line[len("HEAVY="):])
+
+
+# ---- the project -----------------------------------------------------------------------------------
+
+def test_the_project_has_its_modules():
+    modules = project_modules()
+    assert {"drlhp.pipeline", "drlhp.policy_process", "drlhp.cli", "envs", "envs.atari", "envs.score_blanking",
+            "pref_interface.process", "floyd.__main__", "run"} <= set(modules)
+
+
+def test_no_import_cycles_at_module_level():
+    found = cycles(import_graph(project_modules()))
+    assert not found, "module-level import cycles:\n" + "\n".join(" -> ".join(c) for c in found)
+
+
+def test_envs_imports_nothing_of_the_learning_side():
+    bad = forbidden_imports(project_modules(), "envs", ("drlhp", "pref_interface", "floyd"))
+    assert not bad, "envs/ imports learning code:\n" + "\n".join(bad)
+
+
+def test_listing_runs_loads_no_tensorflow(tmp_path):
+    run = tmp_path / "runs" / "MovingDot-v0-train_policy_with_original_rewards-20260101-000000"
+    run.mkdir(parents=True)
+    (run / "config.json").write_text(json.dumps({"mode": "train_policy_with_original_rewards",
+                                                 "env": "MovingDot-v0", "seed": 0}))
+    (run / "status.json").write_text(json.dumps({"status": "finished"}))
+    (run / "summary.json").write_text(json.dumps({"true_return_last100": 1.5}))
+    code = f"""
+        import runpy, sys
+        sys.argv = ["floyd", "list", "--runs_dir", {str(tmp_path / "runs")!r}]
+        try:
+            runpy.run_module("floyd", run_name="__main__", alter_sys=True)
+        except SystemExit as e:
+            assert not e.code, f"python -m floyd list exited {{e.code}}"
+        """
+    assert "tensorflow" not in heavy_modules_after(code, heavy=("tensorflow", "keras"))
+
+
+def test_the_parent_process_modules_load_neither_tensorflow_nor_qt():
+    code = """
+        import drlhp.config, drlhp.launcher, drlhp.pipeline
+        import run  # run.py
+        from drlhp.config import build_parser, config_from_args
+        cfg = config_from_args(build_parser().parse_args(["--env", "MovingDot-v0", "--synthetic_prefs"]))
+        assert cfg.env == "MovingDot-v0"
+        """
+    assert heavy_modules_after(code) == []
+
+
+# ---- each check can fail ---------------------------------------------------------------------------
+
+def _tree(root: Path, files: dict[str, str]) -> dict[str, Path]:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return project_modules(root)
+
+
+def test_a_module_level_cycle_is_found_and_a_lazy_one_is_not(tmp_path):
+    modules = _tree(tmp_path, {
+        "drlhp/__init__.py": "",
+        "drlhp/a.py": "from drlhp.b import x\n",
+        "drlhp/b.py": "import drlhp.c\nx = 1\n",
+        "drlhp/c.py": "from drlhp import a\n",  # a -> b -> c -> a
+        "drlhp/d.py": "def f():\n    from drlhp.e import y\n",  # d <-> e, but d's import is lazy
+        "drlhp/e.py": "from drlhp.d import f\ny = 1\n",
+        "envs/__init__.py": "from envs.vec import V\n",  # a package importing its submodule: no cycle
+        "envs/vec.py": "class V:\n    pass\n",
+        "envs/atari.py": "if True:\n    from .blank import b\n",  # relative, under an if: counted
+        "envs/blank.py": "class B:\n    from envs.atari import b\nb = 1\n",  # a class body runs at import
+        "run.py": "from drlhp.cli import main\n",
+        "floyd/__init__.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import floyd.x\n",
+        "floyd/x.py": "import floyd\n",
+    })
+    found = cycles(import_graph(modules))
+    assert sorted(found) == [["drlhp.a", "drlhp.b", "drlhp.c", "drlhp.a"], ["envs.atari", "envs.blank", "envs.atari"]]
+
+
+def test_an_envs_import_of_drlhp_is_found_even_inside_a_function(tmp_path):
+    modules = _tree(tmp_path, {
+        "envs/__init__.py": "import numpy\n",
+        "envs/ok.py": "from envs import vec\n",
+        "envs/lazy.py": "def f():\n    from drlhp.config import RunConfig\n",
+        "envs/sub/__init__.py": "import importlib\nM = importlib.import_module('floyd.index')\n",
+        "drlhp/__init__.py": "import envs\n",
+    })
+    bad = forbidden_imports(modules, "envs", ("drlhp", "pref_interface", "floyd"), root=tmp_path)
+    assert bad == ["envs/lazy.py: drlhp.config", "envs/lazy.py: drlhp.config.RunConfig",
+                   "envs/sub/__init__.py: floyd.index"]
+
+
+def test_the_probe_sees_a_module_that_was_imported():
+    assert heavy_modules_after("import wave\n", heavy=("wave", "csv")) == ["wave"]
+    assert heavy_modules_after("x = 1\n", heavy=("wave", "csv")) == []
+
