@@ -68,7 +68,8 @@ def test_a_person_labels_with_real_key_presses_and_closing_the_window_ends_the_r
     out = tmp_path / "stdout.txt"
     with open(out, "w") as f, open(tmp_path / "stderr.txt", "w") as err:
         proc = subprocess.Popen(
-            [sys.executable, str(REPO / "run.py"), "--env", "MovingDot-v0", "--n_envs", "4", "--segment_length", "5",
+            [sys.executable, str(REPO / "run.py"), "--env", "MovingDot-v0", "--preset", "none", "--n_envs", "4",
+             "--segment_length", "5",
              "--n_initial_prefs", "3", "--n_initial_epochs", "1", "--n_predictors", "1", "--reward_batch_size", "2",
              "--n_labels", "0", "--million_timesteps", "5", "--log_interval", "1", "--run_dir", str(run_dir)],
             cwd=REPO, env=_x_env(x_display), stdout=f, stderr=err, start_new_session=True)

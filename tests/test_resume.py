@@ -13,7 +13,7 @@ from test_pipeline import _json, _kill_session, _load_prefs, _output, _popen, _w
 
 BUDGET = 20_000
 N_INITIAL, N_LABELS = 20, 200
-ARGS = ["--env", "MovingDot-v0", "--synthetic_prefs", "--n_envs", 4, "--segment_length", 5,
+ARGS = ["--env", "MovingDot-v0", "--synthetic_prefs", "--preset", "none", "--n_envs", 4, "--segment_length", 5,
         "--n_initial_prefs", N_INITIAL, "--n_initial_epochs", 1, "--n_labels", N_LABELS,
         "--million_timesteps", BUDGET / 1e6, "--log_interval", 1, "--n_predictors", 2, "--reward_batch_size", 4,
         "--policy_ckpt_interval", 100, "--prefs_save_interval", 5, "--seed", 3]

@@ -89,9 +89,11 @@ def test_sigterm_to_the_group_is_a_stop_and_the_run_resumes(cli, tmp_path):
     assert (run_dir / "reward_predictor" / "reward_predictor.npz").stat().st_mtime >= stopped_wall  # at the stop
     _, meta = load_policy_checkpoint(run_dir / "checkpoints")
 
-    # the same command and --run_dir, with a budget of 600 steps more than were trained: it resumes
+    # the same command and --run_dir, with a budget of 600 steps more than were trained: it resumes (a
+    # changed budget is a changed setting: --resume_with_changes says so)
     budget = meta["timesteps"] + 600
-    done = cli(*ARGS, "--million_timesteps", budget / 1e6, "--run_dir", run_dir, timeout=180, check=True)
+    done = cli(*ARGS, "--million_timesteps", budget / 1e6, "--run_dir", run_dir, "--resume_with_changes",
+               timeout=180, check=True)
     assert "resumed from" in done.stdout and "pretraining on" not in done.stdout
     assert _json(run_dir / "status.json")["status"] == "finished"
     assert _json(run_dir / "summary.json")["timesteps"] == budget
