@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import sys
 from pathlib import Path
 
@@ -118,10 +117,9 @@ def main(argv=None) -> None:
     from drlhp.config import RewardConfig
     from drlhp.pref_db import PrefDB
     from drlhp.reward_source import PredictedReward
-    from drlhp.reward_trainer import PREDICTOR_FILE, PREFS_FILE, load_predictor_weights
+    from drlhp.reward_trainer import PREDICTOR_FILE, PREFS_FILE, load_predictor_weights, saved_reward_config
 
-    saved = json.loads((run / "config.json").read_text())["reward"]
-    cfg = RewardConfig(**{k: v for k, v in saved.items() if k in RewardConfig.__dataclass_fields__})
+    cfg = saved_reward_config(run) or RewardConfig()
     weights, meta = load_predictor_weights(args.predictor or run / PREDICTOR_FILE)
     db = PrefDB.load(run / PREFS_FILE, max_prefs=10**9)
     ids = db.segment_ids()

@@ -143,14 +143,11 @@ def play(name: str, n_steps: int, seed: int, chunk: int = CLIP):
 def load_ensemble(path: str):
     from drlhp.config import RewardConfig
     from drlhp.reward_source import PredictedReward
-    from drlhp.reward_trainer import load_predictor_weights
+    from drlhp.reward_trainer import load_predictor_weights, saved_reward_config
 
     weights, meta = load_predictor_weights(path)
-    cfg = RewardConfig(n_predictors=len(weights.weights))
-    run_cfg = Path(meta["path"]).parent.parent / "config.json"
-    if run_cfg.exists():  # the architecture the predictor was trained with (dropout, batch norm)
-        saved = json.loads(run_cfg.read_text())["reward"]
-        cfg = RewardConfig(**{k: v for k, v in saved.items() if k in RewardConfig.__dataclass_fields__})
+    # the architecture the predictor was trained with (dropout, batch norm), where its run recorded it
+    cfg = saved_reward_config(Path(meta["path"]).parent.parent) or RewardConfig(n_predictors=len(weights.weights))
     return PredictedReward((84, 84, 4), cfg, seed=0, weights=weights).ensemble, meta
 
 

@@ -13,7 +13,7 @@ their statistics from 20 clips, which measured a Pong predictor's spread 6x too 
 from __future__ import annotations
 
 import argparse
-import json
+import dataclasses
 import sys
 import threading
 from pathlib import Path
@@ -33,13 +33,20 @@ def main(argv=None) -> None:
     from drlhp.tf_setup import configure_tensorflow
 
     configure_tensorflow(1, 1, seed=0)
-    from drlhp.config import RewardConfig
     from drlhp.pref_db import PrefDB
-    from drlhp.reward_trainer import PREDICTOR_FILE, PREFS_FILE, RewardTrainer, find_file
+    from drlhp.reward_trainer import (
+        FIRST_NORM_FACTOR,
+        PREDICTOR_FILE,
+        PREFS_FILE,
+        RewardTrainer,
+        find_file,
+        saved_reward_config,
+    )
 
     run = Path(args.run_dir)
-    saved = json.loads((run / "config.json").read_text())["reward"]
-    cfg = RewardConfig(**{k: v for k, v in saved.items() if k in RewardConfig.__dataclass_fields__})
+    cfg = saved_reward_config(run)
+    if cfg is None:
+        raise SystemExit(f"renormalize_predictor.py: no readable config.json in {run}")
     db = PrefDB.load(find_file(args.prefs, PREFS_FILE), max_prefs=10**9)
     ids = db.segment_ids()
     trainer = RewardTrainer(db.segment_obs(ids[0]).shape[1:], cfg, db, threading.Lock(), seed=0)
@@ -53,7 +60,7 @@ def main(argv=None) -> None:
 
     spread("before")
     trainer.ensemble._norm_set = False  # replace, not blend
-    trainer.cfg = RewardConfig(**{**trainer.cfg.__dict__, "norm_segments": args.segments // 10})
+    trainer.cfg = dataclasses.replace(trainer.cfg, norm_segments=args.segments // FIRST_NORM_FACTOR)
     trainer.publish()  # the first publication: from 10x norm_segments clips
     spread("after")
     if args.save:

@@ -77,18 +77,25 @@ def load_predictor(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
     return arrays, meta
 
 
+def saved_reward_config(run_dir) -> RewardConfig | None:
+    """The RewardConfig a run recorded in its config.json (fields it lacks take their defaults; fields
+    this version lacks are left out); None where there is no readable one."""
+    import json
+
+    try:
+        saved = json.loads((Path(run_dir) / "config.json").read_text())["reward"]
+        return RewardConfig(**{k: v for k, v in saved.items() if k in RewardConfig.__dataclass_fields__})
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def predictor_batchnorm(meta: dict) -> bool | None:
     """Whether a saved predictor's network has batch normalization: from its checkpoint (newer ones
     say), else from its run's config.json (<run>/reward_predictor/reward_predictor.npz); None: unknown."""
     if "batchnorm" in meta:
         return bool(meta["batchnorm"])
-    import json
-
-    try:
-        config = json.loads((Path(meta["path"]).parent.parent / "config.json").read_text())
-        return bool(config["reward"]["batchnorm"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    cfg = saved_reward_config(Path(meta["path"]).parent.parent)
+    return None if cfg is None else cfg.batchnorm
 
 
 def load_predictor_weights(path) -> tuple[RewardWeights, dict]:
