@@ -13,6 +13,21 @@ MODES = ("train_policy_with_preferences", "gather_initial_prefs", "pretrain_rewa
 DEFAULT_MODE = "train_policy_with_preferences"  # the paper's setting
 QUERY_SELECTIONS = ("random", "variance")
 LABEL_SCHEDULES = ("constant", "paper")
+BACKENDS = ("local", "ray")
+
+
+def _json_resources(text: str) -> dict:
+    """A --*_resources value: a JSON object of resource name -> amount."""
+    import json
+
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict) or not all(
+            isinstance(k, str) and isinstance(v, (int, float)) and v >= 0 for k, v in value.items()):
+        raise argparse.ArgumentTypeError(f"not a JSON object of resource amounts: {text!r}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -190,6 +205,12 @@ class RunConfig:
         profile: every process profiles itself with cProfile into <run_dir>/profile/ (drlhp.profiling).
         preset: the named set of flags the command line started from (drlhp.presets; recorded only).
         resume_with_changes: go on with a run directory whose recorded settings differ from these.
+        backend: how the three processes of the preference modes run: "local" (multiprocessing on this
+            machine, drlhp.launcher) or "ray" (Ray actors, drlhp.ray_backend; Ray is imported only then).
+        ray_address: --backend ray: the Ray cluster to join ("auto" or HOST:PORT); None starts a local Ray.
+        policy_resources / predictor_resources / labeller_resources: --backend ray: the Ray resources each
+            role's actor asks for, e.g. {"GPU": 1} or {"display": 1} (a custom resource of the node with the
+            person's screen); None: Ray's default (placed on any node with a CPU).
         a2c, reward, prefs: the hyper-parameters of each role.
     """
 
@@ -213,6 +234,11 @@ class RunConfig:
     profile: bool = False
     preset: str = "none"
     resume_with_changes: bool = False
+    backend: str = "local"
+    ray_address: str | None = None
+    policy_resources: dict | None = None
+    predictor_resources: dict | None = None
+    labeller_resources: dict | None = None
     a2c: A2CConfig = field(default_factory=A2CConfig)
     reward: RewardConfig = field(default_factory=RewardConfig)
     prefs: PrefConfig = field(default_factory=PrefConfig)
@@ -274,6 +300,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="profile every process with cProfile: <run_dir>/profile/<role>.txt (and .prof)")
     p.add_argument("--episodes", type=int, default=1, help="watch: episodes to play")
     p.add_argument("--video", default=None, help="watch: output .mp4 or .gif")
+    g = p.add_argument_group("backend")
+    g.add_argument("--backend", choices=BACKENDS, default="local",
+                   help="local: the three processes on this machine; ray: as Ray actors (docs/design.md)")
+    g.add_argument("--ray_address", default=None, help="--backend ray: join this cluster (auto or HOST:PORT); "
+                                                      "default: start a local Ray")
+    for role in ("policy", "predictor", "labeller"):
+        g.add_argument(f"--{role}_resources", type=_json_resources, default=None,
+                       help=f"--backend ray: Ray resources of the {role}'s actor, JSON, e.g. '{{\"GPU\": 1}}'")
     g = p.add_argument_group("preferences")
     g.add_argument("--synthetic_prefs", action="store_true",
                    help="label with the synthetic oracle (true reward) instead of a person in the labelling window")
@@ -332,6 +366,8 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         load_prefs_dir=args.load_prefs_dir, load_reward_predictor_ckpt_dir=args.load_reward_predictor_ckpt_dir,
         no_labelling=args.no_labelling, profile=args.profile, a2c=a2c,
         preset=args.preset or "none", resume_with_changes=args.resume_with_changes,
+        backend=args.backend, ray_address=args.ray_address, policy_resources=args.policy_resources,
+        predictor_resources=args.predictor_resources, labeller_resources=args.labeller_resources,
         reward=RewardConfig(n_predictors=args.n_predictors, n_initial_epochs=args.n_initial_epochs,
                             batch_size=args.reward_batch_size, lr=args.reward_lr,
                             publish_interval=args.reward_publish_interval, norm_momentum=args.reward_norm_momentum,

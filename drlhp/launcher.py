@@ -188,6 +188,9 @@ class ProcessGroup:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         self.procs[role] = p
 
+    def pids(self) -> dict[str, int]:
+        return {role: p.pid for role, p in self.procs.items()}
+
     def _handle(self, report: Report) -> None:
         if report.kind == "error":
             self.ch.stop_event.set()

@@ -97,7 +97,8 @@ def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False,
 
 # Settings that change how fast or how often things are recorded, not what is learned: a run directory
 # may go on with other values of these without --resume_with_changes.
-RESUME_FREELY = ("log_interval", "stop_at_million_timesteps", "profile", "preset", "resume_with_changes",
+RESUME_FREELY = ("log_interval", "backend", "ray_address", "policy_resources", "predictor_resources",
+                 "labeller_resources", "stop_at_million_timesteps", "profile", "preset", "resume_with_changes",
                  "episodes", "video", "n_env_threads", "tf_intra_threads", "tf_inter_threads",
                  "policy_ckpt_interval", "reward.tf_intra_threads", "reward.onednn", "reward.ckpt_interval_s",
                  "prefs.prefs_save_interval")
@@ -246,6 +247,7 @@ _NOT_NEGATIVE = "a finite number of at least 0", lambda v: 0 <= v < float("inf")
 # config; (what it must be, the test)). In run.py --help's order.
 _CONFIG_RULES = [
     ("mode", "mode", _one_of(MODES)),
+    ("--backend", "backend", _one_of(("local", "ray"))),
     ("--seed", "seed", _whole(0)),
     ("--million_timesteps", "million_timesteps", _POSITIVE),
     ("--stop_at_million_timesteps", "stop_at_million_timesteps", _NOT_NEGATIVE),
@@ -409,11 +411,16 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
     print(f"[run] {cfg.mode} on {cfg.env}, seed {cfg.seed}, "
           + (f"{cfg.prefs.n_initial_prefs} preferences" if gather else f"{cfg.total_timesteps:,} agent steps")
           + f" -> {record.dir}", flush=True)
-    ctx = mp.get_context("spawn")
-    ch = Channels.create(ctx, cfg.prefs.segment_queue_size)
     run_dir = str(record.dir)
-    group = ProcessGroup(ch, ctx, profile_dir=str(record.dir / PROFILE_DIR) if cfg.profile else None,
-                         log_dir=run_dir)
+    profile_dir = str(record.dir / PROFILE_DIR) if cfg.profile else None
+    if cfg.backend == "ray":  # the roles as Ray actors (drlhp.ray_backend); Ray is imported only here
+        from drlhp.ray_backend import create
+
+        ch, group = create(cfg, profile_dir)
+    else:
+        ctx = mp.get_context("spawn")
+        ch = Channels.create(ctx, cfg.prefs.segment_queue_size)
+        group = ProcessGroup(ch, ctx, profile_dir=profile_dir, log_dir=run_dir)
     previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     failure, interrupted = None, False
     from drlhp.reward_trainer import predictor_to_load
@@ -438,7 +445,7 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
                     gathering_done=ch.gathering_done, run_dir=run_dir,
                     episode_channel=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow,
                     pair_updates=ch.pair_updates)
-        write_json(record.dir / "pids.json", {"parent": os.getpid(), **{r: p.pid for r, p in group.procs.items()}})
+        write_json(record.dir / "pids.json", {"parent": os.getpid(), **group.pids()})
         group.watch({"reward_predictor"} if gather else {"policy"})
     except ChildFailed as e:
         failure = e
