@@ -416,7 +416,7 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
     if cfg.backend == "ray":  # the roles as Ray actors (drlhp.ray_backend); Ray is imported only here
         from drlhp.ray_backend import create
 
-        ch, group = create(cfg, profile_dir)
+        ch, group = create(cfg, profile_dir, run_dir)
     else:
         ctx = mp.get_context("spawn")
         ch = Channels.create(ctx, cfg.prefs.segment_queue_size)

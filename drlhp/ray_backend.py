@@ -41,8 +41,8 @@ class _Role:
         except ValueError:  # not the main thread
             pass
 
-    def pid(self) -> int:
-        return os.getpid()
+    def where(self) -> tuple[int, str]:
+        return os.getpid(), ray.get_runtime_context().get_node_id()
 
     def run(self, role: str, target: str, kwargs: dict, stop_flag, profile_dir=None) -> Report:
         import importlib
@@ -110,8 +110,9 @@ def init_kwargs(address: str | None = None) -> dict:
 
 
 class RayGroup:
-    def __init__(self, channels, hub, cfg, profile_dir=None, owns_ray: bool = False):
-        self.ch, self.hub, self.cfg = channels, hub, cfg
+    def __init__(self, channels, hub, cfg, profile_dir=None, owns_ray: bool = False, run_dir=None):
+        self.ch, self.hub, self.cfg, self.run_dir = channels, hub, cfg, run_dir
+        self.nodes: dict[str, str] = {}
         self.profile_dir, self.owns_ray = profile_dir, owns_ray
         self.actors: dict = {}
         self.runs: dict = {}
@@ -124,24 +125,31 @@ class RayGroup:
         options = actor_options(getattr(self.cfg, RESOURCE_FIELDS[role]))
         actor = ray.remote(ACTORS[role]).options(**options).remote()
         self.actors[role] = actor
-        self._pid_refs[role] = actor.pid.remote()
+        self._pid_refs[role] = actor.where.remote()
         self.runs[role] = actor.run.remote(role, target, kwargs, self.ch.stop_event, self.profile_dir)
 
     def pids(self) -> dict[str, int]:
-        """Each actor's worker pid on its node (waits for the actors to start)."""
+        """Each actor's worker pid on its node (waits for the actors to start); their Ray node ids go to
+        self.nodes and <run_dir>/ray_nodes.json."""
         deadline = time.monotonic() + START_TIMEOUT_S
         pids = {}
         for role, ref in self._pid_refs.items():
             while role not in pids:
                 self._poll(0.0)
                 try:
-                    pids[role] = ray.get(ref, timeout=1.0)
+                    pids[role], self.nodes[role] = ray.get(ref, timeout=1.0)
                 except GetTimeoutError:
                     if time.monotonic() > deadline:
-                        self._fail(role, f"its Ray actor did not start within {START_TIMEOUT_S:.0f} s (does a "
-                                         f"node have its resources {actor_options(getattr(self.cfg, RESOURCE_FIELDS[role]))}?)")
+                        wanted = actor_options(getattr(self.cfg, RESOURCE_FIELDS[role]))
+                        self._fail(role, f"its Ray actor did not start within {START_TIMEOUT_S:.0f} s "
+                                         f"(does a node have its resources {wanted}?)")
                 except RayError as e:
                     self._fail(role, f"its Ray actor died: {type(e).__name__}")
+        if self.run_dir:
+            from drlhp.atomic import write_json
+
+            write_json(os.path.join(self.run_dir, "ray_nodes.json"),
+                       {"driver": ray.get_runtime_context().get_node_id(), **self.nodes})
         return pids
 
     def _fail(self, role: str, message: str, detail: str = ""):
@@ -207,10 +215,10 @@ class RayGroup:
         return killed
 
 
-def create(cfg, profile_dir=None):
+def create(cfg, profile_dir=None, run_dir=None):
     """Join (or start) Ray, make the channels' hub: (Channels, RayGroup)."""
     owns = not ray.is_initialized()
     if owns:
         ray.init(**init_kwargs(cfg.ray_address))
     channels, hub = create_channels(cfg.prefs.segment_queue_size)
-    return channels, RayGroup(channels, hub, cfg, profile_dir, owns_ray=owns)
+    return channels, RayGroup(channels, hub, cfg, profile_dir, owns_ray=owns, run_dir=run_dir)

@@ -274,3 +274,16 @@ def test_the_probe_sees_a_module_that_was_imported():
     assert heavy_modules_after("import wave\n", heavy=("wave", "csv")) == ["wave"]
     assert heavy_modules_after("x = 1\n", heavy=("wave", "csv")) == []
 
+
+
+def test_the_local_backend_loads_no_ray():
+    """Ray is imported only with --backend ray (drlhp.ray_backend, inside run_processes)."""
+    code = """
+        import drlhp.cli, drlhp.config, drlhp.launcher, drlhp.pipeline, drlhp.queues, floyd.seeds
+        import run  # run.py
+        from drlhp.config import build_parser, config_from_args
+        cfg = config_from_args(build_parser().parse_args(["--env", "MovingDot-v0", "--synthetic_prefs"]))
+        assert cfg.backend == "local"
+        """
+    assert heavy_modules_after(code, heavy=("ray",)) == []
+    assert heavy_modules_after("import drlhp.ray_channels", heavy=("ray",)) == ["ray"]  # the probe sees it

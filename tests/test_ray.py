@@ -1,0 +1,133 @@
+"""--backend ray (issue 14): the three roles as Ray actors, with the local backend's records and failure
+behaviour. Each test starts Ray (about 5-10 s here) and three actors that each start TensorFlow, so each
+costs ~45-60 s on 2 cores; all are slow. Skipped where Ray is not installed.
+
+    a tiny MovingDot pipeline on ray.init(num_cpus=2) completes, with the local backend's summary keys
+    a killed role's Ray worker (ray::PolicyActor...) ends the run non-zero within 30 s
+    Ctrl-C (SIGINT to run.py) saves the database, predictor and policy checkpoint and exits 130
+    a two-node cluster (ray.cluster_utils.Cluster, on this machine) with the predictor pinned to the node
+    holding a custom resource runs end to end
+"""
+import os
+import signal
+import subprocess
+import time
+
+import psutil
+import pytest
+
+from test_pipeline import SMALL, _json, _kill_session, _load_prefs, _our_lines, _output, _popen, _wait_for
+
+ray = pytest.importorskip("ray", reason="Ray is not installed (pip install ray; pinned in requirements.txt)")
+
+pytestmark = pytest.mark.slow
+ARGS = ["--env", "MovingDot-v0", "--synthetic_prefs", *SMALL, "--n_initial_prefs", 20]
+
+
+def _run_in_process(*argv) -> int:
+    """run.py's argument parsing and pipeline.run in this process, on the Ray this test started."""
+    from drlhp.config import build_parser, config_from_args
+    from drlhp.pipeline import run
+    from drlhp.presets import with_preset
+
+    expanded, _, _ = with_preset([str(a) for a in argv])
+    return run(config_from_args(build_parser().parse_args(expanded)), ["run.py", *map(str, argv)])
+
+
+@pytest.fixture
+def no_ray_left():
+    yield
+    if ray.is_initialized():
+        ray.shutdown()
+
+
+def test_tiny_pipeline_on_local_ray_writes_the_local_summary(cli, tmp_path, no_ray_left):
+    from drlhp.ray_backend import init_kwargs
+
+    local_dir = tmp_path / "local"  # the same run on the local backend, for its summary's keys
+    cli(*ARGS, "--run_dir", local_dir, timeout=180, check=True)
+    ray.init(num_cpus=2, **init_kwargs())
+    run_dir = tmp_path / "run"
+    assert _run_in_process(*ARGS, "--backend", "ray", "--run_dir", run_dir) == 0
+    summary, local = _json(run_dir / "summary.json"), _json(local_dir / "summary.json")
+    assert set(summary) == set(local), set(summary) ^ set(local)
+    assert summary["timesteps"] == 2000 and summary["labels_given"] > 0 and summary["predictor_version"] >= 1
+    assert _json(run_dir / "status.json")["status"] == "finished"
+    assert (run_dir / "prefs" / "prefs.npz").is_file() and list((run_dir / "checkpoints").glob("policy-*.npz"))
+    assert (run_dir / "reward_predictor" / "reward_predictor.npz").is_file()
+    assert list((run_dir / "tb").rglob("events.out.tfevents.*"))
+    pids = _json(run_dir / "pids.json")
+    assert set(pids) == {"parent", "policy", "reward_predictor", "pref_interface"}
+
+
+def test_a_killed_ray_actor_ends_the_run_within_30_s(tmp_path):
+    run_dir = tmp_path / "run"
+    proc = _popen(tmp_path, *ARGS, "--million_timesteps", 5, "--backend", "ray", "--run_dir", run_dir)
+    try:
+        _wait_for(lambda: (run_dir / "pids.json").exists() and (run_dir / "progress.csv").exists(), 180, proc,
+                  "pids.json and progress.csv")
+        worker = psutil.Process(_json(run_dir / "pids.json")["policy"])
+        assert "Policy" in " ".join(worker.cmdline()), worker.cmdline()  # ray::PolicyActor.run
+        worker.kill()
+        t0 = time.monotonic()
+        try:
+            code = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("run.py still running 30 s after the policy's Ray worker was killed\n"
+                                 + _output(tmp_path)[1][-3000:]) from None
+        assert code != 0
+        err = _output(tmp_path)[1]
+        last = _our_lines(err)[-1]
+        assert last.startswith("run.py: error: the policy process failed"), err[-3000:]
+        assert _json(run_dir / "status.json")["status"] == "crashed"
+        print(f"ended {time.monotonic() - t0:.1f} s after the kill")
+    finally:
+        _kill_session(proc)
+
+
+def test_two_node_cluster_with_the_predictor_pinned_by_a_custom_resource(tmp_path, no_ray_left):
+    from ray.cluster_utils import Cluster
+
+    from drlhp.ray_backend import init_kwargs
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    try:
+        worker_node = cluster.add_node(num_cpus=1, resources={"predictor_box": 1}).node_id
+        kwargs = init_kwargs(cluster.address)
+        ray.init(**kwargs)
+        run_dir = tmp_path / "run"
+        assert _run_in_process(*ARGS, "--backend", "ray", "--predictor_resources", '{"predictor_box": 1}',
+                               "--run_dir", run_dir) == 0
+        assert _json(run_dir / "status.json")["status"] == "finished"
+        assert _json(run_dir / "summary.json")["timesteps"] == 2000
+        # the predictor's actor ran on the node with the resource (not the head, where this driver is)
+        nodes = _json(run_dir / "ray_nodes.json")
+        assert nodes["reward_predictor"] == worker_node != nodes["driver"], nodes
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        cluster.shutdown()
+        os.environ.pop("RAY_ADDRESS", None)
+
+
+def test_interrupt_saves_and_exits_130(tmp_path):
+    run_dir = tmp_path / "run"
+    proc = _popen(tmp_path, *ARGS, "--million_timesteps", 5, "--prefs_save_interval", 5, "--backend", "ray",
+                  "--run_dir", run_dir)
+    try:
+        _wait_for(lambda: (run_dir / "pids.json").exists() and (run_dir / "progress.csv").exists(), 180, proc,
+                  "pids.json and progress.csv")
+        proc.send_signal(signal.SIGINT)  # the parent only, as in tests/test_pipeline.py
+        try:
+            code = proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("run.py still running 60 s after SIGINT\n" + _output(tmp_path)[1][-3000:]) from None
+        err = _output(tmp_path)[1]
+        assert code == 130, err[-3000:]
+        assert "interrupted" in _our_lines(err)[-1], err[-3000:]
+        assert _json(run_dir / "status.json")["status"] == "interrupted"
+        assert len(_load_prefs(run_dir / "prefs" / "prefs.npz")) > 0
+        assert list((run_dir / "checkpoints").glob("policy-*.npz")), "no policy checkpoint saved"
+        assert (run_dir / "reward_predictor" / "reward_predictor.npz").is_file()
+    finally:
+        _kill_session(proc)
