@@ -213,6 +213,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--parallel", type=int, default=None, help="runs at once (default: min(n, cores))")
     s.add_argument("--name", default=None,
                    help="the group folder under --runs_dir (default: seeds-<env>-<mode>-<time>)")
+    s.add_argument("--backend", choices=("local", "ray"), default="local",
+                   help="local: subprocesses here; ray: each seed a Ray task (run directories brought back)")
+    s.add_argument("--ray_address", default=None, help="--backend ray: join this cluster (auto or HOST:PORT); "
+                                                      "default: start a local Ray")
     s.set_defaults(fn=cmd_seeds)
     return p
 

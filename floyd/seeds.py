@@ -1,6 +1,8 @@
 """The same run with N seeds, as many at once as the machine has cores, then a table of the results.
 
     python -m floyd seeds --n 3 [--threshold T] [--metric KEY] [--parallel K] [--name NAME] -- RUN.PY ARGS
+    python -m floyd seeds --backend ray [--ray_address A] --n 3 -- RUN.PY ARGS   (each seed a Ray task:
+                                                                               floyd/ray_seeds.py)
 
 Each seed S runs ``python run.py RUN.PY ARGS --seed S --run_dir <runs_dir>/<name>/seed<S>`` (its output
 also in <name>/seed<S>.log); at most min(N, cores) run at once. Then, from each run's summary.json: a
@@ -180,7 +182,12 @@ def main(opts, run_args: list[str], runs_dir: Path) -> int:
     parallel = opts.parallel or min(len(seeds), os.cpu_count() or 1)
     print(f"[floyd] {len(seeds)} seeds {seeds}, {parallel} at a time -> {group_dir}; run.py {' '.join(run_args)}",
           flush=True)
-    rows, interrupted = run_seeds(run_args, seeds, group_dir, parallel)
+    if getattr(opts, "backend", "local") == "ray":  # each seed a Ray task (floyd/ray_seeds.py)
+        from floyd.ray_seeds import run_seeds_ray
+
+        rows, interrupted = run_seeds_ray(run_args, seeds, group_dir, parallel, opts.ray_address)
+    else:
+        rows, interrupted = run_seeds(run_args, seeds, group_dir, parallel)
     metric = choose_metric(rows, opts.metric)
     threshold = opts.threshold if opts.threshold is not None else DEFAULT_THRESHOLDS.get(metric)
     add_reached(rows, metric, threshold)

@@ -5,17 +5,21 @@ costs ~45-60 s on 2 cores; all are slow. Skipped where Ray is not installed.
     a tiny MovingDot pipeline on ray.init(num_cpus=2) completes, with the local backend's summary keys
     a killed role's Ray worker (ray::PolicyActor...) ends the run non-zero within 30 s
     Ctrl-C (SIGINT to run.py) saves the database, predictor and policy checkpoint and exits 130
+    python -m floyd seeds --backend ray --n 2 leaves 2 run directories and the table; a seed's run
+    directory written on another node comes back
     a two-node cluster (ray.cluster_utils.Cluster, on this machine) with the predictor pinned to the node
     holding a custom resource runs end to end
 """
 import os
 import signal
 import subprocess
+import sys
 import time
 
 import psutil
 import pytest
 
+from conftest import REPO
 from test_pipeline import SMALL, _json, _kill_session, _load_prefs, _our_lines, _output, _popen, _wait_for
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install ray; pinned in requirements.txt)")
@@ -100,9 +104,9 @@ def test_two_node_cluster_with_the_predictor_pinned_by_a_custom_resource(tmp_pat
                                "--run_dir", run_dir) == 0
         assert _json(run_dir / "status.json")["status"] == "finished"
         assert _json(run_dir / "summary.json")["timesteps"] == 2000
-        # the predictor's actor ran on the node with the resource (not the head, where this driver is)
+        # the predictor's actor ran on the node with the resource (the driver may be on either: one machine)
         nodes = _json(run_dir / "ray_nodes.json")
-        assert nodes["reward_predictor"] == worker_node != nodes["driver"], nodes
+        assert nodes["reward_predictor"] == worker_node, nodes
     finally:
         if ray.is_initialized():
             ray.shutdown()
@@ -131,3 +135,38 @@ def test_interrupt_saves_and_exits_130(tmp_path):
         assert (run_dir / "reward_predictor" / "reward_predictor.npz").is_file()
     finally:
         _kill_session(proc)
+
+
+def test_floyd_seeds_on_ray_leaves_the_run_directories_and_the_table(tmp_path):
+    runs = tmp_path / "runs"
+    proc = subprocess.run([sys.executable, "-m", "floyd", "--runs_dir", str(runs), "seeds", "--backend", "ray",
+                           "--n", "2", "--name", "g", "--", "train_policy_with_original_rewards", "--env",
+                           "MovingDot-v0", "--million_timesteps", "0.005"], cwd=REPO, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    header = [line for line in proc.stdout.splitlines() if line.startswith("seed ")]
+    assert header and "true return" in header[0], proc.stdout[-3000:]
+    for seed in (0, 1):
+        run_dir = runs / "g" / f"seed{seed}"
+        assert _json(run_dir / "status.json")["status"] == "finished"
+        assert _json(run_dir / "summary.json")["timesteps"] == 5000
+        assert (runs / "g" / f"seed{seed}.log").read_text().strip()
+    assert len(_json(runs / "g" / "seeds.json")["rows"]) == 2
+
+
+def test_a_seed_run_on_another_node_comes_back_to_the_driver(tmp_path, no_ray_left):
+    """floyd/ray_seeds.py's way back for a run directory written on another node (here: a task told that
+    the driver's node is another one), without a real second machine."""
+    from drlhp.ray_backend import init_kwargs
+    from floyd.ray_seeds import _collect, _run_one
+
+    ray.init(num_cpus=1, **init_kwargs())
+    run_dir = tmp_path / "g" / "seed3"
+    write = (f"import json, os; os.makedirs({str(run_dir)!r}); print('hello'); "
+             f"json.dump({{'status': 'finished'}}, open(os.path.join({str(run_dir)!r}, 'status.json'), 'w'))")
+    ref = ray.remote(_run_one).remote([sys.executable, "-c", write], str(tmp_path), str(run_dir), "another node")
+    ray.wait([ref])
+    row = _collect(ref, 3, time.monotonic(), tmp_path / "g")
+    assert row["exit_code"] == 0 and row["status"] == "finished"
+    assert _json(run_dir / "status.json") == {"status": "finished"}  # removed on "that node", unpacked here
+    assert (tmp_path / "g" / "seed3.log").read_text().strip() == "hello"
