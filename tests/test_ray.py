@@ -4,7 +4,8 @@ costs ~45-60 s on 2 cores; all are slow. Skipped where Ray is not installed.
 
     a tiny MovingDot pipeline on ray.init(num_cpus=2) completes, with the local backend's summary keys
     a killed role's Ray worker (ray::PolicyActor...) ends the run non-zero within 30 s
-    Ctrl-C (SIGINT to run.py) saves the database, predictor and policy checkpoint and exits 130
+    Ctrl-C (SIGINT to run.py's process group, Ray's processes included) saves the database, predictor
+    and policy checkpoint and exits 130
     python -m floyd seeds --backend ray --n 2 leaves 2 run directories and the table; a seed's run
     directory written on another node comes back
     a two-node cluster (ray.cluster_utils.Cluster, on this machine) with the predictor pinned to the node
@@ -121,7 +122,7 @@ def test_interrupt_saves_and_exits_130(tmp_path):
     try:
         _wait_for(lambda: (run_dir / "pids.json").exists() and (run_dir / "progress.csv").exists(), 180, proc,
                   "pids.json and progress.csv")
-        proc.send_signal(signal.SIGINT)  # the parent only, as in tests/test_pipeline.py
+        os.killpg(proc.pid, signal.SIGINT)  # the whole group, as Ctrl-C in a terminal: Ray's processes too
         try:
             code = proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
@@ -149,7 +150,7 @@ def test_floyd_seeds_on_ray_leaves_the_run_directories_and_the_table(tmp_path):
     for seed in (0, 1):
         run_dir = runs / "g" / f"seed{seed}"
         assert _json(run_dir / "status.json")["status"] == "finished"
-        assert _json(run_dir / "summary.json")["timesteps"] == 5000
+        assert _json(run_dir / "summary.json")["timesteps"] >= 5000  # whole updates of n_envs x n_steps
         assert (runs / "g" / f"seed{seed}.log").read_text().strip()
     assert len(_json(runs / "g" / "seeds.json")["rows"]) == 2
 
