@@ -219,13 +219,6 @@ def create(cfg, profile_dir=None, run_dir=None):
     """Join (or start) Ray, make the channels' hub: (Channels, RayGroup)."""
     owns = not ray.is_initialized()
     if owns:
-        # A local Ray started here would share the terminal's process group: its GCS and raylet would die
-        # of a Ctrl-C before the roles had saved. They start with SIGINT blocked (the mask is inherited),
-        # as do the workers they start; the roles ignore SIGINT anyway (the driver sets the stop flag).
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
-            ray.init(**init_kwargs(cfg.ray_address))
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        ray.init(**init_kwargs(cfg.ray_address))
     channels, hub = create_channels(cfg.prefs.segment_queue_size)
     return channels, RayGroup(channels, hub, cfg, profile_dir, owns_ray=owns, run_dir=run_dir)
