@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from drlhp.atomic import write_json
-from drlhp.config import DEFAULT_MODE, LABEL_SCHEDULES, MODES, QUERY_SELECTIONS, RunConfig
+from drlhp.config import DEFAULT_MODE, RunConfig, config_problem
 from drlhp.profiling import PROFILE_DIR, profiled
 from drlhp.run_record import RunRecord, default_run_dir
 
@@ -162,7 +162,7 @@ def _check_inputs(cfg: RunConfig) -> None:
         raise UsageError(f"unknown env {cfg.env!r}; list valid ids with: python run.py --list_envs") from None
     except envs.UnsupportedEnvError as e:  # "Pendulum-v1: continuous actions (Box) are not supported: ..."
         raise UsageError(str(e)) from None
-    problem = _config_problem(cfg)
+    problem = config_problem(cfg)
     if problem:
         raise UsageError(problem)
     trains_policy = cfg.mode in ("train_policy_with_original_rewards", DEFAULT_MODE)
@@ -224,93 +224,6 @@ def check_inputs(cfg: RunConfig) -> None:
     """``run``'s checks of a config, without running it (``python -m floyd seeds`` checks once, before
     starting any seed). UsageError: one line for the user."""
     _check_inputs(cfg)
-
-
-def _whole(least: int):
-    return f"a whole number of at least {least}", lambda v: isinstance(v, int) and v >= least
-
-
-def _within(low: float, high: float, low_in: bool = True, high_in: bool = True):
-    text = f"in {'[' if low_in else '('}{low:g}, {high:g}{']' if high_in else ')'}"
-    return text, lambda v: (low <= v if low_in else low < v) and (v <= high if high_in else v < high)
-
-
-def _one_of(options):
-    return "one of " + ", ".join(options), lambda v: v in options
-
-
-_POSITIVE = "a finite number above 0", lambda v: 0 < v < float("inf")
-_NOT_NEGATIVE = "a finite number of at least 0", lambda v: 0 <= v < float("inf")
-
-# Every number and choice of a RunConfig: (its flag, or None where it has none; its place in the
-# config; (what it must be, the test)). In run.py --help's order.
-_CONFIG_RULES = [
-    ("mode", "mode", _one_of(MODES)),
-    ("--seed", "seed", _whole(0)),
-    ("--million_timesteps", "million_timesteps", _POSITIVE),
-    ("--stop_at_million_timesteps", "stop_at_million_timesteps", _NOT_NEGATIVE),
-    ("--log_interval", "log_interval", _NOT_NEGATIVE),
-    ("--policy_ckpt_interval", "policy_ckpt_interval", _whole(0)),
-    ("--n_envs", "a2c.n_envs", _whole(1)),
-    ("--n_steps", "a2c.n_steps", _whole(1)),
-    ("--lr", "a2c.lr", _POSITIVE),
-    ("--ent_coef", "a2c.ent_coef", _NOT_NEGATIVE),
-    ("--gamma", "a2c.gamma", _within(0, 1)),
-    ("--episode_ends", "a2c.episode_ends", _one_of(("auto", "on", "off"))),
-    ("--rmsprop_style", "a2c.rmsprop_style", _one_of(("tf1", "torch"))),
-    ("--original_reward", "a2c.original_reward", _one_of(("clipped", "scaled"))),
-    (None, "a2c.rms_decay", _within(0, 1, high_in=False)),
-    (None, "a2c.rms_eps", _POSITIVE),
-    (None, "a2c.vf_coef", _NOT_NEGATIVE),
-    (None, "a2c.max_grad_norm", _POSITIVE),
-    ("--n_env_threads", "n_env_threads", _whole(0)),
-    ("--tf_intra_threads", "tf_intra_threads", _whole(0)),
-    ("--tf_inter_threads", "tf_inter_threads", _whole(0)),
-    ("--episodes", "episodes", _whole(1)),
-    ("--max_prefs", "prefs.max_prefs", _whole(1)),
-    ("--n_initial_prefs", "prefs.n_initial_prefs", _whole(0)),
-    ("--n_labels", "prefs.n_labels", _whole(0)),
-    ("--label_schedule", "prefs.label_schedule", _one_of(LABEL_SCHEDULES)),
-    ("--segment_length", "prefs.segment_length", _whole(1)),
-    ("--segments_per_cut", "prefs.segments_per_cut", _whole(1)),
-    ("--query_selection", "prefs.query_selection", _one_of(QUERY_SELECTIONS)),
-    ("--prefs_save_interval", "prefs.prefs_save_interval", _whole(1)),
-    (None, "prefs.segment_queue_size", _whole(1)),
-    (None, "prefs.segment_pool_size", _whole(2)),
-    (None, "prefs.variance_candidates", _whole(1)),
-    ("--n_predictors", "reward.n_predictors", _whole(1)),
-    ("--n_initial_epochs", "reward.n_initial_epochs", _whole(0)),
-    ("--reward_batch_size", "reward.batch_size", _whole(1)),
-    ("--reward_lr", "reward.lr", _POSITIVE),
-    ("--reward_publish_interval", "reward.publish_interval", _whole(1)),
-    ("--reward_norm_momentum", "reward.norm_momentum", _within(0, 1, low_in=False)),
-    ("--reward_train_fraction", "reward.train_fraction", _within(0, 1, low_in=False)),
-    ("--reward_updates_per_step", "reward.updates_per_step", _NOT_NEGATIVE),
-    ("--reward_tf_threads", "reward.tf_intra_threads", _whole(1)),
-    ("--reward_dropout", "reward.dropout", _within(0, 1, high_in=False)),
-    ("--reward_l2_init", "reward.l2_init", _NOT_NEGATIVE),
-    (None, "reward.random_answer_prob", _within(0, 1, high_in=False)),
-    (None, "reward.norm_std", _POSITIVE),
-    (None, "reward.eval_interval", _whole(1)),
-    (None, "reward.norm_segments", _whole(1)),
-    (None, "reward.ckpt_interval_s", _POSITIVE),
-]
-
-
-def _config_problem(cfg: RunConfig) -> str | None:
-    """The first number or choice of ``cfg`` out of its range, in one line, or None."""
-    for flag, place, (wanted, ok) in _CONFIG_RULES:
-        value = cfg
-        for attr in place.split("."):
-            value = getattr(value, attr)
-        try:
-            fine = ok(value)
-        except TypeError:  # a string where a number belongs (a config built in code)
-            fine = False
-        if not fine:
-            shown = f"{value:g}" if isinstance(value, float) else repr(value) if isinstance(value, str) else value
-            return f"{flag or place} must be {wanted}, got {shown}"
-    return None
 
 
 def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int:
