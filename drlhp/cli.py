@@ -58,5 +58,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def console_main() -> int:
+    """The ``drlhp`` console script and run.py: main, and a reader that stops early (``| head``) ends the
+    output quietly instead of with a BrokenPipeError."""
+    try:
+        return main()
+    except BrokenPipeError:
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        return 1
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console_main())

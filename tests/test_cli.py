@@ -396,3 +396,14 @@ def test_every_checked_flag_refuses_a_bad_value_in_one_line_naming_it():
         with pytest.raises(UsageError) as caught:
             _check(f"--{flag.name}", str(flag.type(bad)))
         assert str(caught.value).startswith(f"--{flag.name} must be "), (flag.name, str(caught.value))
+
+
+def test_a_reader_that_stops_early_gets_no_broken_pipe_traceback():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    run_py = Path(__file__).resolve().parents[1] / "run.py"
+    proc = subprocess.run(f"'{sys.executable}' '{run_py}' --list_envs | true", shell=True, capture_output=True,
+                          text=True, timeout=120)
+    assert "BrokenPipeError" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
