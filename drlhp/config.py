@@ -124,6 +124,10 @@ class RewardConfig:
         norm_momentum: at each publication, the normalization mean and variance move this fraction of the way
             to those measured on the newest segments (1: replaced). Small values keep the policy's reward on
             one offset and scale as the predictor's weights change.
+        clip: each member's normalized output is clipped to this many standard deviations either side of its
+            mean before the members are averaged and scaled to norm_std; 0: not clipped (the paper). A predictor
+            whose output is narrow on the normalization set but far off it on a few frames (game starts, states
+            it never saw) otherwise pays those frames tens of standard deviations (docs/results.md, E4).
         ckpt_interval_s: seconds between predictor checkpoints (plus one at the end).
         tf_intra_threads: TensorFlow intra-op threads of the predictor process in the three-process modes
             (pretrain_reward_predictor runs in one process and takes --tf_intra_threads). With 2, halve
@@ -153,6 +157,7 @@ class RewardConfig:
     eval_interval: int = opt(25, check=whole(1))
     norm_segments: int = opt(20, check=whole(1))
     norm_momentum: float = opt(0.1, check=within(0, 1, low_in=False))
+    clip: float = opt(0.0, check=NOT_NEGATIVE)
     ckpt_interval_s: float = opt(60.0, check=POSITIVE)
     tf_intra_threads: int = opt(1, check=whole(1), flag="reward_tf_threads")
     onednn: bool = opt(False, negatable=True)

@@ -221,3 +221,22 @@ def test_normalization_moves_by_its_momentum():
                                rtol=1e-3)
     ens.update_normalization(b, momentum=1.0)
     np.testing.assert_allclose(ens.norm_mean, raw_b.mean(axis=1), rtol=1e-5)
+
+
+def test_clip_bounds_each_members_normalized_reward():
+    """With clip c, no frame is paid more than c standard deviations (times norm_std) from the mean, however
+    far the raw output of a frame outside the normalization set lies; inside the set nothing changes."""
+    cfg = RewardConfig(n_predictors=2, dropout=0.0, batchnorm=False)
+    plain = RewardEnsemble((6,), cfg, seed=0)
+    clipped = RewardEnsemble((6,), replace(cfg, clip=2.0), seed=0)
+    rng = np.random.default_rng(0)
+    usual = rng.integers(100, 110, (300, 6), dtype=np.uint8)  # a narrow set: a small std of the raw output
+    far = np.concatenate([rng.integers(0, 5, (20, 6)), rng.integers(250, 256, (20, 6))]).astype(np.uint8)
+    for ens in (plain, clipped):
+        ens.update_normalization(usual)
+    assert np.abs(plain.reward(far)).max() > 2.0 * cfg.norm_std  # unclipped: far frames are paid more
+    assert np.abs(clipped.reward(far)).max() <= 2.0 * cfg.norm_std + 1e-6
+    z = (plain.predict(usual) - plain.norm_mean[:, None]) / plain.norm_std[:, None]
+    inside = (np.abs(z) < 2.0).all(axis=0)  # frames no member clips
+    assert inside.mean() > 0.5
+    np.testing.assert_allclose(clipped.reward(usual)[inside], plain.reward(usual)[inside], rtol=1e-5)
