@@ -211,6 +211,7 @@ def evaluate(args) -> None:
 def collect(args) -> None:
     from drlhp.messages import Preference, Segment
     from drlhp.pref_db import PrefDB
+    from drlhp.run_paths import RunPaths
     from pref_interface.oracle import SyntheticOracle
 
     rng = np.random.default_rng(args.seed)
@@ -241,7 +242,7 @@ def collect(args) -> None:
         mu = oracle.label(clips[a], clips[b])
         ties += mu[0] == mu[1]
         db.add(Preference(clips[a], clips[b], mu))
-    out = Path(args.out_dir) / "prefs" / "prefs.npz"
+    out = RunPaths(args.out_dir).prefs
     out.parent.mkdir(parents=True, exist_ok=True)
     db.save(out)
     print(f"{len(db)} pairs of {len(clips)} clips ({ties} ties) -> {out}")

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from drlhp.messages import Report
 from drlhp.profiling import profiled
 from drlhp.queues import LatestValue, SegmentFlow, SharedFlag
+from drlhp.run_paths import RunPaths
 
 STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 STOPPED_BY_SIGTERM = "stopped by SIGTERM"  # a "done" report's text when SIGTERM stopped the child
@@ -83,7 +84,7 @@ def _redirect_broken_output(log_dir: str | None) -> None:
     """Point fds 1 and 2, where they are pipes whose reader is gone, at <log_dir>/stdout.log and
     stderr.log (or /dev/null): the parent's output tee (drlhp.output_tee) died with the parent, and a
     print into its pipe would raise BrokenPipeError in the middle of saving."""
-    for fd, name in ((1, "stdout.log"), (2, "stderr.log")):
+    for fd, name in ((1, RunPaths.STDOUT), (2, RunPaths.STDERR)):
         poll = select.poll()
         poll.register(fd, select.POLLOUT)
         if not any(events & select.POLLERR for _, events in poll.poll(0)):  # POLLERR: a pipe without reader

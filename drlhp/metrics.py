@@ -20,11 +20,13 @@ from pathlib import Path
 
 import psutil
 
+from drlhp.run_paths import RunPaths
 from drlhp.tf_setup import import_easy_tf_log
 
 
 class MetricsLogger:
-    def __init__(self, run_dir: str | os.PathLike, tb_subdir: str = "tb", csv_name: str = "progress.csv"):
+    def __init__(self, run_dir: str | os.PathLike, tb_subdir: str | os.PathLike = RunPaths.TB,
+                 csv_name: str | os.PathLike = RunPaths.PROGRESS):
         self.run_dir = Path(run_dir)
         self._tb = import_easy_tf_log().Logger(log_dir=str(self.run_dir / tb_subdir))
         self.csv_path = self.run_dir / csv_name

@@ -16,7 +16,6 @@ status ends finished / interrupted / crashed (with the error) and its curves are
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import traceback
 from dataclasses import replace
@@ -24,16 +23,14 @@ from pathlib import Path
 
 from drlhp.atomic import write_json
 from drlhp.config import DEFAULT_MODE, RunConfig, config_problem
-from drlhp.profiling import PROFILE_DIR, profiled
+from drlhp.interrupts import mark_interrupted, sigterm_as_interrupt, sigterm_ignored
+from drlhp.profiling import profiled
+from drlhp.run_paths import RunPaths
 from drlhp.run_record import RunRecord, default_run_dir
 
 
 class UsageError(Exception):
     """A problem with the command line or its inputs: one line to the user, exit code 2."""
-
-
-def _raise_keyboard_interrupt(signum, frame):
-    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def _mode_function(cfg: RunConfig):
@@ -69,30 +66,27 @@ def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False,
         tee = OutputTee(record.dir, header=" ".join(argv or []))
     if announce:  # e.g. the preset's flags: said once the run has passed its checks and started
         print(announce, flush=True)
-    previous_sigterm = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)  # every mode: a stop, as Ctrl-C
-    try:
-        # --profile: this process too (the one-process modes' work; the parent's waiting in the others)
-        with profiled(record.dir / PROFILE_DIR if cfg.profile else None,
-                      "parent" if mode is run_processes else cfg.mode):
-            return mode(cfg, record)
-    except UsageError as e:  # found once the run had started (e.g. a checkpoint that does not fit)
-        record.set_status("crashed", error=str(e))
-        print(f"run.py: error: {e}", file=sys.stderr, flush=True)
-        return 2
-    except KeyboardInterrupt:  # where the mode did not save and mark it itself
-        record.set_status("interrupted")
-        print("\n[run] interrupted", file=sys.stderr, flush=True)
-        return 130
-    except Exception as e:
-        detail = traceback.format_exc()
-        record.set_status("crashed", error=f"{type(e).__name__}: {e}\n{detail}")
-        print(detail, end="", file=sys.stderr, flush=True)
-        return 1
-    finally:
-        _draw_curves(record)
-        if tee is not None:
-            tee.close()
-        signal.signal(signal.SIGTERM, previous_sigterm)
+    with sigterm_as_interrupt():  # every mode: a stop, as Ctrl-C
+        try:
+            # --profile: this process too (the one-process modes' work; the parent's waiting in the others)
+            with profiled(record.paths.profile if cfg.profile else None,
+                          "parent" if mode is run_processes else cfg.mode):
+                return mode(cfg, record)
+        except UsageError as e:  # found once the run had started (e.g. a checkpoint that does not fit)
+            record.set_status("crashed", error=str(e))
+            print(f"run.py: error: {e}", file=sys.stderr, flush=True)
+            return 2
+        except KeyboardInterrupt:  # where the mode did not save and mark it itself
+            return mark_interrupted(record, "\n[run] interrupted")
+        except Exception as e:
+            detail = traceback.format_exc()
+            record.set_status("crashed", error=f"{type(e).__name__}: {e}\n{detail}")
+            print(detail, end="", file=sys.stderr, flush=True)
+            return 1
+        finally:
+            _draw_curves(record)
+            if tee is not None:
+                tee.close()
 
 
 # Settings that change how fast or how often things are recorded, not what is learned: a run directory
@@ -108,7 +102,7 @@ def _check_resume(cfg: RunConfig, record: RunRecord, derived: tuple[str, ...]) -
     --resume_with_changes (else the weights would be recorded as trained with settings they were not)."""
     from drlhp.run_record import ABSENT, config_changes, flatten
 
-    before = record.read_json("config.json")
+    before = record.read_json(RunPaths.CONFIG)
     if before is None or cfg.mode == "watch" or cfg.resume_with_changes:
         return
     changes = config_changes(before, cfg.to_dict(), ignore=(*derived, *RESUME_FREELY))
@@ -140,9 +134,9 @@ def _resolve_run_dir(cfg: RunConfig) -> RunConfig:
     if cfg.run_dir is None:
         return replace(cfg, run_dir=str(default_run_dir(cfg.env, cfg.mode)))
     if (cfg.mode != "watch" and cfg.load_policy_ckpt_dir is None
-            and find_latest_checkpoint(Path(cfg.run_dir) / "checkpoints")):
+            and find_latest_checkpoint(RunPaths(cfg.run_dir).checkpoints)):
         # An existing run directory with checkpoints: resume it where it stopped (watch never resumes).
-        return replace(cfg, load_policy_ckpt_dir=str(Path(cfg.run_dir) / "checkpoints"))
+        return replace(cfg, load_policy_ckpt_dir=str(RunPaths(cfg.run_dir).checkpoints))
     return cfg
 
 
@@ -150,9 +144,9 @@ def _check_inputs(cfg: RunConfig) -> None:
     """Bad inputs fail here, in one line (UsageError), before any run directory or process exists:
     the env id, every number of the config, what the mode needs, the display, and every file to load."""
     import envs
-    from drlhp.checkpoint import CheckpointError, load_policy_checkpoint, npz_problem
+    from drlhp.checkpoint import CheckpointError, load_policy_checkpoint
     from drlhp.pref_db import PrefDB, PrefDBError
-    from drlhp.reward_trainer import PREDICTOR_FILE, PREFS_FILE, PredictorCheckpointError, find_file, load_predictor
+    from drlhp.reward_trainer import PredictorCheckpointError, find_file, load_predictor
 
     if not cfg.env:
         raise UsageError("--env is required (list valid ids with: python run.py --list_envs)")
@@ -189,7 +183,7 @@ def _check_inputs(cfg: RunConfig) -> None:
             raise UsageError("watch needs --load_policy_ckpt_dir (a run directory or its checkpoints/)")
         if cfg.video and Path(cfg.video).suffix not in (".mp4", ".gif"):
             raise UsageError(f"--video {cfg.video}: give a .mp4 or a .gif file")
-        if cfg.run_dir and (Path(cfg.run_dir) / "config.json").exists():
+        if cfg.run_dir and RunPaths(cfg.run_dir).config.exists():
             raise UsageError(f"--run_dir {cfg.run_dir} already holds a run; watch records into a new run "
                              f"directory (leave --run_dir out, or give a new one; --video names the video)")
     labelling = cfg.mode == "gather_initial_prefs" or (cfg.mode == DEFAULT_MODE and not cfg.no_labelling)
@@ -206,15 +200,12 @@ def _check_inputs(cfg: RunConfig) -> None:
             raise UsageError(str(e)) from None
     if cfg.load_prefs_dir:
         try:
-            PrefDB.load(find_file(cfg.load_prefs_dir, PREFS_FILE))
+            PrefDB.load(find_file(cfg.load_prefs_dir, RunPaths.PREFS))
         except PrefDBError as e:
             raise UsageError(str(e)) from None
     if cfg.load_reward_predictor_ckpt_dir:
-        ckpt = find_file(cfg.load_reward_predictor_ckpt_dir, PREDICTOR_FILE)
-        problem = npz_problem(ckpt, "reward predictor checkpoint")
-        if problem:
-            raise UsageError(f"cannot read reward predictor checkpoint {ckpt}: {problem}")
-        try:
+        ckpt = find_file(cfg.load_reward_predictor_ckpt_dir, RunPaths.PREDICTOR)
+        try:  # its own one-line reason for a missing, foreign or damaged file (drlhp.npz_json)
             load_predictor(ckpt)
         except PredictorCheckpointError as e:
             raise UsageError(str(e)) from None
@@ -236,34 +227,31 @@ def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int
 
     print(f"[run] {cfg.mode} on {cfg.env}, seed {cfg.seed}, {cfg.total_timesteps:,} agent steps -> {record.dir}",
           flush=True)
-    previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     env = logger = trainer = None
-    try:
-        env = make_vec_env(cfg.env, cfg.a2c.n_envs, n_threads=cfg.n_env_threads)
-        policy = build_policy(cfg, env)
-        logger = MetricsLogger(record.dir)
+    with sigterm_as_interrupt():
         try:
-            source = (ScaledEnvReward(cfg.reward.norm_std) if cfg.a2c.original_reward == "scaled"
-                      else ClippedEnvReward())
-            trainer = PolicyTrainer(cfg, env, policy, source, record, logger)
-        except CheckpointError as e:
-            raise UsageError(str(e)) from None
-        return _finish(record, trainer.train(), cfg)
-    except KeyboardInterrupt:
-        if trainer is not None:
-            trainer.checkpoint()
-            record.write_summary(trainer.summary())
-            trainer.write_hparams()
-        record.set_status("interrupted")
-        print(f"\n[run] interrupted; checkpoint saved. Resume with: python run.py {cfg.mode} --env {cfg.env} "
-              f"--run_dir {record.dir}", file=sys.stderr, flush=True)
-        return 130
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        if logger is not None:
-            logger.close()
-        if env is not None:
-            env.close()
+            env = make_vec_env(cfg.env, cfg.a2c.n_envs, n_threads=cfg.n_env_threads)
+            policy = build_policy(cfg, env)
+            logger = MetricsLogger(record.dir)
+            try:
+                source = (ScaledEnvReward(cfg.reward.norm_std) if cfg.a2c.original_reward == "scaled"
+                          else ClippedEnvReward())
+                trainer = PolicyTrainer(cfg, env, policy, source, record, logger)
+            except CheckpointError as e:
+                raise UsageError(str(e)) from None
+            return _finish(record, trainer.train(), cfg)
+        except KeyboardInterrupt:
+            if trainer is not None:
+                trainer.checkpoint()
+                record.write_summary(trainer.summary())
+                trainer.write_hparams()
+            return mark_interrupted(record, f"\n[run] interrupted; checkpoint saved. Resume with: python run.py "
+                                            f"{cfg.mode} --env {cfg.env} --run_dir {record.dir}")
+        finally:
+            if logger is not None:
+                logger.close()
+            if env is not None:
+                env.close()
 
 
 def watch(cfg: RunConfig, record: RunRecord) -> int:
@@ -307,7 +295,7 @@ def _finish(record: RunRecord, summary: dict, cfg: RunConfig | None = None) -> i
     else:
         record.set_status("finished")
     print("[run] finished: " + ", ".join(f"{k}={v}" for k, v in summary.items()), flush=True)
-    print(f"[run] summary: {record.dir / 'summary.json'}", flush=True)
+    print(f"[run] summary: {record.paths.summary}", flush=True)
     return 0
 
 
@@ -325,50 +313,49 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
     ctx = mp.get_context("spawn")
     ch = Channels.create(ctx, cfg.prefs.segment_queue_size)
     run_dir = str(record.dir)
-    group = ProcessGroup(ch, ctx, profile_dir=str(record.dir / PROFILE_DIR) if cfg.profile else None,
+    group = ProcessGroup(ch, ctx, profile_dir=str(record.paths.profile) if cfg.profile else None,
                          log_dir=run_dir)
-    previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     failure, interrupted = None, False
     from drlhp.reward_trainer import predictor_to_load
     if not gather and predictor_to_load(cfg, record.dir):
         ch.gathering_done.set()  # a predictor will be loaded: the policy waits for it instead of playing randomly
-    try:
-        group.start("reward_predictor", "drlhp.reward_trainer:run_reward_predictor", cfg=cfg,
-                    obs_shape=observation_shape(cfg.env),
-                    preference_queue=ch.preference_queue, weights_channels=[ch.weights_to_policy]
-                    + ([ch.weights_to_prefs] if cfg.prefs.query_selection == "variance" else []),
-                    stop_event=ch.stop_event, gathering_done=ch.gathering_done, run_dir=run_dir, collect_only=gather,
-                    predictor_version=ch.predictor_version, db_size=ch.db_size, pair_updates=ch.pair_updates)
-        show_agent = cfg.prefs.show_agent and not cfg.prefs.synthetic_prefs
-        group.start("pref_interface", "pref_interface.process:run_pref_interface", cfg=cfg,
-                    frames_per_step=frames_per_agent_step(cfg.env),
-                    segment_queue=ch.segment_queue, preference_queue=ch.preference_queue,
-                    weights_channel=ch.weights_to_prefs, stop_event=ch.stop_event, run_dir=run_dir,
-                    predictor_version=ch.predictor_version, db_size=ch.db_size,
-                    agent_episode=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow)
-        group.start("policy", "drlhp.policy_process:run_policy", cfg=cfg, segment_queue=ch.segment_queue,
-                    weights_channel=ch.weights_to_policy, stop_event=ch.stop_event,
-                    gathering_done=ch.gathering_done, run_dir=run_dir,
-                    episode_channel=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow,
-                    pair_updates=ch.pair_updates)
-        write_json(record.dir / "pids.json", {"parent": os.getpid(), **{r: p.pid for r, p in group.procs.items()}})
-        group.watch({"reward_predictor"} if gather else {"policy"})
-    except ChildFailed as e:
-        failure = e
-    except KeyboardInterrupt:
-        interrupted = True
-        print("\n[run] interrupted: stopping the processes (they save the database and checkpoints)...",
-              file=sys.stderr, flush=True)
-    finally:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    with sigterm_as_interrupt():
         try:
-            killed = group.shutdown()
-            if killed:
-                print(f"[run] had to kill: {', '.join(killed)}", file=sys.stderr, flush=True)
+            group.start("reward_predictor", "drlhp.reward_trainer:run_reward_predictor", cfg=cfg,
+                        obs_shape=observation_shape(cfg.env),
+                        preference_queue=ch.preference_queue, weights_channels=[ch.weights_to_policy]
+                        + ([ch.weights_to_prefs] if cfg.prefs.query_selection == "variance" else []),
+                        stop_event=ch.stop_event, gathering_done=ch.gathering_done, run_dir=run_dir,
+                        collect_only=gather, predictor_version=ch.predictor_version, db_size=ch.db_size,
+                        pair_updates=ch.pair_updates)
+            show_agent = cfg.prefs.show_agent and not cfg.prefs.synthetic_prefs
+            group.start("pref_interface", "pref_interface.process:run_pref_interface", cfg=cfg,
+                        frames_per_step=frames_per_agent_step(cfg.env),
+                        segment_queue=ch.segment_queue, preference_queue=ch.preference_queue,
+                        weights_channel=ch.weights_to_prefs, stop_event=ch.stop_event, run_dir=run_dir,
+                        predictor_version=ch.predictor_version, db_size=ch.db_size,
+                        agent_episode=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow)
+            group.start("policy", "drlhp.policy_process:run_policy", cfg=cfg, segment_queue=ch.segment_queue,
+                        weights_channel=ch.weights_to_policy, stop_event=ch.stop_event,
+                        gathering_done=ch.gathering_done, run_dir=run_dir,
+                        episode_channel=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow,
+                        pair_updates=ch.pair_updates)
+            write_json(record.dir / "pids.json", {"parent": os.getpid(), **{r: p.pid for r, p in group.procs.items()}})
+            group.watch({"reward_predictor"} if gather else {"policy"})
         except ChildFailed as e:
-            failure = failure or e
+            failure = e
+        except KeyboardInterrupt:
+            interrupted = True
+            print("\n[run] interrupted: stopping the processes (they save the database and checkpoints)...",
+                  file=sys.stderr, flush=True)
         finally:
-            signal.signal(signal.SIGTERM, previous)
+            with sigterm_ignored():  # a second SIGTERM must not cut the children's saving short
+                try:
+                    killed = group.shutdown()
+                    if killed:
+                        print(f"[run] had to kill: {', '.join(killed)}", file=sys.stderr, flush=True)
+                except ChildFailed as e:
+                    failure = failure or e
     figures = {}
     roles = ("reward_predictor", "pref_interface") if gather else ("policy", "reward_predictor", "pref_interface")
     for role in roles:
@@ -383,14 +370,11 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
     if failure is not None:
         record.write_summary(summary)
         record.set_status("crashed", error=f"{failure}\n{failure.detail}")
-        print(f"run.py: error: {failure} (details: {record.dir / 'status.json'})", file=sys.stderr, flush=True)
+        print(f"run.py: error: {failure} (details: {record.paths.status})", file=sys.stderr, flush=True)
         return 1
     if interrupted:
-        record.write_summary(summary)
-        record.set_status("interrupted")
-        print(f"[run] interrupted; database and checkpoints saved. Resume with the same command and "
-              f"--run_dir {record.dir}", file=sys.stderr, flush=True)
-        return 130
+        return mark_interrupted(record, f"[run] interrupted; database and checkpoints saved. Resume with the same "
+                                        f"command and --run_dir {record.dir}", summary)
     if figures.get("labelling_window_closed"):
         # The person closed the labelling window: the run stops as with Ctrl-C (the stop event; every
         # process saved), but it is how a labelling session normally ends, so the exit code is 0.
@@ -400,7 +384,7 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
               f"the same command and --run_dir {record.dir}", flush=True)
         return 0
     if gather:
-        summary["prefs_file"] = str(record.dir / "prefs" / "prefs.npz")
+        summary["prefs_file"] = str(record.paths.prefs)
     return _finish(record, summary, cfg)
 
 
@@ -411,10 +395,10 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
 
     from drlhp.metrics import MetricsLogger
     from drlhp.pref_db import PrefDB
-    from drlhp.reward_trainer import PREDICTOR_FILE, PREFS_FILE, RewardTrainer, find_file
+    from drlhp.reward_trainer import RewardTrainer, find_file
     from drlhp.tf_setup import configure_tensorflow
 
-    db = PrefDB.load(find_file(cfg.load_prefs_dir, PREFS_FILE), max_prefs=cfg.prefs.max_prefs)
+    db = PrefDB.load(find_file(cfg.load_prefs_dir, RunPaths.PREFS), max_prefs=cfg.prefs.max_prefs)
     if db.n_train == 0:
         raise UsageError(f"the preference database in {cfg.load_prefs_dir} has no training preferences")
     configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed)
@@ -426,16 +410,15 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
         if not trainer.last_eval:  # pretrain() evaluates after its last step; zero steps leave nothing
             logger.log(trainer.steps, trainer.evaluate())
     except KeyboardInterrupt:
-        record.set_status("interrupted")
-        return 130
+        return mark_interrupted(record)
     finally:
         logger.close()
     trainer.publish()  # normalization statistics (the first: from 10x the newest segments), saved with the weights
-    trainer.save(record.dir / PREDICTOR_FILE)
+    trainer.save(record.paths.predictor)
     return _finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "n_preferences": len(db),
                             "predictor_val_accuracy": trainer.last_eval.get("reward/val_accuracy"),
                             "predictor_train_steps": trainer.steps,
-                            "reward_predictor_file": str(record.dir / PREDICTOR_FILE)})
+                            "reward_predictor_file": str(record.paths.predictor)})
 
 
 def train_policy_without_labelling(cfg: RunConfig, record: RunRecord) -> int:
@@ -449,15 +432,11 @@ def train_policy_without_labelling(cfg: RunConfig, record: RunRecord) -> int:
                                       batchnorm=cfg.reward.batchnorm if batchnorm is None else batchnorm))
     print(f"[run] {cfg.mode} --no_labelling on {cfg.env} with predictor {meta['path']}, "
           f"{cfg.total_timesteps:,} agent steps -> {record.dir}", flush=True)
-    previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
-    try:
-        summary = run_policy(cfg, segment_queue=None, weights_channel=None, stop_event=None, gathering_done=None,
-                             run_dir=str(record.dir), fixed_weights=weights)
-    except KeyboardInterrupt:  # run_policy saved a checkpoint
-        record.set_status("interrupted")
-        print(f"\n[run] interrupted; checkpoint saved in {record.ckpt_dir}", file=sys.stderr, flush=True)
-        return 130
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    with sigterm_as_interrupt():
+        try:
+            summary = run_policy(cfg, segment_queue=None, weights_channel=None, stop_event=None,
+                                 gathering_done=None, run_dir=str(record.dir), fixed_weights=weights)
+        except KeyboardInterrupt:  # run_policy saved a checkpoint
+            return mark_interrupted(record, f"\n[run] interrupted; checkpoint saved in {record.ckpt_dir}")
     return _finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "no_labelling": True, **summary})
 

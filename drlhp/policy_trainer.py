@@ -225,7 +225,7 @@ class PolicyTrainer:
         from drlhp.metrics import write_hparams
 
         try:
-            write_hparams(self.record.dir / "tb", self.cfg.to_dict(), summary or self.summary(),
+            write_hparams(self.record.paths.tb, self.cfg.to_dict(), summary or self.summary(),
                           trial_id=self.record.dir.name)
         except Exception as e:  # noqa: BLE001 -- the HParams tab must not turn a finished run into a crash
             self.print(f"[policy] warning: no HParams record: {type(e).__name__}: {e}", flush=True)

@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 from drlhp.config import RunConfig
 from drlhp.messages import Preference
 from drlhp.queues import drain, put_blocking
+from drlhp.run_paths import RunPaths
 from drlhp.segments import register_compact_pickling
 from pref_interface.pool import SegmentPool
 from pref_interface.schedule import LabelSchedule
 
-STATE_FILE = Path("prefs") / "labeller_state.json"  # labels given so far: a resumed run goes on counting
+STATE_FILE = RunPaths.LABELLER_STATE  # labels given so far: a resumed run goes on counting
 SEGMENTS_PER_PAIR = 2  # fresh segments asked of the policy per pair asked: each pair can have two new clips
 
 
@@ -74,10 +74,10 @@ class PrefInterface:
         n_labels = p.n_labels if cfg.mode == "train_policy_with_preferences" else 0
         self.schedule = LabelSchedule(p.label_schedule, n_initial, n_labels, cfg.total_timesteps * frames_per_step)
         self.scorer = _VarianceScorer(cfg, weights_channel) if p.query_selection == "variance" else None
-        self.logger = MetricsLogger(run_dir, tb_subdir="tb/prefs", csv_name="progress_prefs.csv")
+        self.logger = MetricsLogger(run_dir, tb_subdir=RunPaths.TB / "prefs", csv_name="progress_prefs.csv")
         self.given = self.discarded = self.received = 0
         self.policy_step = 0
-        self.state_path = Path(run_dir) / STATE_FILE
+        self.state_path = RunPaths(run_dir).labeller_state
         self._restore_state()
         self.outbox: list[Preference] = []  # answered, not yet on the queue (send(..., block=False))
         self.t_start = self.last_log = time.perf_counter()
