@@ -36,7 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-from drlhp.run_paths import RunPaths
+from drlhp.runtime.run_paths import RunPaths
 
 REPO = Path(__file__).resolve().parent.parent
 # The Makefile's `run` target: MovingDot's default preset (drlhp/presets.py) applies with no flag.

@@ -18,7 +18,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from drlhp.run_paths import RunPaths  # noqa: E402
+from drlhp.runtime.run_paths import RunPaths  # noqa: E402
 
 
 def read_progress(run_dir: Path) -> dict[str, list[float]]:

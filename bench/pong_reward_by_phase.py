@@ -115,10 +115,10 @@ def main(argv=None) -> None:
     run = Path(args.run_dir)
 
     from drlhp.config import RewardConfig
-    from drlhp.pref_db import PrefDB
-    from drlhp.reward_source import PredictedReward
-    from drlhp.reward_trainer import load_predictor_weights, saved_reward_config
-    from drlhp.run_paths import RunPaths
+    from drlhp.policy.reward_source import PredictedReward
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.reward.trainer import load_predictor_weights, saved_reward_config
+    from drlhp.runtime.run_paths import RunPaths
 
     cfg = saved_reward_config(run) or RewardConfig()
     weights, meta = load_predictor_weights(args.predictor or RunPaths(run).predictor)

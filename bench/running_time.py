@@ -21,7 +21,7 @@ import datetime as dt
 import json
 from pathlib import Path
 
-from drlhp.run_paths import RunPaths
+from drlhp.runtime.run_paths import RunPaths
 
 
 def _event_times(run_dir: Path) -> list[float]:

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-from drlhp.run_paths import RunPaths  # noqa: E402
+from drlhp.runtime.run_paths import RunPaths  # noqa: E402
 
 
 def timed(fn, seconds: float, per_call: int, warmup: int = 3) -> float:
@@ -157,14 +157,14 @@ def main() -> None:
 
     cpu = cpu_model()
 
-    from drlhp.tf_setup import configure_tensorflow
+    from drlhp.runtime.tf_setup import configure_tensorflow
 
     tf = configure_tensorflow(2, 1, seed=0)
     import envs
-    from drlhp.a2c import A2CPolicy
     from drlhp.config import A2CConfig
-    from drlhp.reward_source import ClippedEnvReward
-    from drlhp.rollout import RolloutRunner
+    from drlhp.policy.a2c import A2CPolicy
+    from drlhp.policy.reward_source import ClippedEnvReward
+    from drlhp.policy.rollout import RolloutRunner
 
     cfg = A2CConfig(n_envs=args.n_envs)
     figures: dict[str, float] = {}

@@ -1,7 +1,7 @@
 """The modes of run.py.
 
     train_policy_with_preferences        the paper's three processes (policy, preference interface,
-                                         reward predictor; drlhp.launcher): gather n_initial_prefs with
+                                         reward predictor; drlhp.runtime.launcher): gather n_initial_prefs with
                                          a random policy, pretrain the predictor, then train all three
                                          at once. --no_labelling: the policy alone on a saved predictor.
     gather_initial_prefs                 random policy + labeller; saves the preference database
@@ -10,7 +10,7 @@
     watch                                play a saved policy, write a video
 
 Every mode is a recorded run (``run``): its inputs are checked, its run directory gets the record
-(drlhp.run_record; stdout and stderr too when run.py asks), the mode runs, and whatever happens its
+(drlhp.runtime.run_record; stdout and stderr too when run.py asks), the mode runs, and whatever happens its
 status ends finished / interrupted / crashed (with the error) and its curves are drawn (curves.png).
 """
 from __future__ import annotations
@@ -21,12 +21,12 @@ import traceback
 from dataclasses import replace
 from pathlib import Path
 
-from drlhp.atomic import write_json
 from drlhp.config import DEFAULT_MODE, RunConfig, config_problem
-from drlhp.interrupts import mark_interrupted, sigterm_as_interrupt, sigterm_ignored
-from drlhp.profiling import profiled
-from drlhp.run_paths import RunPaths
-from drlhp.run_record import RunRecord, default_run_dir
+from drlhp.runtime.atomic import write_json
+from drlhp.runtime.interrupts import mark_interrupted, sigterm_as_interrupt, sigterm_ignored
+from drlhp.runtime.profiling import profiled
+from drlhp.runtime.run_paths import RunPaths
+from drlhp.runtime.run_record import RunRecord, default_run_dir
 
 
 class UsageError(Exception):
@@ -55,7 +55,7 @@ def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False,
     record.start(cfg.to_dict(), argv, derived=derived)
     tee = None
     if tee_output:
-        from drlhp.output_tee import OutputTee
+        from drlhp.runtime.output_tee import OutputTee
 
         if mode is run_processes:
             # multiprocessing's resource tracker outlives this process: started before the tee, it keeps
@@ -100,7 +100,7 @@ RESUME_FREELY = ("log_interval", "stop_at_million_timesteps", "profile", "preset
 def _check_resume(cfg: RunConfig, record: RunRecord, derived: tuple[str, ...]) -> None:
     """A run directory that already holds a run of other settings goes on only with
     --resume_with_changes (else the weights would be recorded as trained with settings they were not)."""
-    from drlhp.run_record import ABSENT, config_changes, flatten
+    from drlhp.runtime.run_record import ABSENT, config_changes, flatten
 
     before = record.read_json(RunPaths.CONFIG)
     if before is None or cfg.mode == "watch" or cfg.resume_with_changes:
@@ -129,7 +129,7 @@ def _draw_curves(record: RunRecord) -> None:
 
 
 def _resolve_run_dir(cfg: RunConfig) -> RunConfig:
-    from drlhp.checkpoint import find_latest_checkpoint
+    from drlhp.policy.checkpoint import find_latest_checkpoint
 
     if cfg.run_dir is None:
         return replace(cfg, run_dir=str(default_run_dir(cfg.env, cfg.mode)))
@@ -144,9 +144,9 @@ def _check_inputs(cfg: RunConfig) -> None:
     """Bad inputs fail here, in one line (UsageError), before any run directory or process exists:
     the env id, every number of the config, what the mode needs, the display, and every file to load."""
     import envs
-    from drlhp.checkpoint import CheckpointError, load_policy_checkpoint
-    from drlhp.pref_db import PrefDB, PrefDBError
-    from drlhp.reward_trainer import PredictorCheckpointError, find_file, load_predictor
+    from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
+    from drlhp.reward.pref_db import PrefDB, PrefDBError
+    from drlhp.reward.trainer import PredictorCheckpointError, find_file, load_predictor
 
     if not cfg.env:
         raise UsageError("--env is required (list valid ids with: python run.py --list_envs)")
@@ -205,7 +205,7 @@ def _check_inputs(cfg: RunConfig) -> None:
             raise UsageError(str(e)) from None
     if cfg.load_reward_predictor_ckpt_dir:
         ckpt = find_file(cfg.load_reward_predictor_ckpt_dir, RunPaths.PREDICTOR)
-        try:  # its own one-line reason for a missing, foreign or damaged file (drlhp.npz_json)
+        try:  # its own one-line reason for a missing, foreign or damaged file (drlhp.runtime.npz_json)
             load_predictor(ckpt)
         except PredictorCheckpointError as e:
             raise UsageError(str(e)) from None
@@ -218,11 +218,11 @@ def check_inputs(cfg: RunConfig) -> None:
 
 
 def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int:
-    from drlhp.a2c import build_policy
-    from drlhp.checkpoint import CheckpointError
-    from drlhp.metrics import MetricsLogger
-    from drlhp.policy_trainer import PolicyTrainer
-    from drlhp.reward_source import ClippedEnvReward, ScaledEnvReward
+    from drlhp.policy.a2c import build_policy
+    from drlhp.policy.checkpoint import CheckpointError
+    from drlhp.policy.reward_source import ClippedEnvReward, ScaledEnvReward
+    from drlhp.policy.trainer import PolicyTrainer
+    from drlhp.runtime.metrics import MetricsLogger
     from envs import make_vec_env
 
     print(f"[run] {cfg.mode} on {cfg.env}, seed {cfg.seed}, {cfg.total_timesteps:,} agent steps -> {record.dir}",
@@ -255,9 +255,9 @@ def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int
 
 
 def watch(cfg: RunConfig, record: RunRecord) -> int:
-    from drlhp.a2c import build_policy
-    from drlhp.checkpoint import CheckpointError, load_policy_checkpoint
-    from drlhp.watch import play_episodes, write_video
+    from drlhp.policy.a2c import build_policy
+    from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
+    from drlhp.policy.watch import play_episodes, write_video
     from envs import make_vec_env
 
     try:
@@ -303,7 +303,7 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
     """train_policy_with_preferences and gather_initial_prefs: the three processes."""
     import multiprocessing as mp
 
-    from drlhp.launcher import Channels, ChildFailed, ProcessGroup
+    from drlhp.runtime.launcher import Channels, ChildFailed, ProcessGroup
     from envs import frames_per_agent_step, observation_shape
 
     gather = cfg.mode == "gather_initial_prefs"
@@ -316,12 +316,12 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
     group = ProcessGroup(ch, ctx, profile_dir=str(record.paths.profile) if cfg.profile else None,
                          log_dir=run_dir)
     failure, interrupted = None, False
-    from drlhp.reward_trainer import predictor_to_load
+    from drlhp.reward.trainer import predictor_to_load
     if not gather and predictor_to_load(cfg, record.dir):
         ch.gathering_done.set()  # a predictor will be loaded: the policy waits for it instead of playing randomly
     with sigterm_as_interrupt():
         try:
-            group.start("reward_predictor", "drlhp.reward_trainer:run_reward_predictor", cfg=cfg,
+            group.start("reward_predictor", "drlhp.reward.trainer:run_reward_predictor", cfg=cfg,
                         obs_shape=observation_shape(cfg.env),
                         preference_queue=ch.preference_queue, weights_channels=[ch.weights_to_policy]
                         + ([ch.weights_to_prefs] if cfg.prefs.query_selection == "variance" else []),
@@ -335,7 +335,7 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
                         weights_channel=ch.weights_to_prefs, stop_event=ch.stop_event, run_dir=run_dir,
                         predictor_version=ch.predictor_version, db_size=ch.db_size,
                         agent_episode=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow)
-            group.start("policy", "drlhp.policy_process:run_policy", cfg=cfg, segment_queue=ch.segment_queue,
+            group.start("policy", "drlhp.policy.process:run_policy", cfg=cfg, segment_queue=ch.segment_queue,
                         weights_channel=ch.weights_to_policy, stop_event=ch.stop_event,
                         gathering_done=ch.gathering_done, run_dir=run_dir,
                         episode_channel=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow,
@@ -393,10 +393,10 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
     Metrics (every evaluation): progress_reward.csv and tb/reward/, as in the three-process modes."""
     import threading
 
-    from drlhp.metrics import MetricsLogger
-    from drlhp.pref_db import PrefDB
-    from drlhp.reward_trainer import RewardTrainer, find_file
-    from drlhp.tf_setup import configure_tensorflow
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.reward.trainer import RewardTrainer, find_file
+    from drlhp.runtime.metrics import MetricsLogger
+    from drlhp.runtime.tf_setup import configure_tensorflow
 
     db = PrefDB.load(find_file(cfg.load_prefs_dir, RunPaths.PREFS), max_prefs=cfg.prefs.max_prefs)
     if db.n_train == 0:
@@ -423,8 +423,8 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
 
 def train_policy_without_labelling(cfg: RunConfig, record: RunRecord) -> int:
     """--no_labelling: the policy alone, on a saved predictor's reward; no labeller, no predictor training."""
-    from drlhp.policy_process import run_policy
-    from drlhp.reward_trainer import load_predictor_weights, predictor_batchnorm
+    from drlhp.policy.process import run_policy
+    from drlhp.reward.trainer import load_predictor_weights, predictor_batchnorm
 
     weights, meta = load_predictor_weights(cfg.load_reward_predictor_ckpt_dir)
     batchnorm = predictor_batchnorm(meta)  # the saved network's shape, whatever this command's flags say

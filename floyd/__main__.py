@@ -17,9 +17,9 @@ import os
 import sys
 from pathlib import Path
 
-from drlhp.interrupts import INTERRUPTED_EXIT
-from drlhp.run_paths import RunPaths
-from drlhp.run_record import flatten
+from drlhp.runtime.interrupts import INTERRUPTED_EXIT
+from drlhp.runtime.run_paths import RunPaths
+from drlhp.runtime.run_record import flatten
 from floyd.index import FloydError, RunEntry, find_run, looks_like_run, scan
 
 PROG = "python -m floyd"

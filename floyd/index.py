@@ -2,7 +2,7 @@
 
 A folder under the runs folder is one of
     a run          run.json (format version, start), config.json, command.txt, code_version.json,
-                   status.json, summary.json, ... (drlhp/run_record.py)
+                   status.json, summary.json, ... (drlhp/runtime/run_record.py)
     an older run   the same without run.json (written before the archive existed): listed, noted
     incomplete     a run whose config.json is missing or unreadable (half-written, or its start was
                    cut short): listed with what could be read, noted
@@ -20,8 +20,8 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from drlhp.run_paths import RunPaths
-from drlhp.run_record import RUN_FORMAT_VERSION
+from drlhp.runtime.run_paths import RunPaths
+from drlhp.runtime.run_record import RUN_FORMAT_VERSION
 
 RUN_FILES = RunPaths.RECORD_FILES
 GROUP_DEPTH = 3  # how deep a group of runs may nest under the runs folder

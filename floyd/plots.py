@@ -13,9 +13,9 @@ import io
 import math
 from pathlib import Path
 
-from drlhp.atomic import write_bytes
-from drlhp.run_paths import RunPaths
-from drlhp.run_record import flatten
+from drlhp.runtime.atomic import write_bytes
+from drlhp.runtime.run_paths import RunPaths
+from drlhp.runtime.run_record import flatten
 from floyd.index import FloydError, RunEntry, read_csv, read_run
 
 TRUE_RETURN = "policy/true_return_last100"

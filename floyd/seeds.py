@@ -17,9 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from drlhp.atomic import write_json
 from drlhp.cli import command
-from drlhp.interrupts import INTERRUPTED_EXIT
+from drlhp.runtime.atomic import write_json
+from drlhp.runtime.interrupts import INTERRUPTED_EXIT
 from floyd.index import FloydError, read_run
 
 DEFAULT_THRESHOLDS = {"success_rate_last100": 0.9}

@@ -19,10 +19,10 @@ import json
 import time
 
 from drlhp.config import RunConfig
-from drlhp.messages import Preference
-from drlhp.queues import drain, put_blocking
-from drlhp.run_paths import RunPaths
-from drlhp.segments import register_compact_pickling
+from drlhp.policy.segments import register_compact_pickling
+from drlhp.runtime.messages import Preference
+from drlhp.runtime.queues import drain, put_blocking
+from drlhp.runtime.run_paths import RunPaths
 from pref_interface.pool import SegmentPool
 from pref_interface.schedule import LabelSchedule
 
@@ -50,8 +50,8 @@ class _VarianceScorer:
         weights = self.channel.poll()
         if weights is not None:
             if self.ensemble is None:
-                from drlhp.reward_model import RewardEnsemble
-                from drlhp.tf_setup import configure_tensorflow
+                from drlhp.reward.model import RewardEnsemble
+                from drlhp.runtime.tf_setup import configure_tensorflow
 
                 configure_tensorflow(1, 1, seed=self.cfg.seed)
                 self.ensemble = RewardEnsemble(obs_shape, self.cfg.reward, seed=self.cfg.seed)
@@ -64,7 +64,7 @@ class PrefInterface:
 
     def __init__(self, cfg: RunConfig, frames_per_step: int, segment_queue, preference_queue, weights_channel,
                  stop_event, run_dir: str, segment_flow=None):
-        from drlhp.metrics import MetricsLogger
+        from drlhp.runtime.metrics import MetricsLogger
 
         p = self.p = cfg.prefs
         self.cfg, self.frames_per_step = cfg, frames_per_step
@@ -110,7 +110,7 @@ class PrefInterface:
             raise RuntimeError(f"cannot read the labeller's state {self.state_path}: {e}") from None
 
     def save_state(self) -> None:
-        from drlhp.atomic import write_json
+        from drlhp.runtime.atomic import write_json
 
         self.state_path.parent.mkdir(parents=True, exist_ok=True)
         write_json(self.state_path, {"labels_given": self.given, "labels_discarded": self.discarded,
@@ -234,7 +234,7 @@ def run_pref_interface(cfg: RunConfig, frames_per_step: int, segment_queue, pref
 
 
 def _memory_mb():
-    from drlhp.metrics import memory_mb
+    from drlhp.runtime.metrics import memory_mb
 
     return memory_mb()
 

@@ -308,7 +308,7 @@ def test_stop_at_ends_a_sitting_that_resumes_on_the_same_schedule(cli, tmp_path)
 
 
 def test_scaled_env_reward_has_the_predictor_scale():
-    from drlhp.reward_source import ScaledEnvReward
+    from drlhp.policy.reward_source import ScaledEnvReward
 
     rng = np.random.default_rng(0)
     source = ScaledEnvReward(norm_std=0.05)

@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 from drlhp.config import RewardConfig
-from drlhp.reward_model import RewardEnsemble, adapt_l2, preference_loss
+from drlhp.reward.model import RewardEnsemble, adapt_l2, preference_loss
 
 OBS = (84, 84, 4)
 
@@ -134,9 +134,9 @@ def test_pretraining_stopped_midway_resumes_with_the_steps_left(tmp_path):
     when resumed, instead of starting the policy on a half-trained predictor."""
     import threading
 
-    from drlhp.messages import Preference, Segment
-    from drlhp.pref_db import PrefDB
-    from drlhp.reward_trainer import RewardTrainer
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.reward.trainer import RewardTrainer
+    from drlhp.runtime.messages import Preference, Segment
 
     rng = np.random.default_rng(0)
     db = PrefDB(max_prefs=100, seed=0)
@@ -173,9 +173,9 @@ def test_bootstrap_counts_follow_the_training_entries():
     leave, and a removal from the middle (the review tool) is followed too."""
     import threading
 
-    from drlhp.messages import Preference, Segment
-    from drlhp.pref_db import PrefDB
-    from drlhp.reward_trainer import RewardTrainer
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.reward.trainer import RewardTrainer
+    from drlhp.runtime.messages import Preference, Segment
 
     rng = np.random.default_rng(0)
 

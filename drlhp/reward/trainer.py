@@ -7,7 +7,7 @@
                             adapt L2; every ckpt_interval_s save a checkpoint
               on stop:      drain the remaining preferences (until the sentinel), save DB + checkpoint
 
-Files: <run_dir>/prefs/prefs.npz (drlhp.pref_db) and <run_dir>/reward_predictor/reward_predictor.npz
+Files: <run_dir>/prefs/prefs.npz (drlhp.reward.pref_db) and <run_dir>/reward_predictor/reward_predictor.npz
 (weights, normalization, Adam state, L2 coefficients, counters; JSON meta; no pickle; atomic).
 """
 from __future__ import annotations
@@ -21,11 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from drlhp import npz_json
 from drlhp.config import RewardConfig, RunConfig
-from drlhp.messages import RewardWeights
-from drlhp.pref_db import PrefDB
-from drlhp.run_paths import RunPaths
+from drlhp.reward.pref_db import PrefDB
+from drlhp.runtime import npz_json
+from drlhp.runtime.messages import RewardWeights
+from drlhp.runtime.run_paths import RunPaths
 
 PREFS_FILE = RunPaths.PREFS  # relative to a run directory (find_file)
 PREDICTOR_FILE = RunPaths.PREDICTOR
@@ -112,7 +112,7 @@ class RewardTrainer:
     """The ensemble, its L2 coefficients and bootstrap weights, trained on a PrefDB held under a lock."""
 
     def __init__(self, obs_shape: tuple, cfg: RewardConfig, db: PrefDB, lock: threading.Lock, seed: int):
-        from drlhp.reward_model import RewardEnsemble
+        from drlhp.reward.model import RewardEnsemble
 
         self.cfg, self.db, self.lock = cfg, db, lock
         self.ensemble = RewardEnsemble(obs_shape, cfg, seed)
@@ -206,7 +206,7 @@ class RewardTrainer:
         L2 follows each member's own overfitting: its training loss is measured on pairs drawn from its
         own bootstrap sample, and both losses on strict labels only (a tie's loss cannot fall below
         ln 2, which would hide the gap between training and validation)."""
-        from drlhp.reward_model import adapt_l2
+        from drlhp.reward.model import adapt_l2
 
         m_count = self.cfg.n_predictors
         with self.lock:
@@ -342,8 +342,8 @@ class RewardPredictorProcess:
     # ---- start ----------------------------------------------------------------------------------
     def start(self) -> None:
         """TensorFlow configured, the database loaded (or a new one), the drain thread started."""
-        from drlhp.metrics import MetricsLogger
-        from drlhp.tf_setup import configure_tensorflow
+        from drlhp.runtime.metrics import MetricsLogger
+        from drlhp.runtime.tf_setup import configure_tensorflow
 
         cfg, p = self.cfg, self.cfg.prefs
         configure_tensorflow(cfg.reward.tf_intra_threads, 1, seed=cfg.seed, onednn=cfg.reward.onednn)
@@ -430,7 +430,7 @@ class RewardPredictorProcess:
             self.predictor_version.value = weights.version
 
     def _log_metrics(self, losses: np.ndarray, accs: np.ndarray, step_s: float) -> None:
-        from drlhp.metrics import memory_mb
+        from drlhp.runtime.metrics import memory_mb
 
         db, trainer = self.db, self.trainer
         with self.lock:
@@ -448,7 +448,7 @@ class RewardPredictorProcess:
     def close(self) -> dict:
         """Wait for the preference interface's sentinel (no preference is lost; shorter once the parent
         is gone), save the database and the predictor; the figures for the summary."""
-        from drlhp.launcher import parent_gone
+        from drlhp.runtime.launcher import parent_gone
 
         self.thread.join(timeout=4 if parent_gone() else 15)
         self._save_db()
@@ -468,7 +468,7 @@ class RewardPredictorProcess:
     def _drain_preferences(self) -> None:
         """Receive preferences until the sentinel (or, once stopping, 10 s of silence; 2 s once the
         parent is gone, to exit within its PARENT_GONE_EXIT_S)."""
-        from drlhp.launcher import parent_gone
+        from drlhp.runtime.launcher import parent_gone
 
         quiet_since = None
         try:

@@ -6,7 +6,7 @@
         return mark_interrupted(record, "[run] interrupted; ...")   # status "interrupted", exit 130
 
 Imports nothing heavy: floyd (no TensorFlow) uses it too. The child processes' own handling of
-SIGTERM (a stop request they act on) is in drlhp.launcher.
+SIGTERM (a stop request they act on) is in drlhp.runtime.launcher.
 """
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def sigterm_ignored():
 
 def mark_interrupted(record, message: str | None = None, summary: dict | None = None) -> int:
     """A stopped run: ``summary`` written (if given), status "interrupted", ``message`` to stderr;
-    returns the exit code, 130. ``record``: a drlhp.run_record.RunRecord."""
+    returns the exit code, 130. ``record``: a drlhp.runtime.run_record.RunRecord."""
     if summary is not None:
         record.write_summary(summary)
     record.set_status("interrupted")

@@ -26,7 +26,7 @@ import tensorflow as tf
 from keras import layers
 
 from drlhp.config import RewardConfig
-from drlhp.messages import RewardWeights
+from drlhp.runtime.messages import RewardWeights
 
 OBS_SCALE = 1.0 / 255.0
 

@@ -17,7 +17,7 @@ chunks, each holding the segments first saved in it (zlib-compressed ``obs_blob`
 ``true_rewards``) and the log of changes since the previous save (``add``, ``remove``, ``relabel``).
 A save writes one chunk (what is new) and the manifest, so it costs the same at 500 and at 10,000
 preferences; when the log holds more than twice what is live (evictions), the save writes one
-compacted chunk instead and deletes the old ones. Both writes are atomic (``drlhp.npz_json``: temp
+compacted chunk instead and deletes the old ones. Both writes are atomic (``drlhp.runtime.npz_json``: temp
 file + rename, chunk first): a crash loses at most what came after the last save. Every file loads
 with ``allow_pickle=False``; ``load`` checks every segment's hash and every entry, and any damage
 raises ``PrefDBError`` with a one-line message naming the file. Format 1 files (one .npz) still load.
@@ -32,8 +32,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from drlhp import npz_json
-from drlhp.messages import VALID_MU, Preference, Segment, segment_id
+from drlhp.runtime import npz_json
+from drlhp.runtime.messages import VALID_MU, Preference, Segment, segment_id
 
 FORMAT = "drlhp-prefdb"
 CHUNK_FORMAT = "drlhp-prefdb-chunk"

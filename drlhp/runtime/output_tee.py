@@ -17,8 +17,8 @@ import sys
 import threading
 import time
 
-from drlhp.run_paths import RunPaths
-from drlhp.run_record import now_iso
+from drlhp.runtime.run_paths import RunPaths
+from drlhp.runtime.run_record import now_iso
 
 
 class OutputTee:

@@ -7,9 +7,9 @@
                                  the untracked files (copied into untracked_files.tar.gz); with no git:
                                  a note, and the source itself in source.tar.gz
     <run_dir>/status.json        running / finished / crashed (with the error) / interrupted
-    <run_dir>/stdout.log, stderr.log  the output of the run and of its child processes (drlhp.output_tee)
-    <run_dir>/progress*.csv, tb/ metrics (drlhp.metrics)
-    <run_dir>/checkpoints/       policy checkpoints (drlhp.checkpoint)
+    <run_dir>/stdout.log, stderr.log  the output of the run and of its child processes (drlhp.runtime.output_tee)
+    <run_dir>/progress*.csv, tb/ metrics (drlhp.runtime.metrics)
+    <run_dir>/checkpoints/       policy checkpoints (drlhp.policy.checkpoint)
     <run_dir>/summary.json       final figures, written at the end
     <run_dir>/curves.png         the main curves, drawn at the end (floyd.plots)
 
@@ -18,7 +18,7 @@ command.txt and code_version.json then describe the latest sitting, and each sit
 its own command line, git commit and the arguments that changed from the sitting before
 ("config_changes": {name: [before, after]}).
 
-Every path above is spelled once, in drlhp.run_paths.RunPaths (``RunRecord(...).paths``).
+Every path above is spelled once, in drlhp.runtime.run_paths.RunPaths (``RunRecord(...).paths``).
 This module must not import TensorFlow: the run archive (floyd/) reads run directories with it.
 """
 from __future__ import annotations
@@ -34,10 +34,10 @@ import sys
 import tarfile
 from pathlib import Path
 
-from drlhp.atomic import write_bytes, write_json, write_text
-from drlhp.run_paths import RunPaths
+from drlhp.runtime.atomic import write_bytes, write_json, write_text
+from drlhp.runtime.run_paths import RunPaths
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]  # drlhp/runtime/run_record.py -> the checkout
 # run.json's format. 1: run.json, stdout/stderr logs, untracked files and source archives. Run
 # directories without run.json were written by older versions (config, command, code version, status).
 RUN_FORMAT_VERSION = 1
