@@ -8,7 +8,7 @@ as the ``drlhp`` console script).
 """
 import sys
 
-from drlhp.cli import main
+from drlhp.cli import console_main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console_main())

@@ -35,12 +35,12 @@ CONFIGS = {  # name: (members, batch norm, dropout)
 CHILD = r"""
 import json, sys, time
 import numpy as np
-from drlhp.tf_setup import configure_tensorflow
+from drlhp.runtime.tf_setup import configure_tensorflow
 threads, members, repeats = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[5])
 bn, dropout = sys.argv[3] == "1", float(sys.argv[4])
 configure_tensorflow(threads, 1, seed=0, onednn=False)
 from drlhp.config import RewardConfig
-from drlhp.reward_model import RewardEnsemble
+from drlhp.reward.model import RewardEnsemble
 ens = RewardEnsemble((84, 84, 4), RewardConfig(n_predictors=members, batchnorm=bn, dropout=dropout), seed=0)
 rng = np.random.default_rng(0)
 s1 = rng.integers(0, 255, (members, 16, 25, 84, 84, 4), dtype=np.uint8)

@@ -30,6 +30,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.x11 import close_window, find_window, install_x_tools, xdotool, xvfb  # noqa: E402
+from drlhp.runtime.run_paths import RunPaths  # noqa: E402
 
 TITLE = "drlhp: which clip is better?"
 KEYS = (("Left", 0.4), ("Right", 0.4), ("Up", 0.1), ("Down", 0.1))
@@ -76,7 +77,7 @@ def main() -> int:
 
     # 1. a small synthetic preference database, to pretrain the predictor on quickly
     prefs_run = work / "synthetic_prefs"
-    if not (prefs_run / "prefs" / "prefs.npz").exists():
+    if not RunPaths(prefs_run).prefs.exists():
         print(f"[bench] gathering 12 synthetic preferences on {args.env} ...", flush=True)
         subprocess.run([py, str(REPO / "run.py"), "gather_initial_prefs", "--env", args.env, "--synthetic_prefs",
                         "--n_initial_prefs", "12", "--n_envs", "4", "--run_dir", str(prefs_run)], check=True,
@@ -123,9 +124,9 @@ def main() -> int:
         finally:
             if proc.poll() is None:
                 os.killpg(proc.pid, 9)
-    summary = json.loads((run_dir / "summary.json").read_text())
+    summary = json.loads(RunPaths(run_dir).summary.read_text())
     prefs_rows = [r for r in _rows(run_dir / "progress_prefs.csv") if r.get("system/clip_fps")]
-    policy_rows = _rows(run_dir / "progress.csv")
+    policy_rows = _rows(RunPaths(run_dir) / RunPaths.PROGRESS)
     fps = [float(r["system/clip_fps"]) for r in prefs_rows[1:]]  # the first row includes start-up
     tick = [float(r["system/gui_tick_ms_max"]) for r in prefs_rows[1:]]
     sps = [float(r["system/agent_steps_per_s"]) for r in policy_rows[1:]]

@@ -36,6 +36,8 @@ import sys
 import time
 from pathlib import Path
 
+from drlhp.runtime.run_paths import RunPaths
+
 REPO = Path(__file__).resolve().parent.parent
 # The Makefile's `run` target: MovingDot's default preset (drlhp/presets.py) applies with no flag.
 DEFAULT_ARGS: list[str] = []
@@ -91,7 +93,7 @@ def run_seed(seed: int, runs_dir: Path, extra: list[str], python: str) -> dict:
     wall = time.perf_counter() - t0
     row = {"seed": seed, "exit_code": code, "wall_s": round(wall, 1), "run_dir": str(run_dir)}
     try:
-        summary = json.loads((run_dir / "summary.json").read_text())
+        summary = json.loads(RunPaths(run_dir).summary.read_text())
     except (OSError, ValueError):
         summary = {}
     for key in ("success_rate_last100", "labels_given", "n_preferences", "timesteps", "pred_true_corr"):

@@ -22,11 +22,11 @@ ROOT = Path(__file__).resolve().parent.parent
 CHILD = r"""
 import json, os, sys, time
 import numpy as np
-from drlhp.tf_setup import configure_tensorflow
+from drlhp.runtime.tf_setup import configure_tensorflow
 configure_tensorflow(int(sys.argv[1]), 1, seed=0, onednn=sys.argv[2] == "onednn")
-from drlhp.a2c import A2CPolicy
+from drlhp.policy.a2c import A2CPolicy
 from drlhp.config import A2CConfig, RewardConfig
-from drlhp.reward_model import RewardEnsemble
+from drlhp.reward.model import RewardEnsemble
 repeats = int(sys.argv[3])
 rng = np.random.default_rng(0)
 ens = RewardEnsemble((84, 84, 4), RewardConfig(n_predictors=1, lr=1e-3, dropout=0.0, batchnorm=False), seed=0)

@@ -18,9 +18,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from drlhp.runtime.run_paths import RunPaths  # noqa: E402
+
 
 def read_progress(run_dir: Path) -> dict[str, list[float]]:
-    with open(run_dir / "progress.csv", newline="") as f:
+    with open(RunPaths(run_dir) / RunPaths.PROGRESS, newline="") as f:
         rows = list(csv.DictReader(f))
     cols: dict[str, list[float]] = {}
     for key in rows[0] if rows else []:

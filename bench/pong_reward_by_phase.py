@@ -115,13 +115,14 @@ def main(argv=None) -> None:
     run = Path(args.run_dir)
 
     from drlhp.config import RewardConfig
-    from drlhp.pref_db import PrefDB
-    from drlhp.reward_source import PredictedReward
-    from drlhp.reward_trainer import PREDICTOR_FILE, PREFS_FILE, load_predictor_weights, saved_reward_config
+    from drlhp.policy.reward_source import PredictedReward
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.reward.trainer import load_predictor_weights, saved_reward_config
+    from drlhp.runtime.run_paths import RunPaths
 
     cfg = saved_reward_config(run) or RewardConfig()
-    weights, meta = load_predictor_weights(args.predictor or run / PREDICTOR_FILE)
-    db = PrefDB.load(run / PREFS_FILE, max_prefs=10**9)
+    weights, meta = load_predictor_weights(args.predictor or RunPaths(run).predictor)
+    db = PrefDB.load(RunPaths(run).prefs, max_prefs=10**9)
     ids = db.segment_ids()
     source = PredictedReward(db.segment_obs(ids[0]).shape[1:], cfg, seed=0, weights=weights)
     by_phase = collections.defaultdict(list)

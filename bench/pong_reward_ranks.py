@@ -91,12 +91,12 @@ class RandomPolicy:
 
 
 class CheckpointPolicy:
-    """A saved A2C policy (drlhp.checkpoint), sampling its actions."""
+    """A saved A2C policy (drlhp.policy.checkpoint), sampling its actions."""
 
     def __init__(self, path: str, env, seed: int):
-        from drlhp.a2c import A2CPolicy
-        from drlhp.checkpoint import load_policy_checkpoint
         from drlhp.config import A2CConfig
+        from drlhp.policy.a2c import A2CPolicy
+        from drlhp.policy.checkpoint import load_policy_checkpoint
 
         arrays, meta = load_policy_checkpoint(path)
         self.policy = A2CPolicy(env.obs_shape, env.n_actions, A2CConfig(), seed=seed, obs_dtype=env.obs_dtype)
@@ -142,8 +142,8 @@ def play(name: str, n_steps: int, seed: int, chunk: int = CLIP):
 
 def load_ensemble(path: str):
     from drlhp.config import RewardConfig
-    from drlhp.reward_source import PredictedReward
-    from drlhp.reward_trainer import load_predictor_weights, saved_reward_config
+    from drlhp.policy.reward_source import PredictedReward
+    from drlhp.reward.trainer import load_predictor_weights, saved_reward_config
 
     weights, meta = load_predictor_weights(path)
     # the architecture the predictor was trained with (dropout, batch norm), where its run recorded it
@@ -152,7 +152,7 @@ def load_ensemble(path: str):
 
 
 def evaluate(args) -> None:
-    from drlhp.tf_setup import configure_tensorflow
+    from drlhp.runtime.tf_setup import configure_tensorflow
 
     configure_tensorflow(2, 1, seed=args.seed)
     ensemble, meta = load_ensemble(args.predictor)
@@ -209,8 +209,9 @@ def evaluate(args) -> None:
 
 
 def collect(args) -> None:
-    from drlhp.messages import Preference, Segment
-    from drlhp.pref_db import PrefDB
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.runtime.messages import Preference, Segment
+    from drlhp.runtime.run_paths import RunPaths
     from pref_interface.oracle import SyntheticOracle
 
     rng = np.random.default_rng(args.seed)
@@ -241,7 +242,7 @@ def collect(args) -> None:
         mu = oracle.label(clips[a], clips[b])
         ties += mu[0] == mu[1]
         db.add(Preference(clips[a], clips[b], mu))
-    out = Path(args.out_dir) / "prefs" / "prefs.npz"
+    out = RunPaths(args.out_dir).prefs
     out.parent.mkdir(parents=True, exist_ok=True)
     db.save(out)
     print(f"{len(db)} pairs of {len(clips)} clips ({ties} ties) -> {out}")

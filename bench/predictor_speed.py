@@ -32,10 +32,10 @@ import json, statistics, sys, tempfile, threading, time
 from pathlib import Path
 import numpy as np
 from drlhp.config import RewardConfig
-from drlhp.messages import Preference, Segment
-from drlhp.pref_db import PrefDB
-from drlhp.reward_trainer import RewardTrainer
-from drlhp.tf_setup import configure_tensorflow
+from drlhp.runtime.messages import Preference, Segment
+from drlhp.reward.pref_db import PrefDB
+from drlhp.reward.trainer import RewardTrainer
+from drlhp.runtime.tf_setup import configure_tensorflow
 
 try:
     configure_tensorflow(1, 1, seed=0, onednn=RewardConfig.onednn)

@@ -30,11 +30,11 @@ def main(argv=None) -> None:
     ap.add_argument("--segments", type=int, default=200)
     ap.add_argument("--save", action="store_true")
     args = ap.parse_args(argv)
-    from drlhp.tf_setup import configure_tensorflow
+    from drlhp.runtime.tf_setup import configure_tensorflow
 
     configure_tensorflow(1, 1, seed=0)
-    from drlhp.pref_db import PrefDB
-    from drlhp.reward_trainer import (
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.reward.trainer import (
         FIRST_NORM_FACTOR,
         PREDICTOR_FILE,
         PREFS_FILE,

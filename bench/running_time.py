@@ -21,12 +21,14 @@ import datetime as dt
 import json
 from pathlib import Path
 
+from drlhp.runtime.run_paths import RunPaths
+
 
 def _event_times(run_dir: Path) -> list[float]:
     from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
     times = []
-    for path in (run_dir / "tb").rglob("events.out.tfevents.*"):
+    for path in RunPaths(run_dir).tb.rglob("events.out.tfevents.*"):
         try:
             times.extend(event.wall_time for event in EventFileLoader(str(path)).Load())
         except Exception:  # noqa: BLE001 -- a truncated last record (a killed run) ends that file's times
@@ -40,14 +42,14 @@ def _epoch(iso: str) -> float:
 
 def sittings(run_dir: Path) -> list[tuple[float, float]]:
     """(start, end) in epoch seconds for each sitting of the run."""
-    meta = json.loads((run_dir / "run.json").read_text())
+    meta = json.loads(RunPaths(run_dir).run_json.read_text())
     starts = [_epoch(s["started"]) for s in meta.get("sittings", []) if isinstance(s, dict) and s.get("started")]
     if not starts:
         raise SystemExit(f"running_time: {run_dir / 'run.json'} lists no sittings")
     times = _event_times(run_dir)
     status_time = None
     try:
-        status_time = _epoch(json.loads((run_dir / "status.json").read_text())["time"])
+        status_time = _epoch(json.loads(RunPaths(run_dir).status.read_text())["time"])
     except (OSError, ValueError, KeyError):
         pass
     spans = []
@@ -62,7 +64,7 @@ def sittings(run_dir: Path) -> list[tuple[float, float]]:
 
 def policy_training_s(run_dir: Path) -> float:
     try:
-        with open(run_dir / "progress.csv", newline="") as f:
+        with open(RunPaths(run_dir) / RunPaths.PROGRESS, newline="") as f:
             rows = [r for r in csv.DictReader(f) if r.get("system/wall_s")]
     except OSError:
         return 0.0

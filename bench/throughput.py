@@ -30,6 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
+from drlhp.runtime.run_paths import RunPaths  # noqa: E402
+
 
 def timed(fn, seconds: float, per_call: int, warmup: int = 3) -> float:
     """Calls fn() for about `seconds` after `warmup` calls; returns items per second."""
@@ -102,7 +104,7 @@ def bench_pipeline(env_id: str, seconds: float, run_dir: Path, extra_args: list[
     try:
         while proc.poll() is None:
             time.sleep(2)
-            rows = [r for r in _csv_rows(run_dir / "progress.csv") if float(r["step"]) > 0]
+            rows = [r for r in _csv_rows(RunPaths(run_dir) / RunPaths.PROGRESS) if float(r["step"]) > 0]
             if rows and t_first is None:
                 t_first = time.perf_counter()
             if t_first is not None and time.perf_counter() - t_first >= seconds:
@@ -116,7 +118,7 @@ def bench_pipeline(env_id: str, seconds: float, run_dir: Path, extra_args: list[
             proc.kill()
     if t_first is None:
         raise RuntimeError(f"the pipeline never trained: {(proc.stderr.read() or '').strip()[-500:]}")
-    rows = [r for r in _csv_rows(run_dir / "progress.csv") if float(r["step"]) > 0]
+    rows = [r for r in _csv_rows(RunPaths(run_dir) / RunPaths.PROGRESS) if float(r["step"]) > 0]
     first, last = rows[0], rows[-1]
     out = {"pipeline_steps_per_s": (float(last["step"]) - float(first["step"]))
            / max(1e-9, float(last["system/wall_s"]) - float(first["system/wall_s"]))}
@@ -155,14 +157,14 @@ def main() -> None:
 
     cpu = cpu_model()
 
-    from drlhp.tf_setup import configure_tensorflow
+    from drlhp.runtime.tf_setup import configure_tensorflow
 
     tf = configure_tensorflow(2, 1, seed=0)
     import envs
-    from drlhp.a2c import A2CPolicy
     from drlhp.config import A2CConfig
-    from drlhp.reward_source import ClippedEnvReward
-    from drlhp.rollout import RolloutRunner
+    from drlhp.policy.a2c import A2CPolicy
+    from drlhp.policy.reward_source import ClippedEnvReward
+    from drlhp.policy.rollout import RolloutRunner
 
     cfg = A2CConfig(n_envs=args.n_envs)
     figures: dict[str, float] = {}

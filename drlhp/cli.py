@@ -16,7 +16,7 @@ def command(python: str = sys.executable) -> list[str]:
     """The start of a command line that runs this code's CLI in a child process, from any working
     directory: the checkout's run.py where there is one (the child then imports this checkout, not another
     copy on the path), else ``python -m drlhp.cli`` (an installed copy without the checkout)."""
-    from drlhp.run_record import REPO_ROOT
+    from drlhp.runtime.run_record import REPO_ROOT
 
     script = REPO_ROOT / "run.py"
     return [python, str(script)] if script.is_file() else [python, "-m", "drlhp.cli"]
@@ -58,5 +58,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def console_main() -> int:
+    """The ``drlhp`` console script and run.py: main, and a reader that stops early (``| head``) ends the
+    output quietly instead of with a BrokenPipeError."""
+    try:
+        return main()
+    except BrokenPipeError:
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        return 1
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console_main())

@@ -1,7 +1,7 @@
 """The modes of run.py.
 
     train_policy_with_preferences        the paper's three processes (policy, preference interface,
-                                         reward predictor; drlhp.launcher): gather n_initial_prefs with
+                                         reward predictor; drlhp.runtime.launcher): gather n_initial_prefs with
                                          a random policy, pretrain the predictor, then train all three
                                          at once. --no_labelling: the policy alone on a saved predictor.
     gather_initial_prefs                 random policy + labeller; saves the preference database
@@ -10,30 +10,27 @@
     watch                                play a saved policy, write a video
 
 Every mode is a recorded run (``run``): its inputs are checked, its run directory gets the record
-(drlhp.run_record; stdout and stderr too when run.py asks), the mode runs, and whatever happens its
+(drlhp.runtime.run_record; stdout and stderr too when run.py asks), the mode runs, and whatever happens its
 status ends finished / interrupted / crashed (with the error) and its curves are drawn (curves.png).
 """
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import traceback
 from dataclasses import replace
 from pathlib import Path
 
-from drlhp.atomic import write_json
-from drlhp.config import DEFAULT_MODE, LABEL_SCHEDULES, MODES, QUERY_SELECTIONS, RunConfig
-from drlhp.profiling import PROFILE_DIR, profiled
-from drlhp.run_record import RunRecord, default_run_dir
+from drlhp.config import DEFAULT_MODE, RunConfig, config_problem
+from drlhp.runtime.atomic import write_json
+from drlhp.runtime.interrupts import mark_interrupted, sigterm_as_interrupt, sigterm_ignored
+from drlhp.runtime.profiling import profiled
+from drlhp.runtime.run_paths import RunPaths
+from drlhp.runtime.run_record import RunRecord, default_run_dir
 
 
 class UsageError(Exception):
     """A problem with the command line or its inputs: one line to the user, exit code 2."""
-
-
-def _raise_keyboard_interrupt(signum, frame):
-    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def _mode_function(cfg: RunConfig):
@@ -58,7 +55,7 @@ def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False,
     record.start(cfg.to_dict(), argv, derived=derived)
     tee = None
     if tee_output:
-        from drlhp.output_tee import OutputTee
+        from drlhp.runtime.output_tee import OutputTee
 
         if mode is run_processes:
             # multiprocessing's resource tracker outlives this process: started before the tee, it keeps
@@ -69,30 +66,27 @@ def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False,
         tee = OutputTee(record.dir, header=" ".join(argv or []))
     if announce:  # e.g. the preset's flags: said once the run has passed its checks and started
         print(announce, flush=True)
-    previous_sigterm = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)  # every mode: a stop, as Ctrl-C
-    try:
-        # --profile: this process too (the one-process modes' work; the parent's waiting in the others)
-        with profiled(record.dir / PROFILE_DIR if cfg.profile else None,
-                      "parent" if mode is run_processes else cfg.mode):
-            return mode(cfg, record)
-    except UsageError as e:  # found once the run had started (e.g. a checkpoint that does not fit)
-        record.set_status("crashed", error=str(e))
-        print(f"run.py: error: {e}", file=sys.stderr, flush=True)
-        return 2
-    except KeyboardInterrupt:  # where the mode did not save and mark it itself
-        record.set_status("interrupted")
-        print("\n[run] interrupted", file=sys.stderr, flush=True)
-        return 130
-    except Exception as e:
-        detail = traceback.format_exc()
-        record.set_status("crashed", error=f"{type(e).__name__}: {e}\n{detail}")
-        print(detail, end="", file=sys.stderr, flush=True)
-        return 1
-    finally:
-        _draw_curves(record)
-        if tee is not None:
-            tee.close()
-        signal.signal(signal.SIGTERM, previous_sigterm)
+    with sigterm_as_interrupt():  # every mode: a stop, as Ctrl-C
+        try:
+            # --profile: this process too (the one-process modes' work; the parent's waiting in the others)
+            with profiled(record.paths.profile if cfg.profile else None,
+                          "parent" if mode is run_processes else cfg.mode):
+                return mode(cfg, record)
+        except UsageError as e:  # found once the run had started (e.g. a checkpoint that does not fit)
+            record.set_status("crashed", error=str(e))
+            print(f"run.py: error: {e}", file=sys.stderr, flush=True)
+            return 2
+        except KeyboardInterrupt:  # where the mode did not save and mark it itself
+            return mark_interrupted(record, "\n[run] interrupted")
+        except Exception as e:
+            detail = traceback.format_exc()
+            record.set_status("crashed", error=f"{type(e).__name__}: {e}\n{detail}")
+            print(detail, end="", file=sys.stderr, flush=True)
+            return 1
+        finally:
+            _draw_curves(record)
+            if tee is not None:
+                tee.close()
 
 
 # Settings that change how fast or how often things are recorded, not what is learned: a run directory
@@ -107,9 +101,9 @@ RESUME_FREELY = ("log_interval", "backend", "ray_address", "policy_resources", "
 def _check_resume(cfg: RunConfig, record: RunRecord, derived: tuple[str, ...]) -> None:
     """A run directory that already holds a run of other settings goes on only with
     --resume_with_changes (else the weights would be recorded as trained with settings they were not)."""
-    from drlhp.run_record import ABSENT, config_changes, flatten
+    from drlhp.runtime.run_record import ABSENT, config_changes, flatten
 
-    before = record.read_json("config.json")
+    before = record.read_json(RunPaths.CONFIG)
     if before is None or cfg.mode == "watch" or cfg.resume_with_changes:
         return
     changes = config_changes(before, cfg.to_dict(), ignore=(*derived, *RESUME_FREELY))
@@ -138,14 +132,14 @@ def _draw_curves(record: RunRecord) -> None:
 
 
 def _resolve_run_dir(cfg: RunConfig) -> RunConfig:
-    from drlhp.checkpoint import find_latest_checkpoint
+    from drlhp.policy.checkpoint import find_latest_checkpoint
 
     if cfg.run_dir is None:
         return replace(cfg, run_dir=str(default_run_dir(cfg.env, cfg.mode)))
     if (cfg.mode != "watch" and cfg.load_policy_ckpt_dir is None
-            and find_latest_checkpoint(Path(cfg.run_dir) / "checkpoints")):
+            and find_latest_checkpoint(RunPaths(cfg.run_dir).checkpoints)):
         # An existing run directory with checkpoints: resume it where it stopped (watch never resumes).
-        return replace(cfg, load_policy_ckpt_dir=str(Path(cfg.run_dir) / "checkpoints"))
+        return replace(cfg, load_policy_ckpt_dir=str(RunPaths(cfg.run_dir).checkpoints))
     return cfg
 
 
@@ -153,9 +147,9 @@ def _check_inputs(cfg: RunConfig) -> None:
     """Bad inputs fail here, in one line (UsageError), before any run directory or process exists:
     the env id, every number of the config, what the mode needs, the display, and every file to load."""
     import envs
-    from drlhp.checkpoint import CheckpointError, load_policy_checkpoint, npz_problem
-    from drlhp.pref_db import PrefDB, PrefDBError
-    from drlhp.reward_trainer import PREDICTOR_FILE, PREFS_FILE, PredictorCheckpointError, find_file, load_predictor
+    from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
+    from drlhp.reward.pref_db import PrefDB, PrefDBError
+    from drlhp.reward.trainer import PredictorCheckpointError, find_file, load_predictor
 
     if not cfg.env:
         raise UsageError("--env is required (list valid ids with: python run.py --list_envs)")
@@ -165,7 +159,7 @@ def _check_inputs(cfg: RunConfig) -> None:
         raise UsageError(f"unknown env {cfg.env!r}; list valid ids with: python run.py --list_envs") from None
     except envs.UnsupportedEnvError as e:  # "Pendulum-v1: continuous actions (Box) are not supported: ..."
         raise UsageError(str(e)) from None
-    problem = _config_problem(cfg)
+    problem = config_problem(cfg)
     if problem:
         raise UsageError(problem)
     trains_policy = cfg.mode in ("train_policy_with_original_rewards", DEFAULT_MODE)
@@ -192,7 +186,7 @@ def _check_inputs(cfg: RunConfig) -> None:
             raise UsageError("watch needs --load_policy_ckpt_dir (a run directory or its checkpoints/)")
         if cfg.video and Path(cfg.video).suffix not in (".mp4", ".gif"):
             raise UsageError(f"--video {cfg.video}: give a .mp4 or a .gif file")
-        if cfg.run_dir and (Path(cfg.run_dir) / "config.json").exists():
+        if cfg.run_dir and RunPaths(cfg.run_dir).config.exists():
             raise UsageError(f"--run_dir {cfg.run_dir} already holds a run; watch records into a new run "
                              f"directory (leave --run_dir out, or give a new one; --video names the video)")
     labelling = cfg.mode == "gather_initial_prefs" or (cfg.mode == DEFAULT_MODE and not cfg.no_labelling)
@@ -209,15 +203,12 @@ def _check_inputs(cfg: RunConfig) -> None:
             raise UsageError(str(e)) from None
     if cfg.load_prefs_dir:
         try:
-            PrefDB.load(find_file(cfg.load_prefs_dir, PREFS_FILE))
+            PrefDB.load(find_file(cfg.load_prefs_dir, RunPaths.PREFS))
         except PrefDBError as e:
             raise UsageError(str(e)) from None
     if cfg.load_reward_predictor_ckpt_dir:
-        ckpt = find_file(cfg.load_reward_predictor_ckpt_dir, PREDICTOR_FILE)
-        problem = npz_problem(ckpt, "reward predictor checkpoint")
-        if problem:
-            raise UsageError(f"cannot read reward predictor checkpoint {ckpt}: {problem}")
-        try:
+        ckpt = find_file(cfg.load_reward_predictor_ckpt_dir, RunPaths.PREDICTOR)
+        try:  # its own one-line reason for a missing, foreign or damaged file (drlhp.runtime.npz_json)
             load_predictor(ckpt)
         except PredictorCheckpointError as e:
             raise UsageError(str(e)) from None
@@ -229,138 +220,47 @@ def check_inputs(cfg: RunConfig) -> None:
     _check_inputs(cfg)
 
 
-def _whole(least: int):
-    return f"a whole number of at least {least}", lambda v: isinstance(v, int) and v >= least
-
-
-def _within(low: float, high: float, low_in: bool = True, high_in: bool = True):
-    text = f"in {'[' if low_in else '('}{low:g}, {high:g}{']' if high_in else ')'}"
-    return text, lambda v: (low <= v if low_in else low < v) and (v <= high if high_in else v < high)
-
-
-def _one_of(options):
-    return "one of " + ", ".join(options), lambda v: v in options
-
-
-_POSITIVE = "a finite number above 0", lambda v: 0 < v < float("inf")
-_NOT_NEGATIVE = "a finite number of at least 0", lambda v: 0 <= v < float("inf")
-
-# Every number and choice of a RunConfig: (its flag, or None where it has none; its place in the
-# config; (what it must be, the test)). In run.py --help's order.
-_CONFIG_RULES = [
-    ("mode", "mode", _one_of(MODES)),
-    ("--backend", "backend", _one_of(("local", "ray"))),
-    ("--seed", "seed", _whole(0)),
-    ("--million_timesteps", "million_timesteps", _POSITIVE),
-    ("--stop_at_million_timesteps", "stop_at_million_timesteps", _NOT_NEGATIVE),
-    ("--log_interval", "log_interval", _NOT_NEGATIVE),
-    ("--policy_ckpt_interval", "policy_ckpt_interval", _whole(0)),
-    ("--n_envs", "a2c.n_envs", _whole(1)),
-    ("--n_steps", "a2c.n_steps", _whole(1)),
-    ("--lr", "a2c.lr", _POSITIVE),
-    ("--ent_coef", "a2c.ent_coef", _NOT_NEGATIVE),
-    ("--gamma", "a2c.gamma", _within(0, 1)),
-    ("--episode_ends", "a2c.episode_ends", _one_of(("auto", "on", "off"))),
-    ("--rmsprop_style", "a2c.rmsprop_style", _one_of(("tf1", "torch"))),
-    ("--original_reward", "a2c.original_reward", _one_of(("clipped", "scaled"))),
-    (None, "a2c.rms_decay", _within(0, 1, high_in=False)),
-    (None, "a2c.rms_eps", _POSITIVE),
-    (None, "a2c.vf_coef", _NOT_NEGATIVE),
-    (None, "a2c.max_grad_norm", _POSITIVE),
-    ("--n_env_threads", "n_env_threads", _whole(0)),
-    ("--tf_intra_threads", "tf_intra_threads", _whole(0)),
-    ("--tf_inter_threads", "tf_inter_threads", _whole(0)),
-    ("--episodes", "episodes", _whole(1)),
-    ("--max_prefs", "prefs.max_prefs", _whole(1)),
-    ("--n_initial_prefs", "prefs.n_initial_prefs", _whole(0)),
-    ("--n_labels", "prefs.n_labels", _whole(0)),
-    ("--label_schedule", "prefs.label_schedule", _one_of(LABEL_SCHEDULES)),
-    ("--segment_length", "prefs.segment_length", _whole(1)),
-    ("--segments_per_cut", "prefs.segments_per_cut", _whole(1)),
-    ("--query_selection", "prefs.query_selection", _one_of(QUERY_SELECTIONS)),
-    ("--prefs_save_interval", "prefs.prefs_save_interval", _whole(1)),
-    (None, "prefs.segment_queue_size", _whole(1)),
-    (None, "prefs.segment_pool_size", _whole(2)),
-    (None, "prefs.variance_candidates", _whole(1)),
-    ("--n_predictors", "reward.n_predictors", _whole(1)),
-    ("--n_initial_epochs", "reward.n_initial_epochs", _whole(0)),
-    ("--reward_batch_size", "reward.batch_size", _whole(1)),
-    ("--reward_lr", "reward.lr", _POSITIVE),
-    ("--reward_publish_interval", "reward.publish_interval", _whole(1)),
-    ("--reward_norm_momentum", "reward.norm_momentum", _within(0, 1, low_in=False)),
-    ("--reward_train_fraction", "reward.train_fraction", _within(0, 1, low_in=False)),
-    ("--reward_updates_per_step", "reward.updates_per_step", _NOT_NEGATIVE),
-    ("--reward_tf_threads", "reward.tf_intra_threads", _whole(1)),
-    ("--reward_dropout", "reward.dropout", _within(0, 1, high_in=False)),
-    ("--reward_l2_init", "reward.l2_init", _NOT_NEGATIVE),
-    (None, "reward.random_answer_prob", _within(0, 1, high_in=False)),
-    (None, "reward.norm_std", _POSITIVE),
-    (None, "reward.eval_interval", _whole(1)),
-    (None, "reward.norm_segments", _whole(1)),
-    (None, "reward.ckpt_interval_s", _POSITIVE),
-]
-
-
-def _config_problem(cfg: RunConfig) -> str | None:
-    """The first number or choice of ``cfg`` out of its range, in one line, or None."""
-    for flag, place, (wanted, ok) in _CONFIG_RULES:
-        value = cfg
-        for attr in place.split("."):
-            value = getattr(value, attr)
-        try:
-            fine = ok(value)
-        except TypeError:  # a string where a number belongs (a config built in code)
-            fine = False
-        if not fine:
-            shown = f"{value:g}" if isinstance(value, float) else repr(value) if isinstance(value, str) else value
-            return f"{flag or place} must be {wanted}, got {shown}"
-    return None
-
-
 def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int:
-    from drlhp.a2c import build_policy
-    from drlhp.checkpoint import CheckpointError
-    from drlhp.metrics import MetricsLogger
-    from drlhp.policy_trainer import PolicyTrainer
-    from drlhp.reward_source import ClippedEnvReward, ScaledEnvReward
+    from drlhp.policy.a2c import build_policy
+    from drlhp.policy.checkpoint import CheckpointError
+    from drlhp.policy.reward_source import ClippedEnvReward, ScaledEnvReward
+    from drlhp.policy.trainer import PolicyTrainer
+    from drlhp.runtime.metrics import MetricsLogger
     from envs import make_vec_env
 
     print(f"[run] {cfg.mode} on {cfg.env}, seed {cfg.seed}, {cfg.total_timesteps:,} agent steps -> {record.dir}",
           flush=True)
-    previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     env = logger = trainer = None
-    try:
-        env = make_vec_env(cfg.env, cfg.a2c.n_envs, n_threads=cfg.n_env_threads)
-        policy = build_policy(cfg, env)
-        logger = MetricsLogger(record.dir)
+    with sigterm_as_interrupt():
         try:
-            source = (ScaledEnvReward(cfg.reward.norm_std) if cfg.a2c.original_reward == "scaled"
-                      else ClippedEnvReward())
-            trainer = PolicyTrainer(cfg, env, policy, source, record, logger)
-        except CheckpointError as e:
-            raise UsageError(str(e)) from None
-        return _finish(record, trainer.train(), cfg)
-    except KeyboardInterrupt:
-        if trainer is not None:
-            trainer.checkpoint()
-            record.write_summary(trainer.summary())
-            trainer.write_hparams()
-        record.set_status("interrupted")
-        print(f"\n[run] interrupted; checkpoint saved. Resume with: python run.py {cfg.mode} --env {cfg.env} "
-              f"--run_dir {record.dir}", file=sys.stderr, flush=True)
-        return 130
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        if logger is not None:
-            logger.close()
-        if env is not None:
-            env.close()
+            env = make_vec_env(cfg.env, cfg.a2c.n_envs, n_threads=cfg.n_env_threads)
+            policy = build_policy(cfg, env)
+            logger = MetricsLogger(record.dir)
+            try:
+                source = (ScaledEnvReward(cfg.reward.norm_std) if cfg.a2c.original_reward == "scaled"
+                          else ClippedEnvReward())
+                trainer = PolicyTrainer(cfg, env, policy, source, record, logger)
+            except CheckpointError as e:
+                raise UsageError(str(e)) from None
+            return _finish(record, trainer.train(), cfg)
+        except KeyboardInterrupt:
+            if trainer is not None:
+                trainer.checkpoint()
+                record.write_summary(trainer.summary())
+                trainer.write_hparams()
+            return mark_interrupted(record, f"\n[run] interrupted; checkpoint saved. Resume with: python run.py "
+                                            f"{cfg.mode} --env {cfg.env} --run_dir {record.dir}")
+        finally:
+            if logger is not None:
+                logger.close()
+            if env is not None:
+                env.close()
 
 
 def watch(cfg: RunConfig, record: RunRecord) -> int:
-    from drlhp.a2c import build_policy
-    from drlhp.checkpoint import CheckpointError, load_policy_checkpoint
-    from drlhp.watch import play_episodes, write_video
+    from drlhp.policy.a2c import build_policy
+    from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
+    from drlhp.policy.watch import play_episodes, write_video
     from envs import make_vec_env
 
     try:
@@ -398,7 +298,7 @@ def _finish(record: RunRecord, summary: dict, cfg: RunConfig | None = None) -> i
     else:
         record.set_status("finished")
     print("[run] finished: " + ", ".join(f"{k}={v}" for k, v in summary.items()), flush=True)
-    print(f"[run] summary: {record.dir / 'summary.json'}", flush=True)
+    print(f"[run] summary: {record.paths.summary}", flush=True)
     return 0
 
 
@@ -406,7 +306,7 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
     """train_policy_with_preferences and gather_initial_prefs: the three processes."""
     import multiprocessing as mp
 
-    from drlhp.launcher import Channels, ChildFailed, ProcessGroup
+    from drlhp.runtime.launcher import Channels, ChildFailed, ProcessGroup
     from envs import frames_per_agent_step, observation_shape
 
     gather = cfg.mode == "gather_initial_prefs"
@@ -414,57 +314,56 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
           + (f"{cfg.prefs.n_initial_prefs} preferences" if gather else f"{cfg.total_timesteps:,} agent steps")
           + f" -> {record.dir}", flush=True)
     run_dir = str(record.dir)
-    profile_dir = str(record.dir / PROFILE_DIR) if cfg.profile else None
-    if cfg.backend == "ray":  # the roles as Ray actors (drlhp.ray_backend); Ray is imported only here
-        from drlhp.ray_backend import create
+    profile_dir = str(record.paths.profile) if cfg.profile else None
+    if cfg.backend == "ray":  # the roles as Ray actors (drlhp.runtime.ray_backend); Ray is imported only here
+        from drlhp.runtime.ray_backend import create
 
         ch, group = create(cfg, profile_dir, run_dir)
     else:
         ctx = mp.get_context("spawn")
         ch = Channels.create(ctx, cfg.prefs.segment_queue_size)
         group = ProcessGroup(ch, ctx, profile_dir=profile_dir, log_dir=run_dir)
-    previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     failure, interrupted = None, False
-    from drlhp.reward_trainer import predictor_to_load
+    from drlhp.reward.trainer import predictor_to_load
     if not gather and predictor_to_load(cfg, record.dir):
         ch.gathering_done.set()  # a predictor will be loaded: the policy waits for it instead of playing randomly
-    try:
-        group.start("reward_predictor", "drlhp.reward_trainer:run_reward_predictor", cfg=cfg,
-                    obs_shape=observation_shape(cfg.env),
-                    preference_queue=ch.preference_queue, weights_channels=[ch.weights_to_policy]
-                    + ([ch.weights_to_prefs] if cfg.prefs.query_selection == "variance" else []),
-                    stop_event=ch.stop_event, gathering_done=ch.gathering_done, run_dir=run_dir, collect_only=gather,
-                    predictor_version=ch.predictor_version, db_size=ch.db_size, pair_updates=ch.pair_updates)
-        show_agent = cfg.prefs.show_agent and not cfg.prefs.synthetic_prefs
-        group.start("pref_interface", "pref_interface.process:run_pref_interface", cfg=cfg,
-                    frames_per_step=frames_per_agent_step(cfg.env),
-                    segment_queue=ch.segment_queue, preference_queue=ch.preference_queue,
-                    weights_channel=ch.weights_to_prefs, stop_event=ch.stop_event, run_dir=run_dir,
-                    predictor_version=ch.predictor_version, db_size=ch.db_size,
-                    agent_episode=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow)
-        group.start("policy", "drlhp.policy_process:run_policy", cfg=cfg, segment_queue=ch.segment_queue,
-                    weights_channel=ch.weights_to_policy, stop_event=ch.stop_event,
-                    gathering_done=ch.gathering_done, run_dir=run_dir,
-                    episode_channel=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow,
-                    pair_updates=ch.pair_updates)
-        write_json(record.dir / "pids.json", {"parent": os.getpid(), **group.pids()})
-        group.watch({"reward_predictor"} if gather else {"policy"})
-    except ChildFailed as e:
-        failure = e
-    except KeyboardInterrupt:
-        interrupted = True
-        print("\n[run] interrupted: stopping the processes (they save the database and checkpoints)...",
-              file=sys.stderr, flush=True)
-    finally:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    with sigterm_as_interrupt():
         try:
-            killed = group.shutdown()
-            if killed:
-                print(f"[run] had to kill: {', '.join(killed)}", file=sys.stderr, flush=True)
+            group.start("reward_predictor", "drlhp.reward.trainer:run_reward_predictor", cfg=cfg,
+                        obs_shape=observation_shape(cfg.env),
+                        preference_queue=ch.preference_queue, weights_channels=[ch.weights_to_policy]
+                        + ([ch.weights_to_prefs] if cfg.prefs.query_selection == "variance" else []),
+                        stop_event=ch.stop_event, gathering_done=ch.gathering_done, run_dir=run_dir,
+                        collect_only=gather, predictor_version=ch.predictor_version, db_size=ch.db_size,
+                        pair_updates=ch.pair_updates)
+            show_agent = cfg.prefs.show_agent and not cfg.prefs.synthetic_prefs
+            group.start("pref_interface", "pref_interface.process:run_pref_interface", cfg=cfg,
+                        frames_per_step=frames_per_agent_step(cfg.env),
+                        segment_queue=ch.segment_queue, preference_queue=ch.preference_queue,
+                        weights_channel=ch.weights_to_prefs, stop_event=ch.stop_event, run_dir=run_dir,
+                        predictor_version=ch.predictor_version, db_size=ch.db_size,
+                        agent_episode=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow)
+            group.start("policy", "drlhp.policy.process:run_policy", cfg=cfg, segment_queue=ch.segment_queue,
+                        weights_channel=ch.weights_to_policy, stop_event=ch.stop_event,
+                        gathering_done=ch.gathering_done, run_dir=run_dir,
+                        episode_channel=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow,
+                        pair_updates=ch.pair_updates)
+            write_json(record.dir / "pids.json", {"parent": os.getpid(), **group.pids()})
+            group.watch({"reward_predictor"} if gather else {"policy"})
         except ChildFailed as e:
-            failure = failure or e
+            failure = e
+        except KeyboardInterrupt:
+            interrupted = True
+            print("\n[run] interrupted: stopping the processes (they save the database and checkpoints)...",
+                  file=sys.stderr, flush=True)
         finally:
-            signal.signal(signal.SIGTERM, previous)
+            with sigterm_ignored():  # a second SIGTERM must not cut the children's saving short
+                try:
+                    killed = group.shutdown()
+                    if killed:
+                        print(f"[run] had to kill: {', '.join(killed)}", file=sys.stderr, flush=True)
+                except ChildFailed as e:
+                    failure = failure or e
     figures = {}
     roles = ("reward_predictor", "pref_interface") if gather else ("policy", "reward_predictor", "pref_interface")
     for role in roles:
@@ -479,14 +378,11 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
     if failure is not None:
         record.write_summary(summary)
         record.set_status("crashed", error=f"{failure}\n{failure.detail}")
-        print(f"run.py: error: {failure} (details: {record.dir / 'status.json'})", file=sys.stderr, flush=True)
+        print(f"run.py: error: {failure} (details: {record.paths.status})", file=sys.stderr, flush=True)
         return 1
     if interrupted:
-        record.write_summary(summary)
-        record.set_status("interrupted")
-        print(f"[run] interrupted; database and checkpoints saved. Resume with the same command and "
-              f"--run_dir {record.dir}", file=sys.stderr, flush=True)
-        return 130
+        return mark_interrupted(record, f"[run] interrupted; database and checkpoints saved. Resume with the same "
+                                        f"command and --run_dir {record.dir}", summary)
     if figures.get("labelling_window_closed"):
         # The person closed the labelling window: the run stops as with Ctrl-C (the stop event; every
         # process saved), but it is how a labelling session normally ends, so the exit code is 0.
@@ -496,7 +392,7 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
               f"the same command and --run_dir {record.dir}", flush=True)
         return 0
     if gather:
-        summary["prefs_file"] = str(record.dir / "prefs" / "prefs.npz")
+        summary["prefs_file"] = str(record.paths.prefs)
     return _finish(record, summary, cfg)
 
 
@@ -505,12 +401,12 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
     Metrics (every evaluation): progress_reward.csv and tb/reward/, as in the three-process modes."""
     import threading
 
-    from drlhp.metrics import MetricsLogger
-    from drlhp.pref_db import PrefDB
-    from drlhp.reward_trainer import PREDICTOR_FILE, PREFS_FILE, RewardTrainer, find_file
-    from drlhp.tf_setup import configure_tensorflow
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.reward.trainer import RewardTrainer, find_file
+    from drlhp.runtime.metrics import MetricsLogger
+    from drlhp.runtime.tf_setup import configure_tensorflow
 
-    db = PrefDB.load(find_file(cfg.load_prefs_dir, PREFS_FILE), max_prefs=cfg.prefs.max_prefs)
+    db = PrefDB.load(find_file(cfg.load_prefs_dir, RunPaths.PREFS), max_prefs=cfg.prefs.max_prefs)
     if db.n_train == 0:
         raise UsageError(f"the preference database in {cfg.load_prefs_dir} has no training preferences")
     configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed)
@@ -522,22 +418,21 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
         if not trainer.last_eval:  # pretrain() evaluates after its last step; zero steps leave nothing
             logger.log(trainer.steps, trainer.evaluate())
     except KeyboardInterrupt:
-        record.set_status("interrupted")
-        return 130
+        return mark_interrupted(record)
     finally:
         logger.close()
     trainer.publish()  # normalization statistics (the first: from 10x the newest segments), saved with the weights
-    trainer.save(record.dir / PREDICTOR_FILE)
+    trainer.save(record.paths.predictor)
     return _finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "n_preferences": len(db),
                             "predictor_val_accuracy": trainer.last_eval.get("reward/val_accuracy"),
                             "predictor_train_steps": trainer.steps,
-                            "reward_predictor_file": str(record.dir / PREDICTOR_FILE)})
+                            "reward_predictor_file": str(record.paths.predictor)})
 
 
 def train_policy_without_labelling(cfg: RunConfig, record: RunRecord) -> int:
     """--no_labelling: the policy alone, on a saved predictor's reward; no labeller, no predictor training."""
-    from drlhp.policy_process import run_policy
-    from drlhp.reward_trainer import load_predictor_weights, predictor_batchnorm
+    from drlhp.policy.process import run_policy
+    from drlhp.reward.trainer import load_predictor_weights, predictor_batchnorm
 
     weights, meta = load_predictor_weights(cfg.load_reward_predictor_ckpt_dir)
     batchnorm = predictor_batchnorm(meta)  # the saved network's shape, whatever this command's flags say
@@ -545,15 +440,11 @@ def train_policy_without_labelling(cfg: RunConfig, record: RunRecord) -> int:
                                       batchnorm=cfg.reward.batchnorm if batchnorm is None else batchnorm))
     print(f"[run] {cfg.mode} --no_labelling on {cfg.env} with predictor {meta['path']}, "
           f"{cfg.total_timesteps:,} agent steps -> {record.dir}", flush=True)
-    previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
-    try:
-        summary = run_policy(cfg, segment_queue=None, weights_channel=None, stop_event=None, gathering_done=None,
-                             run_dir=str(record.dir), fixed_weights=weights)
-    except KeyboardInterrupt:  # run_policy saved a checkpoint
-        record.set_status("interrupted")
-        print(f"\n[run] interrupted; checkpoint saved in {record.ckpt_dir}", file=sys.stderr, flush=True)
-        return 130
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    with sigterm_as_interrupt():
+        try:
+            summary = run_policy(cfg, segment_queue=None, weights_channel=None, stop_event=None,
+                                 gathering_done=None, run_dir=str(record.dir), fixed_weights=weights)
+        except KeyboardInterrupt:  # run_policy saved a checkpoint
+            return mark_interrupted(record, f"\n[run] interrupted; checkpoint saved in {record.ckpt_dir}")
     return _finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "no_labelling": True, **summary})
 

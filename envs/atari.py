@@ -16,7 +16,7 @@ What the predictor and the labeller see: the score area blanked (``envs/score_bl
 table of rectangles per game), through ``predictor_view``; the policy's own input keeps it.
 
 Rewards: the TRUE game reward (``reward_clipping`` off here). Clipping to [-1, 1] for training
-happens in the policy's reward source (``drlhp.reward_source``), so logs and the synthetic oracle
+happens in the policy's reward source (``drlhp.policy.reward_source``), so logs and the synthetic oracle
 use the real score.
 
 Why AtariVectorEnv and not gymnasium's ``AsyncVectorEnv`` of ``AtariPreprocessing`` envs: on 2

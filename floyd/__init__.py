@@ -6,5 +6,5 @@
     floyd/seeds.py   one run.py command with N seeds in parallel, and a table of the results
     floyd/__main__.py  the command line
 
-Reads what drlhp/run_record.py writes; never imports TensorFlow.
+Reads what drlhp/runtime/run_record.py writes; never imports TensorFlow.
 """

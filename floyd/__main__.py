@@ -17,7 +17,9 @@ import os
 import sys
 from pathlib import Path
 
-from drlhp.run_record import flatten
+from drlhp.runtime.interrupts import INTERRUPTED_EXIT
+from drlhp.runtime.run_paths import RunPaths
+from drlhp.runtime.run_record import flatten
 from floyd.index import FloydError, RunEntry, find_run, looks_like_run, scan
 
 PROG = "python -m floyd"
@@ -118,17 +120,18 @@ def cmd_show(opts) -> int:
         print(f"code      no git ({cv.get('note', '')}); source archive: {cv.get('source_archive', 'none')}")
     if e.config:
         lines = _config_lines(e.config)
-        print(f"config    {e.path / 'config.json'}" + ("; not the defaults:" if lines else "; all defaults"))
+        print(f"config    {RunPaths(e.path).config}" + ("; not the defaults:" if lines else "; all defaults"))
         for line in lines:
             print(line)
     if e.summary:
         print("summary   " + ", ".join(f"{k}={_short(v)}" for k, v in e.summary.items()))
     figures = sorted(p.name for p in e.path.glob("*.png"))
     print(f"figures   {', '.join(str(e.path / f) for f in figures) if figures else '- (no PNG)'}")
-    logs = [n for n in ("stdout.log", "stderr.log", "progress.csv", "progress_reward.csv", "progress_prefs.csv")
+    paths = RunPaths(e.path)
+    logs = [str(n) for n in (paths.STDOUT, paths.STDERR, paths.PROGRESS, "progress_reward.csv", "progress_prefs.csv")
             if (e.path / n).exists()]
-    print(f"files     {', '.join(logs) if logs else '-'}" + (", tb/" if (e.path / 'tb').is_dir() else "")
-          + (", checkpoints/" if (e.path / 'checkpoints').is_dir() else ""))
+    print(f"files     {', '.join(logs) if logs else '-'}" + (", tb/" if paths.tb.is_dir() else "")
+          + (", checkpoints/" if paths.checkpoints.is_dir() else ""))
     return 0
 
 
@@ -250,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         print(f"\n{PROG}: interrupted", file=sys.stderr)
-        return 130
+        return INTERRUPTED_EXIT
 
 
 if __name__ == "__main__":

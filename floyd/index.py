@@ -2,7 +2,7 @@
 
 A folder under the runs folder is one of
     a run          run.json (format version, start), config.json, command.txt, code_version.json,
-                   status.json, summary.json, ... (drlhp/run_record.py)
+                   status.json, summary.json, ... (drlhp/runtime/run_record.py)
     an older run   the same without run.json (written before the archive existed): listed, noted
     incomplete     a run whose config.json is missing or unreadable (half-written, or its start was
                    cut short): listed with what could be read, noted
@@ -20,9 +20,10 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from drlhp.run_record import RUN_FORMAT_VERSION
+from drlhp.runtime.run_paths import RunPaths
+from drlhp.runtime.run_record import RUN_FORMAT_VERSION
 
-RUN_FILES = ("run.json", "config.json", "status.json", "command.txt", "code_version.json", "summary.json")
+RUN_FILES = RunPaths.RECORD_FILES
 GROUP_DEPTH = 3  # how deep a group of runs may nest under the runs folder
 ENDED = ("finished", "crashed", "interrupted")
 
@@ -85,14 +86,14 @@ class RunEntry:
         for key in ("true_return_last100", "true_return_mean"):
             if isinstance(s.get(key), (int, float)):
                 return float(s[key])
-        return last_value(self.path / "progress.csv", "policy/true_return_last100")
+        return last_value(self.path / RunPaths.PROGRESS, "policy/true_return_last100")
 
     @property
     def success_rate(self) -> float | None:
         value = (self.summary or {}).get("success_rate_last100")
         if isinstance(value, (int, float)):
             return float(value)
-        return last_value(self.path / "progress.csv", "policy/success_rate_last100")
+        return last_value(self.path / RunPaths.PROGRESS, "policy/success_rate_last100")
 
     @property
     def labels(self) -> int | None:
@@ -179,15 +180,16 @@ def looks_like_run(path: Path) -> bool:
 def read_run(path: Path, name: str | None = None) -> RunEntry:
     """One folder as a RunEntry; never raises on what it finds inside."""
     entry = RunEntry(path=path, name=name or path.name)
+    paths = RunPaths(path)
     if not looks_like_run(path):
         entry.kind = "not a run"
         entry.notes.append("not a run: no run.json, config.json, status.json or command.txt")
         return entry
-    entry.config, config_why = _read_json(path / "config.json")
+    entry.config, config_why = _read_json(paths.config)
     if entry.config is None:
         entry.kind = "incomplete"
         entry.notes.append(f"incomplete: config.json {config_why}")
-    entry.run_json, why = _read_json(path / "run.json")
+    entry.run_json, why = _read_json(paths.run_json)
     if entry.run_json is None:
         if why != "missing":
             entry.kind = "incomplete"
@@ -201,25 +203,25 @@ def read_run(path: Path, name: str | None = None) -> RunEntry:
             entry.notes.append("run.json has no format version")
         elif entry.format_version > RUN_FORMAT_VERSION:
             entry.notes.append(f"newer format (v{entry.format_version}; this archive reads v{RUN_FORMAT_VERSION})")
-    entry.status_json, why = _read_json(path / "status.json")
+    entry.status_json, why = _read_json(paths.status)
     if entry.status_json is None:
         entry.notes.append(f"status.json {why}")
     else:
         entry.status = str(entry.status_json.get("status") or "unknown")
         entry.end = _parse_time(entry.status_json.get("time"))
-    entry.summary, _ = _read_json(path / "summary.json")
-    entry.code_version, why = _read_json(path / "code_version.json")
+    entry.summary, _ = _read_json(paths.summary)
+    entry.code_version, why = _read_json(paths.code_version)
     if entry.code_version is None and entry.kind == "run":
         entry.notes.append(f"code_version.json {why}")
     try:
-        entry.command = (path / "command.txt").read_text().strip() or None
+        entry.command = paths.command.read_text().strip() or None
     except OSError:
         entry.command = None
     if entry.run_json is not None:
         entry.start = _parse_time(entry.run_json.get("started"))
     if entry.start is None:  # older runs: the command was written when they started
         try:
-            entry.start = dt.datetime.fromtimestamp((path / "command.txt").stat().st_mtime)
+            entry.start = dt.datetime.fromtimestamp(paths.command.stat().st_mtime)
         except OSError:
             pass
     if entry.status == "running" and entry.run_json and _process_gone(entry.run_json):

@@ -13,8 +13,9 @@ import io
 import math
 from pathlib import Path
 
-from drlhp.atomic import write_bytes
-from drlhp.run_record import flatten
+from drlhp.runtime.atomic import write_bytes
+from drlhp.runtime.run_paths import RunPaths
+from drlhp.runtime.run_record import flatten
 from floyd.index import FloydError, RunEntry, read_csv, read_run
 
 TRUE_RETURN = "policy/true_return_last100"
@@ -48,7 +49,7 @@ def _save(fig, path: Path) -> Path:
 def write_run_curves(run_dir: str | Path, out: str | Path | None = None) -> Path | None:
     """Draw the run's main curves into <run_dir>/curves.png (or ``out``); None when it has no metrics."""
     run_dir = Path(run_dir)
-    policy = read_csv(run_dir / "progress.csv")
+    policy = read_csv(RunPaths(run_dir) / RunPaths.PROGRESS)
     reward = read_csv(run_dir / "progress_reward.csv")
     panels = []  # (title, x label, [(label, xs, ys, style)])
     true_ret = _points(policy, "step", TRUE_RETURN)
@@ -95,7 +96,7 @@ def write_run_curves(run_dir: str | Path, out: str | Path | None = None) -> Path
                  fontsize="medium")
     fig.tight_layout()
     try:
-        return _save(fig, Path(out) if out else run_dir / "curves.png")
+        return _save(fig, Path(out) if out else RunPaths(run_dir).curves)
     finally:
         plt.close(fig)
 
@@ -143,7 +144,7 @@ def compare(entries: list[RunEntry], out: str | Path, title: str | None = None) 
 
     notes, curves = [], {}
     for e in entries:
-        cols = read_csv(e.path / "progress.csv")
+        cols = read_csv(e.path / RunPaths.PROGRESS)
         xs, ys = _points(cols, "step", TRUE_RETURN)
         if not xs:
             notes.append(f"{e.name}: left out: no true-return curve (no progress.csv, or no episode finished)")

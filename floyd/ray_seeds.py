@@ -51,7 +51,7 @@ def run_seeds_ray(run_args: list[str], seeds: list[int], group_dir: Path, parall
                   ray_address: str | None = None) -> tuple[list[dict], bool]:
     """floyd.seeds.run_seeds on Ray: at most ``parallel`` tasks at once; the rows and whether interrupted."""
     from drlhp.cli import command
-    from drlhp.ray_backend import init_kwargs
+    from drlhp.runtime.ray_backend import init_kwargs
 
     owns = not ray.is_initialized()
     if owns:

@@ -23,8 +23,15 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from drlhp.atomic import write_json
-from drlhp.run_record import REPO_ROOT, SOURCE_ARCHIVE, UNTRACKED_ARCHIVE, archivable_untracked, code_version, now_iso
+from drlhp.runtime.atomic import write_json
+from drlhp.runtime.run_record import (
+    REPO_ROOT,
+    SOURCE_ARCHIVE,
+    UNTRACKED_ARCHIVE,
+    archivable_untracked,
+    code_version,
+    now_iso,
+)
 from floyd.index import FloydError, RunEntry, read_run
 
 

@@ -19,8 +19,9 @@ import sys
 import time
 from pathlib import Path
 
-from drlhp.atomic import write_json
 from drlhp.cli import command
+from drlhp.runtime.atomic import write_json
+from drlhp.runtime.interrupts import INTERRUPTED_EXIT
 from floyd.index import FloydError, read_run
 
 DEFAULT_THRESHOLDS = {"success_rate_last100": 0.9}
@@ -199,5 +200,5 @@ def main(opts, run_args: list[str], runs_dir: Path) -> int:
                                           "rows": [{k: v for k, v in r.items() if k != "summary"} for r in rows]})
     print(f"[floyd] rows -> {group_dir / 'seeds.json'}; their curves: python -m floyd compare {group_dir}", flush=True)
     if interrupted:
-        return 130
+        return INTERRUPTED_EXIT
     return 0 if all(r["exit_code"] == 0 for r in rows) else 1

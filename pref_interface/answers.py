@@ -18,7 +18,7 @@ import collections
 import time
 from dataclasses import dataclass
 
-from drlhp.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
+from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
 
 ANSWERS = {"left": MU_LEFT, "right": MU_RIGHT, "equal": MU_EQUAL, "cant_tell": None}
 ANSWER_TEXT = {"left": "left is better", "right": "right is better", "equal": "equally good",

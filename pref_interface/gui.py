@@ -356,7 +356,7 @@ def screenshot(window: QWidget, path: str | Path) -> None:
     """The window as a PNG, rendered by Qt itself (works offscreen too); written atomically."""
     from PyQt5.QtCore import QBuffer, QByteArray, QIODevice
 
-    from drlhp.atomic import write_bytes
+    from drlhp.runtime.atomic import write_bytes
 
     data = QByteArray()
     buffer = QBuffer(data)
@@ -383,8 +383,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         p.error(f"--size must be WxH, got {args.size!r}")
 
-    from drlhp.pref_db import PrefDB, PrefDBError
-    from drlhp.reward_trainer import PREFS_FILE, find_file
+    from drlhp.reward.pref_db import PrefDB, PrefDBError
+    from drlhp.reward.trainer import PREFS_FILE, find_file
     from pref_interface.display import DisplayError, display_problem, require_display
 
     try:
@@ -424,8 +424,8 @@ def _screenshot_main(app, db, pairs_in_db, args, size) -> int:
 
 
 def _label_main(app, db, pairs_in_db, args, size) -> int:
-    from drlhp.messages import Preference
-    from drlhp.pref_db import PrefDB
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.runtime.messages import Preference
 
     out = PrefDB(max_prefs=max(len(db), 1), seed=0)
     pairs = PairQueue()

@@ -34,38 +34,64 @@ def _why_no_pair(iface, pairs) -> str:
 def label_in_window(iface, stop_event, log=print, predictor_version=None, db_size=None, agent_episode=None,
                     hold_s: float = 5.0) -> dict:
     """Run the window until the run stops or the person closes it; returns figures for the summary."""
-    from pref_interface.display import require_display
+    return LabellingLoop(iface, stop_event, log=log, predictor_version=predictor_version, db_size=db_size,
+                         agent_episode=agent_episode, hold_s=hold_s).run()
 
-    require_display(fix="pass --synthetic_prefs")  # one line instead of Qt's abort
-    from PyQt5.QtCore import QTimer
 
-    from pref_interface.answers import PairQueue
-    from pref_interface.gui import LabelWindow, application
+class LabellingLoop:
+    """The labelling window's loop (see the module docstring): ``run`` = ``start`` (window and timer),
+    Qt's event loop calling ``step`` every TICK_MS, then ``close``; returns figures for the summary."""
 
-    app = application()
-    pairs = PairQueue(hold_s=hold_s)
-    closed_by_person = [False]
-    failure: list[BaseException] = []
-    first_pair_logged = [False]
-    # responsiveness since the last metrics row: the clips' frame rate, the longest tick
-    since = {"t": time.perf_counter(), "frame_ticks": 0, "tick_ms_max": 0.0}
+    def __init__(self, iface, stop_event, log=print, predictor_version=None, db_size=None, agent_episode=None,
+                 hold_s: float = 5.0):
+        self.iface, self.stop_event, self.log = iface, stop_event, log
+        self.predictor_version, self.db_size, self.agent_episode = predictor_version, db_size, agent_episode
+        self.hold_s = hold_s
+        self.closed_by_person = False
+        self.failure: BaseException | None = None  # from step(): re-raised once the event loop is left
+        self.first_pair_logged = False
+        # responsiveness since the last metrics row: the clips' frame rate, the longest tick
+        self.since = {"t": time.perf_counter(), "frame_ticks": 0, "tick_ms_max": 0.0}
+        self.app = self.pairs = self.window = self.timer = None
+        self.t0 = 0.0
 
-    def status() -> dict:
-        return {"db_size": None if db_size is None else int(db_size.value),
-                "predictor_version": None if predictor_version is None else int(predictor_version.value)}
+    def run(self) -> dict:
+        self.start()
+        self.app.exec_()  # step() every TICK_MS, until the run stops or the person closes the window
+        return self.close()
 
-    def on_close() -> None:
-        if not stop_event.is_set():
-            closed_by_person[0] = True
-            log("[prefs] labelling window closed: stopping the run", flush=True)
-            stop_event.set()
-        app.quit()
+    # ---- start ----------------------------------------------------------------------------------
+    def start(self) -> None:
+        from pref_interface.display import require_display
 
-    def tick() -> None:
+        require_display(fix="pass --synthetic_prefs")  # one line instead of Qt's abort
+        from PyQt5.QtCore import QTimer
+
+        from pref_interface.answers import PairQueue
+        from pref_interface.gui import LabelWindow, application
+
+        self.app = app = application()
+        self.pairs = PairQueue(hold_s=self.hold_s)
+        self.window = window = LabelWindow(self.pairs, status=self._status, on_close=self._on_close,
+                                           show_agent=self.agent_episode is not None)
+        screen = app.primaryScreen().availableGeometry()
+        window.resize(min(1000 if self.agent_episode is None else 1300, screen.width()), min(620, screen.height()))
+        window.show()
+        window.raise_()
+        window.activateWindow()
+        self.timer = QTimer()
+        self.timer.timeout.connect(self.step)
+        self.timer.start(TICK_MS)
+        self.log(f"[prefs] labelling window open: \"{window.windowTitle()}\"", flush=True)
+        self.t0 = time.perf_counter()
+
+    # ---- step (the timer's slot) ----------------------------------------------------------------
+    def step(self) -> None:
+        iface, pairs, window = self.iface, self.pairs, self.window
         t_tick = time.perf_counter()
         try:
-            if stop_event.is_set():
-                app.quit()
+            if self.stop_event.is_set():
+                self.app.quit()
                 return
             for answer in pairs.take_ready():  # first: what is sent counts against the schedule
                 iface.send(answer.pair, answer.mu, block=False)
@@ -75,50 +101,57 @@ def label_in_window(iface, stop_event, log=print, predictor_version=None, db_siz
                 if pair is None:
                     break
                 pairs.add(pair)
-            if pairs.current is not None and not first_pair_logged[0]:
-                first_pair_logged[0] = True
-                log("[prefs] first pair on screen", flush=True)
+            if pairs.current is not None and not self.first_pair_logged:
+                self.first_pair_logged = True
+                self.log("[prefs] first pair on screen", flush=True)
             if pairs.current is None:
                 window.set_waiting_text(_why_no_pair(iface, pairs))
             iface.flush(block=False)
-            if agent_episode is not None:
-                frames = agent_episode.poll()
+            if self.agent_episode is not None:
+                frames = self.agent_episode.poll()
                 if frames is not None:
                     window.set_agent_episode(frames)
             window.refresh()
-            now = time.perf_counter()
-            since["tick_ms_max"] = max(since["tick_ms_max"], 1e3 * (now - t_tick))
-            if iface.maybe_log({"prefs/answers": pairs.n_answers, "prefs/answers_undone": pairs.n_undone,
-                                "prefs/pairs_waiting": pairs.n_waiting,
-                                "prefs/answers_per_minute": pairs.answers_per_minute(),
-                                "system/clip_fps": (window.n_frame_ticks - since["frame_ticks"]) / (now - since["t"]),
-                                "system/gui_tick_ms_max": since["tick_ms_max"]}):
-                since.update(t=now, frame_ticks=window.n_frame_ticks, tick_ms_max=0.0)
+            self._log_metrics(t_tick)
         except BaseException as e:  # PyQt aborts on an exception escaping a slot: end the loop, re-raise below
-            failure.append(e)
-            app.quit()
+            self.failure = e
+            self.app.quit()
 
-    window = LabelWindow(pairs, status=status, on_close=on_close, show_agent=agent_episode is not None)
-    screen = app.primaryScreen().availableGeometry()
-    window.resize(min(1000 if agent_episode is None else 1300, screen.width()), min(620, screen.height()))
-    window.show()
-    window.raise_()
-    window.activateWindow()
-    timer = QTimer()
-    timer.timeout.connect(tick)
-    timer.start(TICK_MS)
-    log(f"[prefs] labelling window open: \"{window.windowTitle()}\"", flush=True)
-    t0 = time.perf_counter()
-    app.exec_()
-    timer.stop()
-    window.timer.stop()
-    window.hide()
-    for answer in pairs.flush():  # every answer given counts, the held one included
-        iface.send(answer.pair, answer.mu, block=False)
-    if failure:
-        raise failure[0]
-    minutes = (time.perf_counter() - t0) / 60
-    log(f"[prefs] {pairs.n_answers} answers ({pairs.n_cant_tell} can't tell, {pairs.n_undone} undone) in "
-        f"{minutes:.1f} min", flush=True)
-    return {"answers": pairs.n_answers, "answers_cant_tell": pairs.n_cant_tell, "answers_undone": pairs.n_undone,
-            "labelling_window_closed": closed_by_person[0]}
+    def _log_metrics(self, t_tick: float) -> None:
+        pairs, since, window = self.pairs, self.since, self.window
+        now = time.perf_counter()
+        since["tick_ms_max"] = max(since["tick_ms_max"], 1e3 * (now - t_tick))
+        if self.iface.maybe_log({"prefs/answers": pairs.n_answers, "prefs/answers_undone": pairs.n_undone,
+                                 "prefs/pairs_waiting": pairs.n_waiting,
+                                 "prefs/answers_per_minute": pairs.answers_per_minute(),
+                                 "system/clip_fps": (window.n_frame_ticks - since["frame_ticks"]) / (now - since["t"]),
+                                 "system/gui_tick_ms_max": since["tick_ms_max"]}):
+            since.update(t=now, frame_ticks=window.n_frame_ticks, tick_ms_max=0.0)
+
+    def _status(self) -> dict:
+        return {"db_size": None if self.db_size is None else int(self.db_size.value),
+                "predictor_version": None if self.predictor_version is None else int(self.predictor_version.value)}
+
+    def _on_close(self) -> None:
+        if not self.stop_event.is_set():
+            self.closed_by_person = True
+            self.log("[prefs] labelling window closed: stopping the run", flush=True)
+            self.stop_event.set()
+        self.app.quit()
+
+    # ---- close ----------------------------------------------------------------------------------
+    def close(self) -> dict:
+        """Timers stopped, the window hidden, every answer given sent (the held one included)."""
+        pairs = self.pairs
+        self.timer.stop()
+        self.window.timer.stop()
+        self.window.hide()
+        for answer in pairs.flush():  # every answer given counts, the held one included
+            self.iface.send(answer.pair, answer.mu, block=False)
+        if self.failure is not None:
+            raise self.failure
+        minutes = (time.perf_counter() - self.t0) / 60
+        self.log(f"[prefs] {pairs.n_answers} answers ({pairs.n_cant_tell} can't tell, {pairs.n_undone} undone) in "
+                 f"{minutes:.1f} min", flush=True)
+        return {"answers": pairs.n_answers, "answers_cant_tell": pairs.n_cant_tell,
+                "answers_undone": pairs.n_undone, "labelling_window_closed": self.closed_by_person}

@@ -5,7 +5,7 @@ higher reward according to the task's true reward". Equal sums: (0.5, 0.5).
 """
 from __future__ import annotations
 
-from drlhp.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
+from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
 
 
 class SyntheticOracle:

@@ -13,7 +13,7 @@ import collections
 
 import numpy as np
 
-from drlhp.messages import Segment
+from drlhp.runtime.messages import Segment
 
 
 class SegmentPool:

@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 from drlhp.config import RunConfig
-from drlhp.messages import Preference
-from drlhp.queues import drain, put_blocking
-from drlhp.segments import register_compact_pickling
+from drlhp.policy.segments import register_compact_pickling
+from drlhp.runtime.messages import Preference
+from drlhp.runtime.queues import drain, put_blocking
+from drlhp.runtime.run_paths import RunPaths
 from pref_interface.pool import SegmentPool
 from pref_interface.schedule import LabelSchedule
 
-STATE_FILE = Path("prefs") / "labeller_state.json"  # labels given so far: a resumed run goes on counting
+STATE_FILE = RunPaths.LABELLER_STATE  # labels given so far: a resumed run goes on counting
 SEGMENTS_PER_PAIR = 2  # fresh segments asked of the policy per pair asked: each pair can have two new clips
 
 
@@ -50,8 +50,8 @@ class _VarianceScorer:
         weights = self.channel.poll()
         if weights is not None:
             if self.ensemble is None:
-                from drlhp.reward_model import RewardEnsemble
-                from drlhp.tf_setup import configure_tensorflow
+                from drlhp.reward.model import RewardEnsemble
+                from drlhp.runtime.tf_setup import configure_tensorflow
 
                 configure_tensorflow(1, 1, seed=self.cfg.seed)
                 self.ensemble = RewardEnsemble(obs_shape, self.cfg.reward, seed=self.cfg.seed)
@@ -64,7 +64,7 @@ class PrefInterface:
 
     def __init__(self, cfg: RunConfig, frames_per_step: int, segment_queue, preference_queue, weights_channel,
                  stop_event, run_dir: str, segment_flow=None):
-        from drlhp.metrics import MetricsLogger
+        from drlhp.runtime.metrics import MetricsLogger
 
         p = self.p = cfg.prefs
         self.cfg, self.frames_per_step = cfg, frames_per_step
@@ -74,10 +74,10 @@ class PrefInterface:
         n_labels = p.n_labels if cfg.mode == "train_policy_with_preferences" else 0
         self.schedule = LabelSchedule(p.label_schedule, n_initial, n_labels, cfg.total_timesteps * frames_per_step)
         self.scorer = _VarianceScorer(cfg, weights_channel) if p.query_selection == "variance" else None
-        self.logger = MetricsLogger(run_dir, tb_subdir="tb/prefs", csv_name="progress_prefs.csv")
+        self.logger = MetricsLogger(run_dir, tb_subdir=RunPaths.TB / "prefs", csv_name="progress_prefs.csv")
         self.given = self.discarded = self.received = 0
         self.policy_step = 0
-        self.state_path = Path(run_dir) / STATE_FILE
+        self.state_path = RunPaths(run_dir).labeller_state
         self._restore_state()
         self.outbox: list[Preference] = []  # answered, not yet on the queue (send(..., block=False))
         self.t_start = self.last_log = time.perf_counter()
@@ -110,7 +110,7 @@ class PrefInterface:
             raise RuntimeError(f"cannot read the labeller's state {self.state_path}: {e}") from None
 
     def save_state(self) -> None:
-        from drlhp.atomic import write_json
+        from drlhp.runtime.atomic import write_json
 
         self.state_path.parent.mkdir(parents=True, exist_ok=True)
         write_json(self.state_path, {"labels_given": self.given, "labels_discarded": self.discarded,
@@ -234,7 +234,7 @@ def run_pref_interface(cfg: RunConfig, frames_per_step: int, segment_queue, pref
 
 
 def _memory_mb():
-    from drlhp.metrics import memory_mb
+    from drlhp.runtime.metrics import memory_mb
 
     return memory_mb()
 

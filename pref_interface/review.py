@@ -23,8 +23,8 @@ from pathlib import Path
 from PyQt5.QtCore import Qt, QTimer
 from PyQt5.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QMainWindow, QPushButton, QVBoxLayout, QWidget
 
-from drlhp.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
-from drlhp.pref_db import PrefDB
+from drlhp.reward.pref_db import PrefDB
+from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
 from pref_interface.gui import FPS, LOOP_PAUSE_FRAMES, ClipView, application
 
 REVIEW_TITLE = "drlhp: review preferences"
@@ -235,8 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=None, help="write the reviewed database here (default: over the file read)")
     args = p.parse_args(argv)
 
-    from drlhp.pref_db import PrefDBError
-    from drlhp.reward_trainer import PREFS_FILE, find_file
+    from drlhp.reward.pref_db import PrefDBError
+    from drlhp.reward.trainer import PREFS_FILE, find_file
     from pref_interface.display import DisplayError, require_display
 
     path = find_file(args.load_prefs_dir, PREFS_FILE)

@@ -1,7 +1,7 @@
 import numpy as np
 
 import envs
-from drlhp.reward_source import ClippedEnvReward
+from drlhp.policy.reward_source import ClippedEnvReward
 from envs.atari import atari_game
 
 

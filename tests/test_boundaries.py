@@ -184,7 +184,7 @@ def heavy_modules_after(code: str, cwd: Path = REPO, heavy: tuple[str, ...] = HE
 
 def test_the_project_has_its_modules():
     modules = project_modules()
-    assert {"drlhp.pipeline", "drlhp.policy_process", "drlhp.cli", "envs", "envs.atari", "envs.score_blanking",
+    assert {"drlhp.pipeline", "drlhp.policy.process", "drlhp.cli", "envs", "envs.atari", "envs.score_blanking",
             "pref_interface.process", "floyd.__main__", "run"} <= set(modules)
 
 
@@ -218,7 +218,7 @@ def test_listing_runs_loads_no_tensorflow(tmp_path):
 
 def test_the_parent_process_modules_load_neither_tensorflow_nor_qt():
     code = """
-        import drlhp.config, drlhp.launcher, drlhp.pipeline
+        import drlhp.config, drlhp.runtime.launcher, drlhp.pipeline
         import run  # run.py
         from drlhp.config import build_parser, config_from_args
         cfg = config_from_args(build_parser().parse_args(["--env", "MovingDot-v0", "--synthetic_prefs"]))
@@ -277,13 +277,13 @@ def test_the_probe_sees_a_module_that_was_imported():
 
 
 def test_the_local_backend_loads_no_ray():
-    """Ray is imported only with --backend ray (drlhp.ray_backend, inside run_processes)."""
+    """Ray is imported only with --backend ray (drlhp.runtime.ray_backend, inside run_processes)."""
     code = """
-        import drlhp.cli, drlhp.config, drlhp.launcher, drlhp.pipeline, drlhp.queues, floyd.seeds
+        import drlhp.cli, drlhp.config, drlhp.runtime.launcher, drlhp.pipeline, drlhp.runtime.queues, floyd.seeds
         import run  # run.py
         from drlhp.config import build_parser, config_from_args
         cfg = config_from_args(build_parser().parse_args(["--env", "MovingDot-v0", "--synthetic_prefs"]))
         assert cfg.backend == "local"
         """
     assert heavy_modules_after(code, heavy=("ray",)) == []
-    assert heavy_modules_after("import drlhp.ray_channels", heavy=("ray",)) == ["ray"]  # the probe sees it
+    assert heavy_modules_after("import drlhp.runtime.ray_channels", heavy=("ray",)) == ["ray"]  # the probe sees it

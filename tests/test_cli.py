@@ -308,7 +308,7 @@ def test_stop_at_ends_a_sitting_that_resumes_on_the_same_schedule(cli, tmp_path)
 
 
 def test_scaled_env_reward_has_the_predictor_scale():
-    from drlhp.reward_source import ScaledEnvReward
+    from drlhp.policy.reward_source import ScaledEnvReward
 
     rng = np.random.default_rng(0)
     source = ScaledEnvReward(norm_std=0.05)
@@ -318,3 +318,92 @@ def test_scaled_env_reward_has_the_predictor_scale():
     assert abs(late.mean()) < 0.01 and abs(late.std() - 0.05) < 0.005
     # the order of steps is kept: a +1 (and the 2, clipped to +1) above a 0 above a -1
     assert (out[200:][true[200:] > 0] > out[200:][true[200:] == 0].max()).all()
+
+
+def test_every_config_field_is_one_flag_with_help_and_docs_flags_md_is_current():
+    """One source per flag: each field of the four configs is a flag (mode, preset and the nested configs
+    aside), with its docstring entry as help; docs/flags.md is what drlhp.config writes from them."""
+    import dataclasses
+    from pathlib import Path
+
+    from drlhp import config
+
+    flags = config.flags()
+    names = [f.name for f in flags]
+    assert len(names) == len(set(names)), "two fields share a flag name"
+    n_fields = sum(len(dataclasses.fields(c)) for c in (config.A2CConfig, config.RewardConfig, config.PrefConfig))
+    n_fields += len(dataclasses.fields(config.RunConfig)) - 5  # mode (positional), preset, a2c, reward, prefs
+    assert len(flags) == n_fields
+    assert [f.name for f in flags if len(f.help) < 10] == []  # every field has its docstring entry
+    assert {"n_predictors", "reward_tf_threads", "reward_batch_size", "lr", "reward_lr"} <= set(names)
+    doc = Path(__file__).resolve().parents[1] / "docs" / "flags.md"
+    assert doc.read_text() == config.flags_markdown(), "docs/flags.md is stale: python -m drlhp.config > docs/flags.md"
+
+
+def test_every_flag_reaches_its_field_and_its_default_is_the_fields():
+    from drlhp import config
+
+    parser = config.build_parser()
+    defaults = config.config_from_args(parser.parse_args(["--env", "MovingDot-v0"]))
+    assert defaults == config.RunConfig(env="MovingDot-v0")  # the parser's defaults are the fields'
+    for flag in config.flags():
+        f, meta = flag.field, flag.field.metadata
+        if flag.type is bool:
+            value = not f.default
+            argv = [f"--no-{flag.name}" if f.default else f"--{flag.name}"]
+        elif meta["choices"]:
+            value = next(c for c in meta["choices"] if c != f.default)
+            argv = [f"--{flag.name}", value]
+        elif flag.type is int:
+            value = f.default + 1
+            argv = [f"--{flag.name}", str(value)]
+        elif flag.type is float:
+            value = f.default / 2 if f.default else 0.5
+            argv = [f"--{flag.name}", repr(value)]
+        else:
+            value = "somewhere" if flag.name != "env" else "CartPole-v1"
+            argv = [f"--{flag.name}", value]
+        cfg = config.config_from_args(parser.parse_args(["--env", "MovingDot-v0", *argv]))
+        got = cfg
+        for attr in flag.place.split("."):
+            got = getattr(got, attr)
+        assert got == value, (flag.name, got, value)
+        changed = {k for k in config.RunConfig.__dataclass_fields__ if getattr(cfg, k) != getattr(defaults, k)}
+        assert len(changed) == 1, (flag.name, changed)  # nothing else moved
+
+
+def test_config_checks_name_the_flag():
+    from dataclasses import replace
+
+    from drlhp.config import RewardConfig, RunConfig, config_problem
+
+    cfg = RunConfig(env="MovingDot-v0")
+    assert config_problem(cfg) is None
+    assert config_problem(replace(cfg, reward=RewardConfig(tf_intra_threads=0))) == \
+        "--reward_tf_threads must be a whole number of at least 1, got 0"
+    assert config_problem(replace(cfg, mode="nope")).startswith("mode must be one of train_policy_with_preferences")
+
+
+def test_every_checked_flag_refuses_a_bad_value_in_one_line_naming_it():
+    from drlhp import config
+    from drlhp.pipeline import UsageError
+
+    checked = [f for f in config.flags() if f.field.metadata["check"] and not f.field.metadata["choices"]]
+    assert len(checked) >= 40
+    for flag in checked:
+        _, ok = flag.field.metadata["check"]
+        bad = next(v for v in (-1, 0, 1, 1.5) if not ok(flag.type(v)))
+        with pytest.raises(UsageError) as caught:
+            _check(f"--{flag.name}", str(flag.type(bad)))
+        assert str(caught.value).startswith(f"--{flag.name} must be "), (flag.name, str(caught.value))
+
+
+def test_a_reader_that_stops_early_gets_no_broken_pipe_traceback():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    run_py = Path(__file__).resolve().parents[1] / "run.py"
+    proc = subprocess.run(f"'{sys.executable}' '{run_py}' --list_envs | true", shell=True, capture_output=True,
+                          text=True, timeout=120)
+    assert "BrokenPipeError" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

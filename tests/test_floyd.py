@@ -123,7 +123,7 @@ def test_rerun_reproduces_the_command_and_code_version(twice_and_rerun):
 
 
 def test_a_crashed_run_is_listed_as_crashed_with_its_error(tmp_path):
-    from drlhp.checkpoint import save_policy_checkpoint
+    from drlhp.policy.checkpoint import save_policy_checkpoint
 
     runs = tmp_path / "runs"
     # a readable checkpoint that does not fit the network: found only once the run has started (an
@@ -271,7 +271,7 @@ def test_without_git_the_source_is_archived_and_rerun_unpacks_it(tmp_path):
     import shutil
     import tarfile
 
-    from drlhp.run_record import record_code_version, source_files
+    from drlhp.runtime.run_record import record_code_version, source_files
     from floyd.index import read_run
     from floyd.rerun import prepare_code
 
@@ -296,7 +296,7 @@ def test_without_git_the_source_is_archived_and_rerun_unpacks_it(tmp_path):
 def test_show_lists_each_sitting_and_what_it_changed(tmp_path):
     """A run resumed with another flag: run.json keeps both sittings' commands and the change, and
     `floyd show` prints them (RunRecord as run.py uses it; no training needed)."""
-    from drlhp.run_record import RunRecord
+    from drlhp.runtime.run_record import RunRecord
 
     run_dir = tmp_path / "runs" / "resumed"
     config = {"mode": "train_policy_with_preferences", "env": "PongNoFrameskip-v4", "seed": 0,
@@ -309,7 +309,7 @@ def test_show_lists_each_sitting_and_what_it_changed(tmp_path):
     assert first["command"].endswith("run.py --env PongNoFrameskip-v4") and "config_changes" not in first
     assert second["command"].endswith("--reward_tf_threads 2")
     assert second["config_changes"] == {"reward.tf_intra_threads": [1, 2]}
-    from drlhp.run_record import ABSENT, config_changes
+    from drlhp.runtime.run_record import ABSENT, config_changes
 
     # an argument on one side only (another version) shows as absent; a None value is not absent
     assert config_changes({"a": 1, "r": {"x": None}}, {"a": 1, "r": {"x": None, "y": None}}) == {"r.y": [ABSENT, None]}

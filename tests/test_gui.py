@@ -16,8 +16,8 @@ from PyQt5.QtTest import QTest  # noqa: E402
 from PyQt5.QtWidgets import QApplication  # noqa: E402
 
 from drlhp.config import PrefConfig, RunConfig  # noqa: E402
-from drlhp.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment  # noqa: E402
-from drlhp.pref_db import PrefDB  # noqa: E402
+from drlhp.reward.pref_db import PrefDB  # noqa: E402
+from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment  # noqa: E402
 from pref_interface.answers import PairQueue  # noqa: E402
 from pref_interface.gui import LOOP_PAUSE_FRAMES, WINDOW_TITLE, LabelWindow, application  # noqa: E402
 
@@ -367,7 +367,7 @@ def test_the_window_says_why_no_pair_is_on_screen(app, tmp_path):
 
 
 def test_screenshot_of_a_saved_database(app, tmp_path):
-    from drlhp.messages import Preference
+    from drlhp.runtime.messages import Preference
     from pref_interface.gui import main
 
     db = PrefDB(seed=0)
@@ -383,7 +383,7 @@ def test_screenshot_of_a_saved_database(app, tmp_path):
 
 # ---- the review tool ---------------------------------------------------------------------------------
 def test_review_relabels_deletes_undoes_and_saves(app, tmp_path):
-    from drlhp.messages import Preference
+    from drlhp.runtime.messages import Preference
     from pref_interface.review import REVIEW_TITLE, Review, ReviewWindow
 
     db = PrefDB(seed=0)
@@ -433,7 +433,7 @@ def test_review_and_label_tools_need_a_display(tmp_path):
     import subprocess
     import sys
 
-    from drlhp.messages import Preference
+    from drlhp.runtime.messages import Preference
 
     db = PrefDB(seed=0)
     db.add(Preference(seg(1), seg(2), MU_LEFT))

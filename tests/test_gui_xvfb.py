@@ -62,7 +62,7 @@ def test_display_check_agrees_with_qt(x_display):
 
 
 def test_a_person_labels_with_real_key_presses_and_closing_the_window_ends_the_run(x_display, tmp_path):
-    from drlhp.pref_db import PrefDB
+    from drlhp.reward.pref_db import PrefDB
 
     run_dir = tmp_path / "run"
     out = tmp_path / "stdout.txt"
@@ -108,8 +108,8 @@ def test_label_to_relabels_a_saved_database_by_key_presses(x_display, tmp_path):
     """python -m pref_interface.gui --label_to: a saved database's pairs, answered again from outside."""
     import numpy as np
 
-    from drlhp.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Preference, Segment
-    from drlhp.pref_db import PrefDB
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Preference, Segment
 
     def seg(v):
         obs = np.full((4, 8, 8, 4), v, np.uint8)

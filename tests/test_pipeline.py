@@ -36,7 +36,7 @@ def _json(path):
 
 
 def _load_prefs(path):
-    from drlhp.pref_db import PrefDB
+    from drlhp.reward.pref_db import PrefDB
 
     return PrefDB.load(path)
 

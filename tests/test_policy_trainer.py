@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import envs
-from drlhp.policy_trainer import env_seed, episode_ends_for
-from drlhp.rollout import RolloutRunner
+from drlhp.policy.rollout import RolloutRunner
+from drlhp.policy.trainer import env_seed, episode_ends_for
 
 
 def test_env_seed_is_the_run_seed_then_new_31_bit_seeds_on_resume():
@@ -48,7 +48,7 @@ def test_episode_ends_stop_the_returns_only_when_asked(episode_ends):
 
 def test_auto_cuts_returns_with_original_rewards_and_not_with_the_predictors():
     from drlhp.config import RunConfig
-    from drlhp.reward_source import ClippedEnvReward
+    from drlhp.policy.reward_source import ClippedEnvReward
 
     def decided(source, setting="auto"):
         cfg = RunConfig(mode="train_policy_with_original_rewards", env="MovingDot-v0")

@@ -7,8 +7,8 @@ import zlib
 import numpy as np
 import pytest
 
-from drlhp.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Preference, Segment
-from drlhp.pref_db import PrefDB, PrefDBError, chunks_dir
+from drlhp.reward.pref_db import PrefDB, PrefDBError, chunks_dir
+from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Preference, Segment
 
 T = 5
 
@@ -323,7 +323,7 @@ def test_saves_append_and_load_replays_every_change(tmp_path):
 
 
 def test_save_compacts_when_the_log_outgrows_the_database(tmp_path, monkeypatch):
-    import drlhp.pref_db as pref_db
+    import drlhp.reward.pref_db as pref_db
 
     monkeypatch.setattr(pref_db, "COMPACT_SLACK", 0)
     path = tmp_path / "prefs.npz"

@@ -6,9 +6,9 @@ import time
 import numpy as np
 import pytest
 
-from drlhp.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
-from drlhp.queues import LatestValue, put_or_drop
-from drlhp.segments import SegmentCutter
+from drlhp.policy.segments import SegmentCutter
+from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
+from drlhp.runtime.queues import LatestValue, put_or_drop
 from pref_interface.oracle import SyntheticOracle
 from pref_interface.pool import SegmentPool
 from pref_interface.schedule import LabelSchedule
@@ -126,7 +126,7 @@ def test_cutter_cuts_no_more_than_the_budget_and_counts_the_rest():
 
 
 def test_segment_flow_wants_only_more_and_carries_the_policy_step():
-    from drlhp.queues import SegmentFlow
+    from drlhp.runtime.queues import SegmentFlow
 
     flow = SegmentFlow(mp.get_context("spawn"))
     assert flow.wanted() == 0 and flow.policy_step() == 0
@@ -146,7 +146,7 @@ def test_compact_pickling_gives_back_an_equal_segment(case):
     import pickle
     from multiprocessing.reduction import ForkingPickler
 
-    from drlhp.segments import compact_nbytes_sent, register_compact_pickling
+    from drlhp.policy.segments import compact_nbytes_sent, register_compact_pickling
 
     obs = _stacked(5)
     frames = obs[..., -1].copy()
@@ -177,7 +177,7 @@ def test_the_interface_asks_for_its_pools_room_then_two_segments_per_pair(tmp_pa
     import threading
 
     from drlhp.config import PrefConfig, RunConfig
-    from drlhp.queues import SegmentFlow
+    from drlhp.runtime.queues import SegmentFlow
     from pref_interface.process import PrefInterface
 
     cfg = RunConfig(mode="train_policy_with_preferences", env="MovingDot-v0", million_timesteps=0.001,

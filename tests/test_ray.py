@@ -47,7 +47,7 @@ def no_ray_left():
 
 
 def test_tiny_pipeline_on_local_ray_writes_the_local_summary(cli, tmp_path, no_ray_left):
-    from drlhp.ray_backend import init_kwargs
+    from drlhp.runtime.ray_backend import init_kwargs
 
     local_dir = tmp_path / "local"  # the same run on the local backend, for its summary's keys
     cli(*ARGS, "--run_dir", local_dir, timeout=180, check=True)
@@ -93,7 +93,7 @@ def test_a_killed_ray_actor_ends_the_run_within_30_s(tmp_path):
 def test_two_node_cluster_with_the_predictor_pinned_by_a_custom_resource(tmp_path, no_ray_left):
     from ray.cluster_utils import Cluster
 
-    from drlhp.ray_backend import init_kwargs
+    from drlhp.runtime.ray_backend import init_kwargs
 
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
     try:
@@ -158,7 +158,7 @@ def test_floyd_seeds_on_ray_leaves_the_run_directories_and_the_table(tmp_path):
 def test_a_seed_run_on_another_node_comes_back_to_the_driver(tmp_path, no_ray_left):
     """floyd/ray_seeds.py's way back for a run directory written on another node (here: a task told that
     the driver's node is another one), without a real second machine."""
-    from drlhp.ray_backend import init_kwargs
+    from drlhp.runtime.ray_backend import init_kwargs
     from floyd.ray_seeds import _collect, _run_one
 
     ray.init(num_cpus=1, **init_kwargs())

@@ -4,8 +4,13 @@ import json
 import numpy as np
 import pytest
 
-from drlhp.checkpoint import CheckpointError, find_latest_checkpoint, load_policy_checkpoint, save_policy_checkpoint
-from drlhp.metrics import MetricsLogger
+from drlhp.policy.checkpoint import (
+    CheckpointError,
+    find_latest_checkpoint,
+    load_policy_checkpoint,
+    save_policy_checkpoint,
+)
+from drlhp.runtime.metrics import MetricsLogger
 
 
 def test_easy_tf_log_events_land_and_progress_csv(tmp_path):

@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 from drlhp.config import RewardConfig
-from drlhp.reward_model import RewardEnsemble, adapt_l2, preference_loss
+from drlhp.reward.model import RewardEnsemble, adapt_l2, preference_loss
 
 OBS = (84, 84, 4)
 
@@ -134,9 +134,9 @@ def test_pretraining_stopped_midway_resumes_with_the_steps_left(tmp_path):
     when resumed, instead of starting the policy on a half-trained predictor."""
     import threading
 
-    from drlhp.messages import Preference, Segment
-    from drlhp.pref_db import PrefDB
-    from drlhp.reward_trainer import RewardTrainer
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.reward.trainer import RewardTrainer
+    from drlhp.runtime.messages import Preference, Segment
 
     rng = np.random.default_rng(0)
     db = PrefDB(max_prefs=100, seed=0)
@@ -173,9 +173,9 @@ def test_bootstrap_counts_follow_the_training_entries():
     leave, and a removal from the middle (the review tool) is followed too."""
     import threading
 
-    from drlhp.messages import Preference, Segment
-    from drlhp.pref_db import PrefDB
-    from drlhp.reward_trainer import RewardTrainer
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.reward.trainer import RewardTrainer
+    from drlhp.runtime.messages import Preference, Segment
 
     rng = np.random.default_rng(0)
 
@@ -221,3 +221,22 @@ def test_normalization_moves_by_its_momentum():
                                rtol=1e-3)
     ens.update_normalization(b, momentum=1.0)
     np.testing.assert_allclose(ens.norm_mean, raw_b.mean(axis=1), rtol=1e-5)
+
+
+def test_clip_bounds_each_members_normalized_reward():
+    """With clip c, no frame is paid more than c standard deviations (times norm_std) from the mean, however
+    far the raw output of a frame outside the normalization set lies; inside the set nothing changes."""
+    cfg = RewardConfig(n_predictors=2, dropout=0.0, batchnorm=False)
+    plain = RewardEnsemble((6,), cfg, seed=0)
+    clipped = RewardEnsemble((6,), replace(cfg, clip=2.0), seed=0)
+    rng = np.random.default_rng(0)
+    usual = rng.integers(100, 110, (300, 6), dtype=np.uint8)  # a narrow set: a small std of the raw output
+    far = np.concatenate([rng.integers(0, 5, (20, 6)), rng.integers(250, 256, (20, 6))]).astype(np.uint8)
+    for ens in (plain, clipped):
+        ens.update_normalization(usual)
+    assert np.abs(plain.reward(far)).max() > 2.0 * cfg.norm_std  # unclipped: far frames are paid more
+    assert np.abs(clipped.reward(far)).max() <= 2.0 * cfg.norm_std + 1e-6
+    z = (plain.predict(usual) - plain.norm_mean[:, None]) / plain.norm_std[:, None]
+    inside = (np.abs(z) < 2.0).all(axis=0)  # frames no member clips
+    assert inside.mean() > 0.5
+    np.testing.assert_allclose(clipped.reward(usual)[inside], plain.reward(usual)[inside], rtol=1e-5)

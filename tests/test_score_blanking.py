@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import envs
-from drlhp.reward_source import ClippedEnvReward, RewardSource
-from drlhp.rollout import RolloutRunner
-from drlhp.segments import SegmentCutter
+from drlhp.policy.reward_source import ClippedEnvReward, RewardSource
+from drlhp.policy.rollout import RolloutRunner
+from drlhp.policy.segments import SegmentCutter
 from envs.score_blanking import SCORE_REGIONS, blank_score, env_id_of, score_regions
 
 PAPER_GAMES = {"pong", "enduro", "breakout", "space_invaders", "seaquest", "beam_rider", "qbert"}

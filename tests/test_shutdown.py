@@ -64,7 +64,7 @@ def test_children_of_a_killed_parent_save_and_exit_within_10_s(tmp_path):
 
 @pytest.mark.slow
 def test_sigterm_to_the_group_is_a_stop_and_the_run_resumes(cli, tmp_path):
-    from drlhp.checkpoint import load_policy_checkpoint
+    from drlhp.policy.checkpoint import load_policy_checkpoint
 
     run_dir = tmp_path / "run"
     proc = _start_and_wait_for_training(tmp_path, run_dir)

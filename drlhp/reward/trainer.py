@@ -7,7 +7,7 @@
                             adapt L2; every ckpt_interval_s save a checkpoint
               on stop:      drain the remaining preferences (until the sentinel), save DB + checkpoint
 
-Files: <run_dir>/prefs/prefs.npz (drlhp.pref_db) and <run_dir>/reward_predictor/reward_predictor.npz
+Files: <run_dir>/prefs/prefs.npz (drlhp.reward.pref_db) and <run_dir>/reward_predictor/reward_predictor.npz
 (weights, normalization, Adam state, L2 coefficients, counters; JSON meta; no pickle; atomic).
 """
 from __future__ import annotations
@@ -21,19 +21,20 @@ from pathlib import Path
 
 import numpy as np
 
-from drlhp.atomic import write_npz
 from drlhp.config import RewardConfig, RunConfig
-from drlhp.messages import RewardWeights
-from drlhp.pref_db import PrefDB
+from drlhp.reward.pref_db import PrefDB
+from drlhp.runtime import npz_json
+from drlhp.runtime.messages import RewardWeights
+from drlhp.runtime.run_paths import RunPaths
 
-PREFS_FILE = Path("prefs") / "prefs.npz"
-PREDICTOR_FILE = Path("reward_predictor") / "reward_predictor.npz"
+PREFS_FILE = RunPaths.PREFS  # relative to a run directory (find_file)
+PREDICTOR_FILE = RunPaths.PREDICTOR
 
 
 def predictor_to_load(cfg, run_dir) -> str | Path | None:
     """The predictor a run starts from: --load_reward_predictor_ckpt_dir, else this run directory's
     own (a resumed run), else None (a new predictor, pretrained on the initial preferences)."""
-    own = Path(run_dir) / PREDICTOR_FILE
+    own = RunPaths(run_dir).predictor
     return cfg.load_reward_predictor_ckpt_dir or (own if own.exists() else None)
 PREDICTOR_FORMAT_VERSION = 1
 
@@ -53,23 +54,12 @@ def find_file(path: str | Path, relative: Path) -> Path:
 
 def save_predictor(path: Path, state: dict[str, np.ndarray], meta: dict) -> None:
     meta = {**meta, "format": "drlhp-reward-predictor", "format_version": PREDICTOR_FORMAT_VERSION}
-    write_npz(path, {**state, "meta": np.array(json.dumps(meta))})
+    npz_json.write(path, state, meta)
 
 
 def load_predictor(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
-    from drlhp.checkpoint import npz_problem
-
     ckpt = find_file(path, PREDICTOR_FILE)
-    problem = npz_problem(ckpt, "reward predictor checkpoint")
-    if problem:
-        raise PredictorCheckpointError(f"cannot read reward predictor checkpoint {ckpt}: {problem}")
-    try:
-        with np.load(ckpt, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-        meta = json.loads(str(arrays.pop("meta")))
-    except Exception as e:
-        raise PredictorCheckpointError(f"cannot read reward predictor checkpoint {ckpt}: "
-                                       f"{' '.join(str(e).split())}") from None
+    arrays, meta = npz_json.read_or_raise(ckpt, "reward predictor checkpoint", PredictorCheckpointError)
     if meta.get("format") != "drlhp-reward-predictor" or meta.get("format_version") != PREDICTOR_FORMAT_VERSION:
         raise PredictorCheckpointError(f"{ckpt} is not a drlhp reward predictor checkpoint of format "
                                        f"{PREDICTOR_FORMAT_VERSION}")
@@ -80,10 +70,8 @@ def load_predictor(path: str | Path) -> tuple[dict[str, np.ndarray], dict]:
 def saved_reward_config(run_dir) -> RewardConfig | None:
     """The RewardConfig a run recorded in its config.json (fields it lacks take their defaults; fields
     this version lacks are left out); None where there is no readable one."""
-    import json
-
     try:
-        saved = json.loads((Path(run_dir) / "config.json").read_text())["reward"]
+        saved = json.loads(RunPaths(run_dir).config.read_text())["reward"]
         return RewardConfig(**{k: v for k, v in saved.items() if k in RewardConfig.__dataclass_fields__})
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -124,7 +112,7 @@ class RewardTrainer:
     """The ensemble, its L2 coefficients and bootstrap weights, trained on a PrefDB held under a lock."""
 
     def __init__(self, obs_shape: tuple, cfg: RewardConfig, db: PrefDB, lock: threading.Lock, seed: int):
-        from drlhp.reward_model import RewardEnsemble
+        from drlhp.reward.model import RewardEnsemble
 
         self.cfg, self.db, self.lock = cfg, db, lock
         self.ensemble = RewardEnsemble(obs_shape, cfg, seed)
@@ -218,7 +206,7 @@ class RewardTrainer:
         L2 follows each member's own overfitting: its training loss is measured on pairs drawn from its
         own bootstrap sample, and both losses on strict labels only (a tie's loss cannot fall below
         ln 2, which would hide the gap between training and validation)."""
-        from drlhp.reward_model import adapt_l2
+        from drlhp.reward.model import adapt_l2
 
         m_count = self.cfg.n_predictors
         with self.lock:
@@ -300,51 +288,195 @@ class RewardTrainer:
 def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, weights_channels: list,
                          stop_event, gathering_done, run_dir: str, collect_only: bool, log=print,
                          predictor_version=None, db_size=None, pair_updates=None) -> dict:
-    """The reward-predictor process (see the module docstring). ``collect_only``: gather_initial_prefs
-    mode: store preferences until n_initial_prefs, save the database, return. ``predictor_version``,
-    ``db_size``: shared integers (multiprocessing.Value) kept up to date for the labelling window;
-    ``pair_updates``: one the policy reads (--reward_updates_per_step): pairs trained on per member since
-    pretraining ended."""
-    from drlhp.launcher import parent_gone
-    from drlhp.metrics import MetricsLogger, memory_mb
-    from drlhp.tf_setup import configure_tensorflow
+    """The reward-predictor process (see the module docstring and RewardPredictorProcess)."""
+    return RewardPredictorProcess(cfg, obs_shape, preference_queue, weights_channels, stop_event, gathering_done,
+                                  run_dir, collect_only, log=log, predictor_version=predictor_version,
+                                  db_size=db_size, pair_updates=pair_updates).run()
 
-    configure_tensorflow(cfg.reward.tf_intra_threads, 1, seed=cfg.seed, onednn=cfg.reward.onednn)
-    run_dir = Path(run_dir)
-    prefs_path, ckpt_path = run_dir / PREFS_FILE, run_dir / PREDICTOR_FILE
-    p = cfg.prefs
-    if cfg.load_prefs_dir or prefs_path.exists():
-        # a resumed run's own database (it holds what --load_prefs_dir gave it, and every label since)
-        source = prefs_path if prefs_path.exists() else find_file(cfg.load_prefs_dir, PREFS_FILE)
-        db = PrefDB.load(source, max_prefs=p.max_prefs)
-        log(f"[reward] loaded {len(db)} preferences")
-    else:
-        db = PrefDB(max_prefs=p.max_prefs, seed=cfg.seed)
-    lock = threading.Lock()
-    received = [0]
 
-    def show_db_size():
-        if db_size is not None:
-            db_size.value = len(db)
+class RewardPredictorProcess:
+    """The reward-predictor process's main loop: ``run`` = ``start``, then ``step`` until the stop event,
+    then ``close``; returns its figures for the summary.
 
-    show_db_size()
-    drain_done = threading.Event()
-    drain_error: list[BaseException] = []
+    ``collect_only``: gather_initial_prefs mode: store preferences until n_initial_prefs, save the
+    database, return. ``predictor_version``, ``db_size``: shared integers (multiprocessing.Value) kept
+    up to date for the labelling window; ``pair_updates``: one the policy reads
+    (--reward_updates_per_step): pairs trained on per member since pretraining ended.
 
-    def save_db():
-        with lock:
-            db.save(prefs_path)
+    A thread (``_drain_preferences``) moves preferences from ``preference_queue`` into the database,
+    under ``lock``, while this one trains; an error there reaches the main loop (``_check_drain``).
+    """
 
-    def drain_preferences():
+    def __init__(self, cfg: RunConfig, obs_shape: tuple, preference_queue, weights_channels: list,
+                 stop_event, gathering_done, run_dir: str, collect_only: bool, log=print,
+                 predictor_version=None, db_size=None, pair_updates=None):
+        self.cfg, self.obs_shape, self.collect_only, self.log = cfg, obs_shape, collect_only, log
+        self.preference_queue, self.weights_channels = preference_queue, weights_channels
+        self.stop_event, self.gathering_done = stop_event, gathering_done
+        self.predictor_version, self.db_size, self.pair_updates = predictor_version, db_size, pair_updates
+        self.run_dir = Path(run_dir)
+        self.prefs_path, self.ckpt_path = RunPaths(run_dir).prefs, RunPaths(run_dir).predictor
+        self.lock = threading.Lock()
+        self.received = 0  # preferences received, this sitting
+        self.online = 0  # training steps beside the policy (after pretraining), this sitting
+        self.drain_done = threading.Event()
+        self.drain_error: BaseException | None = None
+        self.db: PrefDB | None = None
+        self.trainer: RewardTrainer | None = None
+        self.logger = None
+        self.thread: threading.Thread | None = None
+        self.last_ckpt = self.last_log = 0.0
+
+    def run(self) -> dict:
+        self.start()
+        try:
+            if self.collect_only:
+                self._wait_for_initial_prefs()
+            elif self._load_or_pretrain():
+                while not self.stop_event.is_set():
+                    self.step()
+        finally:
+            figures = self.close()
+        return figures
+
+    # ---- start ----------------------------------------------------------------------------------
+    def start(self) -> None:
+        """TensorFlow configured, the database loaded (or a new one), the drain thread started."""
+        from drlhp.runtime.metrics import MetricsLogger
+        from drlhp.runtime.tf_setup import configure_tensorflow
+
+        cfg, p = self.cfg, self.cfg.prefs
+        configure_tensorflow(cfg.reward.tf_intra_threads, 1, seed=cfg.seed, onednn=cfg.reward.onednn)
+        if cfg.load_prefs_dir or self.prefs_path.exists():
+            # a resumed run's own database (it holds what --load_prefs_dir gave it, and every label since)
+            source = self.prefs_path if self.prefs_path.exists() else find_file(cfg.load_prefs_dir, PREFS_FILE)
+            self.db = PrefDB.load(source, max_prefs=p.max_prefs)
+            self.log(f"[reward] loaded {len(self.db)} preferences")
+        else:
+            self.db = PrefDB(max_prefs=p.max_prefs, seed=cfg.seed)
+        self._show_db_size()
+        self.thread = threading.Thread(target=self._drain_preferences, name="preference-drain", daemon=True)
+        self.thread.start()
+        self.logger = MetricsLogger(self.run_dir, tb_subdir=RunPaths.TB / "reward", csv_name="progress_reward.csv")
+        if not self.collect_only:
+            self.trainer = RewardTrainer(self.obs_shape, cfg.reward, self.db, self.lock, seed=cfg.seed)
+
+    def _load_or_pretrain(self) -> bool:
+        """Load the predictor to start from, or wait for the initial preferences and pretrain (also
+        finishes this run's pretraining if it was stopped midway); then publish. False: stopped first."""
+        cfg, trainer = self.cfg, self.trainer
+        loaded = predictor_to_load(cfg, self.run_dir)
+        if loaded:
+            meta = trainer.load(loaded)
+            self.log(f"[reward] loaded predictor {meta['path']} (step {trainer.steps})", flush=True)
+        elif not self._wait_for_initial_prefs():
+            return False
+        if not loaded or (not cfg.load_reward_predictor_ckpt_dir and trainer.pretraining_unfinished):
+            self.gathering_done.set()  # the policy stops its random play while we pretrain
+            trainer.pretrain(cfg.reward.n_initial_epochs, log=lambda s: self.log(s, flush=True),
+                             should_stop=self.stop_event.is_set, on_eval=self.logger.log)
+            trainer.save(self.ckpt_path)
+        self.gathering_done.set()
+        self._publish()
+        self.last_ckpt = self.last_log = time.monotonic()
+        return True
+
+    def _wait_for_initial_prefs(self) -> bool:
+        p, last = self.cfg.prefs, 0.0
+        while self._n_prefs() < p.n_initial_prefs:
+            self._check_drain()
+            if self.stop_event.is_set() or self.drain_done.is_set():
+                return False
+            if time.monotonic() - last > max(self.cfg.log_interval, 2):
+                last = time.monotonic()
+                self.log(f"[reward] initial preferences: {self._n_prefs()}/{p.n_initial_prefs}", flush=True)
+            time.sleep(0.1)
+        return True
+
+    # ---- step -----------------------------------------------------------------------------------
+    def step(self) -> None:
+        """One training step beside the policy, with what falls due after it: publish, evaluate,
+        checkpoint, pacing (--reward_train_fraction) and the metrics line."""
+        cfg, trainer = self.cfg, self.trainer
+        self._check_drain()
+        if trainer.db.n_train == 0:
+            time.sleep(0.1)
+            return
+        t0 = time.perf_counter()
+        losses, accs = trainer.train_step()
+        step_s = time.perf_counter() - t0
+        self.online += 1
+        if self.pair_updates is not None:
+            self.pair_updates.value += cfg.reward.batch_size
+        if trainer.steps % cfg.reward.publish_interval == 0:
+            self._publish()
+        if trainer.steps % cfg.reward.eval_interval == 0:
+            trainer.evaluate()
+        now = time.monotonic()
+        if now - self.last_ckpt > cfg.reward.ckpt_interval_s:
+            trainer.save(self.ckpt_path)
+            self.last_ckpt = now
+        if cfg.reward.train_fraction < 1.0:  # paced: all of this step's work counts, not only training
+            self.stop_event.wait((time.perf_counter() - t0) * (1.0 / cfg.reward.train_fraction - 1.0))
+        if now - self.last_log > cfg.log_interval:
+            self.last_log = now
+            self._log_metrics(losses, accs, step_s)
+
+    def _publish(self) -> None:
+        weights = self.trainer.publish()
+        for ch in self.weights_channels:
+            ch.publish(weights)
+        if self.predictor_version is not None:
+            self.predictor_version.value = weights.version
+
+    def _log_metrics(self, losses: np.ndarray, accs: np.ndarray, step_s: float) -> None:
+        from drlhp.runtime.metrics import memory_mb
+
+        db, trainer = self.db, self.trainer
+        with self.lock:
+            db_figures = {"prefs/db_size": len(db), "prefs/db_train": db.n_train, "prefs/db_val": db.n_val,
+                          "prefs/db_segments": db.n_segments, "prefs/db_mb": db.nbytes / 2**20}
+        self.logger.log(trainer.steps, {
+            **trainer.last_eval, **db_figures,
+            "reward/batch_loss": float(losses.mean()), "reward/batch_accuracy": float(accs.mean()),
+            "reward/published_version": trainer.ensemble.version, "reward/train_steps": trainer.steps,
+            "reward/train_step_ms": 1e3 * step_s, "prefs/received": self.received,
+            "reward/online_steps": self.online,
+            "system/memory_mb_reward": memory_mb()})
+
+    # ---- close ----------------------------------------------------------------------------------
+    def close(self) -> dict:
+        """Wait for the preference interface's sentinel (no preference is lost; shorter once the parent
+        is gone), save the database and the predictor; the figures for the summary."""
+        from drlhp.runtime.launcher import parent_gone
+
+        self.thread.join(timeout=4 if parent_gone() else 15)
+        self._save_db()
+        figures = {}
+        trainer = self.trainer
+        if trainer is not None and trainer.steps > 0:  # nothing trained (stopped while gathering): no
+            trainer.evaluate()                           # checkpoint, or a resume would skip pretraining
+            trainer.save(self.ckpt_path)
+            self.logger.log(trainer.steps, trainer.last_eval)
+            figures = {"predictor_val_accuracy": trainer.last_eval.get("reward/val_accuracy"),
+                       "predictor_train_steps": trainer.steps, "predictor_online_steps": self.online,
+                       "predictor_online_pair_updates": self.online * self.cfg.reward.batch_size}
+        self.logger.close()
+        return {"n_preferences": len(self.db), **figures}
+
+    # ---- the preference drain (its own thread) --------------------------------------------------
+    def _drain_preferences(self) -> None:
         """Receive preferences until the sentinel (or, once stopping, 10 s of silence; 2 s once the
         parent is gone, to exit within its PARENT_GONE_EXIT_S)."""
+        from drlhp.runtime.launcher import parent_gone
+
         quiet_since = None
         try:
             while True:
                 try:
-                    pref = preference_queue.get(timeout=0.5)
+                    pref = self.preference_queue.get(timeout=0.5)
                 except queue_lib.Empty:
-                    if stop_event.is_set():
+                    if self.stop_event.is_set():
                         quiet_since = quiet_since or time.monotonic()
                         if time.monotonic() - quiet_since > (2 if parent_gone() else 10):
                             return
@@ -352,117 +484,29 @@ def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, wei
                 if pref is None:
                     return
                 quiet_since = None
-                with lock:
-                    db.add(pref)
-                    show_db_size()
-                received[0] += 1
-                if received[0] % p.prefs_save_interval == 0:
-                    save_db()
+                with self.lock:
+                    self.db.add(pref)
+                    self._show_db_size()
+                self.received += 1
+                if self.received % self.cfg.prefs.prefs_save_interval == 0:
+                    self._save_db()
         except BaseException as e:  # reaches the main loop, which re-raises it
-            drain_error.append(e)
+            self.drain_error = e
         finally:
-            drain_done.set()
+            self.drain_done.set()
 
-    thread = threading.Thread(target=drain_preferences, name="preference-drain", daemon=True)
-    thread.start()
-    logger = MetricsLogger(run_dir, tb_subdir="tb/reward", csv_name="progress_reward.csv")
+    def _check_drain(self) -> None:
+        if self.drain_error is not None:
+            raise self.drain_error
 
-    def check_drain():
-        if drain_error:
-            raise drain_error[0]
+    def _n_prefs(self) -> int:
+        with self.lock:
+            return len(self.db)
 
-    def n_prefs() -> int:
-        with lock:
-            return len(db)
+    def _show_db_size(self) -> None:
+        if self.db_size is not None:
+            self.db_size.value = len(self.db)
 
-    def wait_for_initial_prefs() -> bool:
-        last = 0.0
-        while n_prefs() < p.n_initial_prefs:
-            check_drain()
-            if stop_event.is_set() or drain_done.is_set():
-                return False
-            if time.monotonic() - last > max(cfg.log_interval, 2):
-                last = time.monotonic()
-                log(f"[reward] initial preferences: {n_prefs()}/{p.n_initial_prefs}", flush=True)
-            time.sleep(0.1)
-        return True
-
-    trainer = None if collect_only else RewardTrainer(obs_shape, cfg.reward, db, lock, seed=cfg.seed)
-    online = [0]  # training steps beside the policy (after pretraining), this sitting
-
-    def publish():
-        weights = trainer.publish()
-        for ch in weights_channels:
-            ch.publish(weights)
-        if predictor_version is not None:
-            predictor_version.value = weights.version
-
-    def work():
-        if collect_only:
-            wait_for_initial_prefs()
-            return
-        loaded = predictor_to_load(cfg, run_dir)
-        if loaded:
-            meta = trainer.load(loaded)
-            log(f"[reward] loaded predictor {meta['path']} (step {trainer.steps})", flush=True)
-        elif not wait_for_initial_prefs():
-            return
-        # pretrain a new predictor, or finish this run's pretraining if it was stopped midway
-        if not loaded or (not cfg.load_reward_predictor_ckpt_dir and trainer.pretraining_unfinished):
-            gathering_done.set()  # the policy stops its random play while we pretrain
-            trainer.pretrain(cfg.reward.n_initial_epochs, log=lambda s: log(s, flush=True),
-                             should_stop=stop_event.is_set, on_eval=logger.log)
-            trainer.save(ckpt_path)
-        gathering_done.set()
-        publish()
-        last_ckpt = last_log = time.monotonic()
-        while not stop_event.is_set():
-            check_drain()
-            if trainer.db.n_train == 0:
-                time.sleep(0.1)
-                continue
-            t0 = time.perf_counter()
-            losses, accs = trainer.train_step()
-            step_s = time.perf_counter() - t0
-            online[0] += 1
-            if pair_updates is not None:
-                pair_updates.value += cfg.reward.batch_size
-            if trainer.steps % cfg.reward.publish_interval == 0:
-                publish()
-            if trainer.steps % cfg.reward.eval_interval == 0:
-                trainer.evaluate()
-            now = time.monotonic()
-            if now - last_ckpt > cfg.reward.ckpt_interval_s:
-                trainer.save(ckpt_path)
-                last_ckpt = now
-            if cfg.reward.train_fraction < 1.0:  # paced: all of this step's work counts, not only training
-                stop_event.wait((time.perf_counter() - t0) * (1.0 / cfg.reward.train_fraction - 1.0))
-            if now - last_log > cfg.log_interval:
-                last_log = now
-                with lock:
-                    db_figures = {"prefs/db_size": len(db), "prefs/db_train": db.n_train, "prefs/db_val": db.n_val,
-                                  "prefs/db_segments": db.n_segments, "prefs/db_mb": db.nbytes / 2**20}
-                logger.log(trainer.steps, {
-                    **trainer.last_eval, **db_figures,
-                    "reward/batch_loss": float(losses.mean()), "reward/batch_accuracy": float(accs.mean()),
-                    "reward/published_version": trainer.ensemble.version, "reward/train_steps": trainer.steps,
-                    "reward/train_step_ms": 1e3 * step_s, "prefs/received": received[0],
-                    "reward/online_steps": online[0],
-                    "system/memory_mb_reward": memory_mb()})
-
-    figures = {}
-    try:
-        work()
-    finally:
-        # until the preference interface's sentinel: no preference is lost (shorter once the parent is gone)
-        thread.join(timeout=4 if parent_gone() else 15)
-        save_db()
-        if trainer is not None and trainer.steps > 0:  # nothing trained (stopped while gathering): no
-            trainer.evaluate()                           # checkpoint, or a resume would skip pretraining
-            trainer.save(ckpt_path)
-            logger.log(trainer.steps, trainer.last_eval)
-            figures = {"predictor_val_accuracy": trainer.last_eval.get("reward/val_accuracy"),
-                       "predictor_train_steps": trainer.steps, "predictor_online_steps": online[0],
-                       "predictor_online_pair_updates": online[0] * cfg.reward.batch_size}
-        logger.close()
-    return {"n_preferences": len(db), **figures}
+    def _save_db(self) -> None:
+        with self.lock:
+            self.db.save(self.prefs_path)

@@ -20,7 +20,7 @@ import functools
 
 import numpy as np
 
-from drlhp.messages import Segment
+from drlhp.runtime.messages import Segment
 
 
 class SegmentCutter:

@@ -11,7 +11,7 @@
                          policy.train(rollout, lr(t))      (lr decays linearly to 0)
                          every log_interval s: progress line + metrics
                          every policy_ckpt_interval updates: checkpoint
-                     final checkpoint + summary.json + the HParams record (drlhp.metrics.write_hparams)
+                     final checkpoint + summary.json + the HParams record (drlhp.runtime.metrics.write_hparams)
 
 Metrics: drlhp's own names (``policy/``, ``system/``) and the usual Stable-Baselines3 ones beside them
 (``rollout/ep_rew_mean``, ``rollout/ep_len_mean``, ``rollout/success_rate``, ``train/entropy_loss``,
@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from drlhp.a2c import A2CPolicy
-from drlhp.checkpoint import load_policy_checkpoint, save_policy_checkpoint
 from drlhp.config import RunConfig
-from drlhp.metrics import MetricsLogger, memory_mb
-from drlhp.reward_source import RewardSource
-from drlhp.rollout import RolloutRunner
-from drlhp.run_record import RunRecord
+from drlhp.policy.a2c import A2CPolicy
+from drlhp.policy.checkpoint import load_policy_checkpoint, save_policy_checkpoint
+from drlhp.policy.reward_source import RewardSource
+from drlhp.policy.rollout import RolloutRunner
+from drlhp.runtime.metrics import MetricsLogger, memory_mb
+from drlhp.runtime.run_record import RunRecord
 from envs import VecEnv
 
 RECENT_EPISODES = 100
@@ -220,12 +220,12 @@ class PolicyTrainer:
         return summary
 
     def write_hparams(self, summary: dict | None = None) -> None:
-        """The run's config and final figures to TensorBoard's HParams tab (drlhp.metrics.write_hparams),
+        """The run's config and final figures to TensorBoard's HParams tab (drlhp.runtime.metrics.write_hparams),
         in the policy's ``tb/``; a failure costs a warning, never the run."""
-        from drlhp.metrics import write_hparams
+        from drlhp.runtime.metrics import write_hparams
 
         try:
-            write_hparams(self.record.dir / "tb", self.cfg.to_dict(), summary or self.summary(),
+            write_hparams(self.record.paths.tb, self.cfg.to_dict(), summary or self.summary(),
                           trial_id=self.record.dir.name)
         except Exception as e:  # noqa: BLE001 -- the HParams tab must not turn a finished run into a crash
             self.print(f"[policy] warning: no HParams record: {type(e).__name__}: {e}", flush=True)

@@ -26,7 +26,6 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-PROFILE_DIR = "profile"
 TOP = 25
 
 

@@ -33,9 +33,10 @@ import time
 import traceback
 from dataclasses import dataclass
 
-from drlhp.messages import Report
-from drlhp.profiling import profiled
-from drlhp.queues import LatestValue, SegmentFlow, SharedFlag
+from drlhp.runtime.messages import Report
+from drlhp.runtime.profiling import profiled
+from drlhp.runtime.queues import LatestValue, SegmentFlow, SharedFlag
+from drlhp.runtime.run_paths import RunPaths
 
 STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 STOPPED_BY_SIGTERM = "stopped by SIGTERM"  # a "done" report's text when SIGTERM stopped the child
@@ -81,9 +82,9 @@ class Channels:
 
 def _redirect_broken_output(log_dir: str | None) -> None:
     """Point fds 1 and 2, where they are pipes whose reader is gone, at <log_dir>/stdout.log and
-    stderr.log (or /dev/null): the parent's output tee (drlhp.output_tee) died with the parent, and a
+    stderr.log (or /dev/null): the parent's output tee (drlhp.runtime.output_tee) died with the parent, and a
     print into its pipe would raise BrokenPipeError in the middle of saving."""
-    for fd, name in ((1, "stdout.log"), (2, "stderr.log")):
+    for fd, name in ((1, RunPaths.STDOUT), (2, RunPaths.STDERR)):
         poll = select.poll()
         poll.register(fd, select.POLLOUT)
         if not any(events & select.POLLERR for _, events in poll.poll(0)):  # POLLERR: a pipe without reader
@@ -165,7 +166,7 @@ def _child_main(role: str, target: str, kwargs: dict, report_queue, stop_event, 
 class ProcessGroup:
     def __init__(self, channels: Channels, ctx=None, profile_dir=None, log_dir=None):
         self.ctx = ctx or mp.get_context("spawn")
-        self.profile_dir = profile_dir  # --profile: each child profiles itself (drlhp.profiling)
+        self.profile_dir = profile_dir  # --profile: each child profiles itself (drlhp.runtime.profiling)
         self.log_dir = log_dir  # where a child's output goes once the parent (teeing it) is gone
         self.ch = channels
         self.procs: dict[str, mp.Process] = {}

@@ -3,7 +3,7 @@ run's HParams record.
 
 Scalar names are namespaced by role: ``policy/``, ``reward/``, ``prefs/``, ``system/``. The policy also
 logs the usual Stable-Baselines3 names (``rollout/ep_rew_mean``, ``rollout/ep_len_mean``,
-``rollout/success_rate``, ``train/entropy_loss``, ``time/fps``; ``drlhp.policy_trainer``), so runs can
+``rollout/success_rate``, ``train/entropy_loss``, ``time/fps``; ``drlhp.policy.trainer``), so runs can
 be compared with SB3's in one TensorBoard.
 
 ``write_hparams``: at the end of a policy's training, the run's config (flattened, ``a2c.lr``) and its
@@ -20,11 +20,13 @@ from pathlib import Path
 
 import psutil
 
-from drlhp.tf_setup import import_easy_tf_log
+from drlhp.runtime.run_paths import RunPaths
+from drlhp.runtime.tf_setup import import_easy_tf_log
 
 
 class MetricsLogger:
-    def __init__(self, run_dir: str | os.PathLike, tb_subdir: str = "tb", csv_name: str = "progress.csv"):
+    def __init__(self, run_dir: str | os.PathLike, tb_subdir: str | os.PathLike = RunPaths.TB,
+                 csv_name: str | os.PathLike = RunPaths.PROGRESS):
         self.run_dir = Path(run_dir)
         self._tb = import_easy_tf_log().Logger(log_dir=str(self.run_dir / tb_subdir))
         self.csv_path = self.run_dir / csv_name
@@ -90,7 +92,7 @@ def write_hparams(log_dir: str | os.PathLike, config: dict, summary: dict, trial
     import tensorflow as tf
     from tensorboard.plugins.hparams import api as hp
 
-    from drlhp.run_record import flatten
+    from drlhp.runtime.run_record import flatten
 
     hparams = {k: _hparam_value(v) for k, v in sorted(flatten(config).items())}
     step = int(summary.get("timesteps") or 0)

@@ -13,7 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from drlhp.config import A2CConfig, RunConfig
-from drlhp.networks import policy_network
+from drlhp.policy.networks import policy_network
 
 
 def discounted_returns(rewards: np.ndarray, dones: np.ndarray, last_values: np.ndarray,
@@ -128,7 +128,7 @@ class A2CPolicy:
     def set_state(self, state: dict[str, np.ndarray]) -> None:
         """A checkpoint's state (``get_state``'s arrays); CheckpointError, and nothing changed, if it
         does not fit this network (another env's, say)."""
-        from drlhp.checkpoint import CheckpointError
+        from drlhp.policy.checkpoint import CheckpointError
 
         here = {k: tuple(np.shape(v)) for k, v in self.get_state().items()}
         extra = [k for k in state if k.startswith(("weight_", "rms_")) and k not in here]
@@ -150,7 +150,7 @@ class A2CPolicy:
 def build_policy(cfg: RunConfig, env, a2c: A2CConfig | None = None) -> A2CPolicy:
     """The policy for ``env`` (a VecEnv) under ``cfg``, after setting this process's TensorFlow threads
     and seeds: the one way the training modes, watch and the policy process make it."""
-    from drlhp.tf_setup import configure_tensorflow
+    from drlhp.runtime.tf_setup import configure_tensorflow
 
     configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed)
     return A2CPolicy(env.obs_shape, env.n_actions, a2c or cfg.a2c, seed=cfg.seed, obs_dtype=env.obs_dtype)

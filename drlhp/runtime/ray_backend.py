@@ -1,11 +1,11 @@
-"""--backend ray: the three roles as Ray actors, in place of drlhp.launcher's processes. The same
+"""--backend ray: the three roles as Ray actors, in place of drlhp.runtime.launcher's processes. The same
 interface to drlhp.pipeline.run_processes: ``create(cfg, ...) -> (Channels, RayGroup)``, and RayGroup has
 ProcessGroup's start / watch / shutdown / figures / stopped_by_signal / pids, and raises ChildFailed.
 
     actors     PolicyActor, RewardPredictorActor, PrefInterfaceActor (Ray names a worker process
                ray::<class>: the policy's says "Policy"); each runs its role's function (the same as the
                local backend's) in one long task whose return value is its Report
-    channels   drlhp.ray_channels: one hub actor, same policies (segments dropped when full and counted,
+    channels   drlhp.runtime.ray_channels: one hub actor, same policies (segments dropped when full and counted,
                preferences blocking, weights latest-wins, the stop flag)
     placement  --policy_resources / --predictor_resources / --labeller_resources: JSON dicts of Ray resources
                ("CPU" -> num_cpus, "GPU" -> num_gpus, anything else a custom resource)
@@ -27,9 +27,9 @@ import traceback
 import ray
 from ray.exceptions import GetTimeoutError, RayError
 
-from drlhp.launcher import ChildFailed
-from drlhp.messages import Report
-from drlhp.ray_channels import create_channels
+from drlhp.runtime.launcher import ChildFailed
+from drlhp.runtime.messages import Report
+from drlhp.runtime.ray_channels import create_channels
 
 START_TIMEOUT_S = 180.0  # an actor not started by then: no node has its resources, or the cluster is stuck
 
@@ -47,7 +47,7 @@ class _Role:
     def run(self, role: str, target: str, kwargs: dict, stop_flag, profile_dir=None) -> Report:
         import importlib
 
-        from drlhp.profiling import profiled
+        from drlhp.runtime.profiling import profiled
 
         def log(*args, **kw):
             print(*args, **{"flush": True, **kw})
@@ -101,7 +101,7 @@ def actor_options(resources: dict | None) -> dict:
 
 def init_kwargs(address: str | None = None) -> dict:
     """ray.init's arguments: the workers import this checkout (not another copy on their path)."""
-    from drlhp.run_record import REPO_ROOT
+    from drlhp.runtime.run_record import REPO_ROOT
 
     path = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p)
     return {"address": address, "include_dashboard": False, "log_to_driver": True,
@@ -146,7 +146,7 @@ class RayGroup:
                 except RayError as e:
                     self._fail(role, f"its Ray actor died: {type(e).__name__}")
         if self.run_dir:
-            from drlhp.atomic import write_json
+            from drlhp.runtime.atomic import write_json
 
             write_json(os.path.join(self.run_dir, "ray_nodes.json"),
                        {"driver": ray.get_runtime_context().get_node_id(), **self.nodes})

@@ -1,6 +1,6 @@
 """The policy process: A2C on the predictor's reward, feeding segments to the labeller.
 
-    PolicyTrainer (drlhp.policy_trainer) with
+    PolicyTrainer (drlhp.policy.trainer) with
       reward source  PredictedReward: newest weights pulled from the weights channel, one batch per rollout
       observer       SegmentFeed: cuts as many segments as the preference interface still wants
                      (segment_flow), offers them to segment_queue (full queue: dropped, counted), and
@@ -19,10 +19,10 @@ import time
 import numpy as np
 
 from drlhp.config import RunConfig
-from drlhp.policy_trainer import RolloutObserver, TrainingState
-from drlhp.queues import feeder_cpu_s, put_or_drop
-from drlhp.reward_source import RewardSource
-from drlhp.segments import SegmentCutter, compact_nbytes_sent, register_compact_pickling
+from drlhp.policy.reward_source import RewardSource
+from drlhp.policy.segments import SegmentCutter, compact_nbytes_sent, register_compact_pickling
+from drlhp.policy.trainer import RolloutObserver, TrainingState
+from drlhp.runtime.queues import feeder_cpu_s, put_or_drop
 
 RECENT_SEGMENTS = 200
 MAX_EPISODE_FRAMES = 1500  # an episode sent to the window keeps its last 1,500 frames (100 s at 15 fps)
@@ -177,11 +177,11 @@ def run_policy(cfg: RunConfig, segment_queue, weights_channel, stop_event, gathe
     """Train the policy until the budget or the stop event; returns the summary figures.
     ``segment_flow`` (queues.SegmentFlow): cut and send only the segments the preference interface
     wants, and report the agent-step count it schedules labels by; None: ``segments_per_cut`` every cut."""
-    from drlhp.a2c import build_policy
-    from drlhp.metrics import MetricsLogger
-    from drlhp.policy_trainer import PolicyTrainer
-    from drlhp.reward_source import PredictedReward
-    from drlhp.run_record import RunRecord
+    from drlhp.policy.a2c import build_policy
+    from drlhp.policy.reward_source import PredictedReward
+    from drlhp.policy.trainer import PolicyTrainer
+    from drlhp.runtime.metrics import MetricsLogger
+    from drlhp.runtime.run_record import RunRecord
     from envs import make_vec_env
 
     env = make_vec_env(cfg.env, cfg.a2c.n_envs, n_threads=cfg.n_env_threads)

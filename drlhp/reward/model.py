@@ -26,7 +26,7 @@ import tensorflow as tf
 from keras import layers
 
 from drlhp.config import RewardConfig
-from drlhp.messages import RewardWeights
+from drlhp.runtime.messages import RewardWeights
 
 OBS_SCALE = 1.0 / 255.0
 
@@ -174,8 +174,10 @@ class RewardEnsemble:
 
     def reward(self, obs: np.ndarray) -> np.ndarray:
         raw = self.predict(obs)
-        z = (raw - self.norm_mean[:, None]) / self.norm_std[:, None] * self.cfg.norm_std
-        return z.mean(axis=0).astype(np.float32)
+        z = (raw - self.norm_mean[:, None]) / self.norm_std[:, None]  # in each member's standard deviations
+        if self.cfg.clip > 0:  # a rare frame far outside the normalization set cannot dominate the reward
+            z = np.clip(z, -self.cfg.clip, self.cfg.clip)
+        return (z.mean(axis=0) * self.cfg.norm_std).astype(np.float32)
 
     def preference_probs(self, s1: np.ndarray, s2: np.ndarray) -> np.ndarray:
         """(n_members, B) each member's P[s1 > s2] for segments (B, T, *obs_shape) (inference mode)."""

@@ -1,4 +1,4 @@
-"""The channels of drlhp.launcher.Channels on Ray (--backend ray): one hub actor holds every queue,
+"""The channels of drlhp.runtime.launcher.Channels on Ray (--backend ray): one hub actor holds every queue,
 flag and value; the roles get small proxies with the methods they already call on the
 multiprocessing versions, so the roles' code is the same on both backends.
 
@@ -196,7 +196,7 @@ def create_channels(segment_queue_size: int, preference_queue_size: int = 16):
     """A hub actor on this (the driver's) node and launcher.Channels of proxies to it."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    from drlhp.launcher import Channels
+    from drlhp.runtime.launcher import Channels
 
     here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=True)
     hub = ray.remote(ChannelHub).options(num_cpus=0, max_concurrency=64, scheduling_strategy=here).remote(

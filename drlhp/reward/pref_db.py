@@ -17,14 +17,13 @@ chunks, each holding the segments first saved in it (zlib-compressed ``obs_blob`
 ``true_rewards``) and the log of changes since the previous save (``add``, ``remove``, ``relabel``).
 A save writes one chunk (what is new) and the manifest, so it costs the same at 500 and at 10,000
 preferences; when the log holds more than twice what is live (evictions), the save writes one
-compacted chunk instead and deletes the old ones. Both writes are atomic (``drlhp.atomic``: temp
+compacted chunk instead and deletes the old ones. Both writes are atomic (``drlhp.runtime.npz_json``: temp
 file + rename, chunk first): a crash loses at most what came after the last save. Every file loads
 with ``allow_pickle=False``; ``load`` checks every segment's hash and every entry, and any damage
 raises ``PrefDBError`` with a one-line message naming the file. Format 1 files (one .npz) still load.
 """
 from __future__ import annotations
 
-import json
 import math
 import zlib
 from dataclasses import dataclass
@@ -33,8 +32,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from drlhp.atomic import write_npz
-from drlhp.messages import VALID_MU, Preference, Segment, segment_id
+from drlhp.runtime import npz_json
+from drlhp.runtime.messages import VALID_MU, Preference, Segment, segment_id
 
 FORMAT = "drlhp-prefdb"
 CHUNK_FORMAT = "drlhp-prefdb-chunk"
@@ -353,10 +352,10 @@ class PrefDB:
             self._write_chunk(chunks_dir(path) / name, new_ids, ops)
             self._next_chunk += 1
             chunks.append(name)
-        write_npz(path, {"meta": np.array(json.dumps({
+        npz_json.write(path, {}, {
             "format": FORMAT, "format_version": FORMAT_VERSION, "max_prefs": self.max_prefs,
             "val_fraction": self.val_fraction, "counter": self.counter,
-            "rng_state": self.rng.bit_generator.state, "chunks": chunks}))})
+            "rng_state": self.rng.bit_generator.state, "chunks": chunks})
         self._saved_to, self._chunks = path.resolve(), chunks
         self._on_disk = set(new_ids) if full else self._on_disk | set(new_ids)
         self._ops_on_disk = len(ops) if full else self._ops_on_disk + len(ops)
@@ -383,9 +382,9 @@ class PrefDB:
             rewards.append(s.true_rewards)
             offset += len(obs_z) + len(s.frames_z)
             r_offset += len(s.true_rewards)
-        write_npz(path, {"blob": np.frombuffer(b"".join(parts), np.uint8),
-                         "true_rewards": np.concatenate(rewards or [np.zeros(0, np.float32)]),
-                         "meta": np.array(json.dumps({"format": CHUNK_FORMAT, "segments": segs, "ops": ops}))})
+        npz_json.write(path, {"blob": np.frombuffer(b"".join(parts), np.uint8),
+                              "true_rewards": np.concatenate(rewards or [np.zeros(0, np.float32)])},
+                       {"format": CHUNK_FORMAT, "segments": segs, "ops": ops})
 
     @classmethod
     def load(cls, path: str | Path, max_prefs: int | None = None) -> PrefDB:
@@ -395,23 +394,12 @@ class PrefDB:
         except FileNotFoundError as e:
             why = "no such file" if Path(e.filename or "") == Path(path) else f"missing {e.filename}"
         except Exception as e:  # zip, npy, JSON, zlib or shape damage: all mean the same to the user
-            why = f"{type(e).__name__}: {e}" if not isinstance(e, _Bad) else str(e)
+            why = str(e) if isinstance(e, (_Bad, npz_json.NpzJsonError)) else f"{type(e).__name__}: {e}"
         raise PrefDBError(f"cannot read preference database {path}: {' '.join(why.split())}") from None
 
     @staticmethod
     def _read_npz(path: Path, want: set[str], what: str) -> tuple[dict, dict]:
-        with open(path, "rb") as f:
-            if f.read(4) != b"PK\x03\x04":
-                raise _Bad(f"not a drlhp {what} (not an .npz archive)")
-        with np.load(path, allow_pickle=False) as data:
-            missing = want - set(data.files)
-            if missing:
-                raise _Bad(f"not a drlhp {what} (no {', '.join(sorted(missing))} in it)")
-            arrays = {k: data[k] for k in want}
-        meta = json.loads(str(arrays.pop("meta")))
-        if not isinstance(meta, dict):
-            raise _Bad(f"not a drlhp {what} (meta is not a dict)")
-        return arrays, meta
+        return npz_json.read(path, what, want, type_names=True)
 
     @classmethod
     def _load(cls, path: Path, max_prefs: int | None) -> PrefDB:

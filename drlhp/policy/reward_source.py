@@ -58,13 +58,13 @@ class ScaledEnvReward(RewardSource):
 
 class PredictedReward(RewardSource):
     """The reward predictor ensemble's reward: each member normalized with its published statistics,
-    then averaged (drlhp.reward_model). New weights are pulled, without blocking, before each
+    then averaged (drlhp.reward.model). New weights are pulled, without blocking, before each
     rollout's rewards; ``weights_channel`` is a LatestValue, or None for fixed weights."""
 
     name = "predicted"
 
     def __init__(self, obs_shape: tuple, cfg, seed: int, weights_channel=None, weights=None):
-        from drlhp.reward_model import RewardEnsemble
+        from drlhp.reward.model import RewardEnsemble
 
         self.ensemble = RewardEnsemble(obs_shape, cfg, seed)
         self.channel = weights_channel

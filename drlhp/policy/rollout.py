@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from drlhp.a2c import A2CPolicy, discounted_returns
-from drlhp.reward_source import RewardSource
+from drlhp.policy.a2c import A2CPolicy, discounted_returns
+from drlhp.policy.reward_source import RewardSource
 from envs import EpisodeStats, VecEnv
 
 

@@ -16,24 +16,26 @@ import select
 import sys
 import threading
 import time
-from pathlib import Path
 
-from drlhp.run_record import now_iso
+from drlhp.runtime.run_paths import RunPaths
+from drlhp.runtime.run_record import now_iso
 
 
 class OutputTee:
     def __init__(self, run_dir: str | os.PathLike, header: str | None = None):
         self._pipes = []  # (fd, saved fd, read end, thread, log file)
         self._last_read: dict[int, float] = {}  # read end -> when data last came
-        for fd, stream, name in ((1, sys.stdout, "stdout.log"), (2, sys.stderr, "stderr.log")):
+        paths = RunPaths(run_dir)
+        for fd, stream, path in ((1, sys.stdout, paths.stdout_log), (2, sys.stderr, paths.stderr_log)):
             stream.flush()
-            log = open(Path(run_dir) / name, "ab", buffering=0)
+            log = open(path, "ab", buffering=0)
             log.write(f"--- {now_iso()} pid {os.getpid()}{': ' + header if header else ''}\n".encode())
             saved = os.dup(fd)
             read_end, write_end = os.pipe()
             os.dup2(write_end, fd)  # fd 1/2 are inheritable: spawned children write into the pipe too
             os.close(write_end)
-            thread = threading.Thread(target=self._pump, args=(read_end, saved, log), name=f"tee-{name}", daemon=True)
+            thread = threading.Thread(target=self._pump, args=(read_end, saved, log), name=f"tee-{path.name}",
+                                      daemon=True)
             thread.start()
             self._pipes.append((fd, saved, read_end, thread, log))
 

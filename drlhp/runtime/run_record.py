@@ -7,9 +7,9 @@
                                  the untracked files (copied into untracked_files.tar.gz); with no git:
                                  a note, and the source itself in source.tar.gz
     <run_dir>/status.json        running / finished / crashed (with the error) / interrupted
-    <run_dir>/stdout.log, stderr.log  the output of the run and of its child processes (drlhp.output_tee)
-    <run_dir>/progress*.csv, tb/ metrics (drlhp.metrics)
-    <run_dir>/checkpoints/       policy checkpoints (drlhp.checkpoint)
+    <run_dir>/stdout.log, stderr.log  the output of the run and of its child processes (drlhp.runtime.output_tee)
+    <run_dir>/progress*.csv, tb/ metrics (drlhp.runtime.metrics)
+    <run_dir>/checkpoints/       policy checkpoints (drlhp.policy.checkpoint)
     <run_dir>/summary.json       final figures, written at the end
     <run_dir>/curves.png         the main curves, drawn at the end (floyd.plots)
 
@@ -18,6 +18,7 @@ command.txt and code_version.json then describe the latest sitting, and each sit
 its own command line, git commit and the arguments that changed from the sitting before
 ("config_changes": {name: [before, after]}).
 
+Every path above is spelled once, in drlhp.runtime.run_paths.RunPaths (``RunRecord(...).paths``).
 This module must not import TensorFlow: the run archive (floyd/) reads run directories with it.
 """
 from __future__ import annotations
@@ -33,9 +34,10 @@ import sys
 import tarfile
 from pathlib import Path
 
-from drlhp.atomic import write_bytes, write_json, write_text
+from drlhp.runtime.atomic import write_bytes, write_json, write_text
+from drlhp.runtime.run_paths import RunPaths
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]  # drlhp/runtime/run_record.py -> the checkout
 # run.json's format. 1: run.json, stdout/stderr logs, untracked files and source archives. Run
 # directories without run.json were written by older versions (config, command, code version, status).
 RUN_FORMAT_VERSION = 1
@@ -135,7 +137,7 @@ def record_code_version(run_dir: Path, repo: Path = REPO_ROOT) -> dict:
                 version["untracked_skipped"] = skipped
     except OSError as e:  # an unreadable file must not stop the run; say so in the record
         version["archive_error"] = f"{type(e).__name__}: {e}"
-    write_json(run_dir / "code_version.json", version)
+    write_json(RunPaths(run_dir).code_version, version)
     return version
 
 
@@ -165,7 +167,8 @@ class RunRecord:
     def __init__(self, run_dir: str | Path):
         self.dir = Path(run_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.ckpt_dir = self.dir / "checkpoints"
+        self.paths = RunPaths(self.dir)
+        self.ckpt_dir = self.paths.checkpoints
 
     def start(self, config: dict, argv: list[str] | None = None, derived: tuple[str, ...] = ()) -> None:
         """Record a sitting. ``derived``: arguments the run filled in itself (a resumed run's own
@@ -174,30 +177,30 @@ class RunRecord:
         command = shlex.join([sys.executable, *argv])
         sitting = {"started": now_iso(), "pid": os.getpid(), "host": socket.gethostname(), "cwd": os.getcwd(),
                    "python": sys.executable, "command": command}
-        previous = self.read_json("run.json") or {}
+        previous = self.read_json(RunPaths.RUN) or {}
         sittings = previous.get("sittings") if isinstance(previous.get("sittings"), list) else []
-        before = self.read_json("config.json")
+        before = self.read_json(RunPaths.CONFIG)
         if before is not None:
             sitting["config_changes"] = config_changes(before, config, ignore=derived)
         meta = {"format_version": RUN_FORMAT_VERSION, "started": previous.get("started", sitting["started"]),
                 **{k: sitting[k] for k in ("pid", "host", "cwd", "python")}, "sittings": [*sittings, sitting]}
-        write_json(self.dir / "run.json", meta)
-        write_json(self.dir / "config.json", config)
-        write_text(self.dir / "command.txt", command + "\n")
+        write_json(self.paths.run_json, meta)
+        write_json(self.paths.config, config)
+        write_text(self.paths.command, command + "\n")
         sitting["git_commit"] = record_code_version(self.dir).get("git_commit")
-        write_json(self.dir / "run.json", meta)  # the same record, now with the sitting's commit
+        write_json(self.paths.run_json, meta)  # the same record, now with the sitting's commit
         self.set_status("running")
 
     def set_status(self, status: str, error: str | None = None) -> None:
         record = {"status": status, "time": now_iso()}
         if error:
             record["error"] = error
-        write_json(self.dir / "status.json", record)
+        write_json(self.paths.status, record)
 
     def write_summary(self, summary: dict) -> None:
-        write_json(self.dir / "summary.json", summary)
+        write_json(self.paths.summary, summary)
 
-    def read_json(self, name: str) -> dict | None:
+    def read_json(self, name: str | Path) -> dict | None:
         try:
             value = json.loads((self.dir / name).read_text())
         except (OSError, ValueError):

@@ -6,43 +6,28 @@ running wall time). The newest few are kept.
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import numpy as np
 
-from drlhp.atomic import write_npz
+from drlhp.runtime import npz_json
+from drlhp.runtime.run_paths import RunPaths
 
 CKPT_PATTERN = re.compile(r"^policy-(\d+)\.npz$")
 FORMAT_VERSION = 1
 KEEP = 3
-NPZ_MAGIC = b"PK\x03\x04"  # every archive np.savez writes starts so
 
 
 class CheckpointError(Exception):
     """A checkpoint that is missing, corrupt or of another format."""
 
 
-def npz_problem(path: str | Path, what: str) -> str | None:
-    """Why ``path`` cannot be a drlhp ``what`` (an .npz archive), told before numpy reads it, or None.
-
-    numpy takes any file that is neither an archive nor an array for a pickle, and its error then
-    suggests ``allow_pickle``: no use to someone who gave the wrong file.
-    """
-    try:
-        with open(path, "rb") as f:
-            head = f.read(len(NPZ_MAGIC))
-    except OSError as e:
-        return e.strerror or type(e).__name__
-    return None if head == NPZ_MAGIC else f"not a drlhp {what} (not an .npz archive)"
-
-
 def save_policy_checkpoint(ckpt_dir: str | Path, updates: int, state: dict[str, np.ndarray], meta: dict) -> Path:
     ckpt_dir = Path(ckpt_dir)
     path = ckpt_dir / f"policy-{updates}.npz"
     meta = {**meta, "format_version": FORMAT_VERSION, "updates": updates}
-    write_npz(path, {**state, "meta": np.array(json.dumps(meta))})
+    npz_json.write(path, state, meta)
     for old in sorted(_checkpoints(ckpt_dir))[:-KEEP]:
         old[1].unlink(missing_ok=True)
     return path
@@ -59,7 +44,7 @@ def find_latest_checkpoint(path: str | Path) -> Path | None:
     path = Path(path)
     if path.is_file():
         return path
-    for d in (path, path / "checkpoints"):
+    for d in (path, RunPaths(path).checkpoints):
         found = sorted(_checkpoints(d))
         if found:
             return found[-1][1]
@@ -71,18 +56,7 @@ def load_policy_checkpoint(path: str | Path) -> tuple[dict[str, np.ndarray], dic
     ckpt = find_latest_checkpoint(path)
     if ckpt is None:
         raise CheckpointError(f"no policy checkpoint (policy-<N>.npz) in {path}")
-    problem = npz_problem(ckpt, "policy checkpoint")
-    if problem:
-        raise CheckpointError(f"cannot read policy checkpoint {ckpt}: {problem}")
-    try:
-        with np.load(ckpt, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-        meta = json.loads(str(arrays.pop("meta"))) if "meta" in arrays else None
-    except Exception as e:  # zip, npy or JSON damage: all mean the same to the user
-        raise CheckpointError(f"cannot read policy checkpoint {ckpt}: {' '.join(str(e).split())}") from None
-    if not isinstance(meta, dict):
-        raise CheckpointError(f"cannot read policy checkpoint {ckpt}: not a drlhp policy checkpoint "
-                              "(no drlhp meta in it)")
+    arrays, meta = npz_json.read_or_raise(ckpt, "policy checkpoint", CheckpointError)
     if meta.get("format_version") != FORMAT_VERSION:
         raise CheckpointError(f"policy checkpoint {ckpt} has format {meta.get('format_version')}, "
                               f"this drlhp reads {FORMAT_VERSION}")

@@ -1,0 +1,53 @@
+"""How a run stops when asked: Ctrl-C and SIGTERM (``timeout``, ``docker stop``, ``kill``) alike.
+
+    with sigterm_as_interrupt():   # SIGTERM raises KeyboardInterrupt in this process, as Ctrl-C does
+        ...
+    except KeyboardInterrupt:
+        return mark_interrupted(record, "[run] interrupted; ...")   # status "interrupted", exit 130
+
+Imports nothing heavy: floyd (no TensorFlow) uses it too. The child processes' own handling of
+SIGTERM (a stop request they act on) is in drlhp.runtime.launcher.
+"""
+from __future__ import annotations
+
+import signal
+import sys
+from contextlib import contextmanager
+
+INTERRUPTED_EXIT = 130  # the shell's code for a process stopped by SIGINT (128 + 2)
+
+
+def _raise_keyboard_interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@contextmanager
+def sigterm_as_interrupt():
+    """Within the block SIGTERM raises KeyboardInterrupt, so one ``except KeyboardInterrupt`` saves
+    and marks the run for both; the previous handler is back after it."""
+    previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
+def sigterm_ignored():
+    """Within the block SIGTERM is ignored (a second one must not cut the children's saving short)."""
+    previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def mark_interrupted(record, message: str | None = None, summary: dict | None = None) -> int:
+    """A stopped run: ``summary`` written (if given), status "interrupted", ``message`` to stderr;
+    returns the exit code, 130. ``record``: a drlhp.runtime.run_record.RunRecord."""
+    if summary is not None:
+        record.write_summary(summary)
+    record.set_status("interrupted")
+    if message:
+        print(message, file=sys.stderr, flush=True)
+    return INTERRUPTED_EXIT
