@@ -2,6 +2,7 @@
 """Agent steps per second on this machine, each part of the policy loop measured in one run.
 
     python bench/throughput.py --env PongNoFrameskip-v4 [--seconds 20] [--json OUT] [--compare_vec_envs]
+    python bench/throughput.py --env PongNoFrameskip-v4 --backends local,ray   # the pipeline on each backend
 
 Measures, one after another (never two at once), with the default A2C shape (16 envs x 5 steps):
   env       stepping the vector env with random actions
@@ -152,7 +153,13 @@ def main() -> None:
     p.add_argument("--pipeline_args", default="", help="extra run.py flags for the pipeline, one string")
     p.add_argument("--compare", default=None, metavar="REV",
                    help="also measure the pipeline of this commit (a temporary git worktree), right before ours")
+    p.add_argument("--backends", default="local",
+                   help="comma-separated run.py --backend values: the pipeline is measured on each, one after "
+                        "another in this run (e.g. local,ray: the cost of Ray)")
     args = p.parse_args()
+    backends = [b for b in args.backends.split(",") if b]
+    if len(backends) > 1 and args.compare:
+        p.error("--compare and more than one --backends: one at a time")
     from predictor_speed import cpu_model
 
     cpu = cpu_model()
@@ -227,15 +234,19 @@ def main() -> None:
 
         with contextlib.ExitStack() as stack:
             base = Path(tempfile.mkdtemp(prefix="drlhp-bench-"))  # kept: the run directories it prints
-            versions = [("", ROOT)]
+            versions = [("", ROOT, backends[-1])]
             if args.compare:
                 rev, old_tree, _ = stack.enter_context(old_worktree(args.compare))
-                versions.insert(0, (f"old_{rev}_", old_tree))
-            for prefix, tree in versions:
+                versions.insert(0, (f"old_{rev}_", old_tree, backends[-1]))
+            if len(backends) > 1:  # "local_pipeline_steps_per_s", "ray_pipeline_steps_per_s", ...
+                versions = [(f"{b}_", ROOT, b) for b in backends]
+            for prefix, tree, backend in versions:
                 run_dir = base / f"{prefix}pipeline"
-                name = f"preference pipeline{' of ' + prefix[4:-1] if prefix else ''}"
+                label = prefix[4:-1] if prefix.startswith("old_") else f"backend {prefix[:-1]}" if prefix else ""
+                name = f"preference pipeline{' (' + label + ')' if label else ''}"
                 print(f"{name}: {args.pipeline_seconds:.0f} s of policy training (run dir {run_dir})...", flush=True)
-                res = bench_pipeline(args.env, args.pipeline_seconds, run_dir, shlex.split(args.pipeline_args), tree)
+                extra = shlex.split(args.pipeline_args) + (["--backend", backend] if backend != "local" else [])
+                res = bench_pipeline(args.env, args.pipeline_seconds, run_dir, extra, tree)
                 figures.update({k.replace("pipeline", prefix + "pipeline", 1): v for k, v in res.items()})
                 print(f"{name} (policy process): {res['pipeline_steps_per_s']:6.0f} agent steps/s"
                       + (f", {res['pipeline_labels_per_minute']:.0f} labels/min"
@@ -246,7 +257,7 @@ def main() -> None:
                 if fracs:
                     print("  time in the policy loop: " + ", ".join(f"{k[len('pipeline_time_frac_'):]} {100 * v:.0f}%"
                                                                   for k, v in fracs.items()))
-                if prefix:
+                if prefix.startswith("old_"):
                     print(f"  {prefix[4:-1]}: pipeline / a2c  "
                           f"{figures[prefix + 'pipeline_steps_per_s'] / figures['a2c_steps_per_s']:.2f}")
 
@@ -256,6 +267,11 @@ def main() -> None:
     if "pipeline_steps_per_s" in figures:
         print(f"  pipeline / a2c         {figures['pipeline_steps_per_s'] / figures['a2c_steps_per_s']:.2f}"
               "   (target >= 0.60)")
+    for b in backends if len(backends) > 1 else ():
+        print(f"  pipeline on {b} / a2c  {figures[b + '_pipeline_steps_per_s'] / figures['a2c_steps_per_s']:.2f}")
+    for b in backends[1:] if len(backends) > 1 else ():
+        print(f"  pipeline on {b} / on {backends[0]}  "
+              f"{figures[b + '_pipeline_steps_per_s'] / figures[backends[0] + '_pipeline_steps_per_s']:.2f}")
     if "gymnasium_async_env_steps_per_s" in figures:
         print(f"  AtariVectorEnv / AsyncVectorEnv  "
               f"{figures['env_steps_per_s'] / figures['gymnasium_async_env_steps_per_s']:.2f}")

@@ -351,6 +351,9 @@ def test_every_flag_reaches_its_field_and_its_default_is_the_fields():
         if flag.type is bool:
             value = not f.default
             argv = [f"--no-{flag.name}" if f.default else f"--{flag.name}"]
+        elif meta["parse"]:  # a JSON object (the --*_resources flags)
+            value = {"CPU": 1}
+            argv = [f"--{flag.name}", '{"CPU": 1}']
         elif meta["choices"]:
             value = next(c for c in meta["choices"] if c != f.default)
             argv = [f"--{flag.name}", value]
