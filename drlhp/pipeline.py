@@ -98,6 +98,9 @@ RESUME_FREELY = ("log_interval", "backend", "ray_address", "policy_resources", "
                  "prefs.prefs_save_interval")
 
 
+PATH_SETTINGS = ("run_dir", "load_policy_ckpt_dir", "load_prefs_dir", "load_reward_predictor_ckpt_dir", "video")
+
+
 def _check_resume(cfg: RunConfig, record: RunRecord, derived: tuple[str, ...]) -> None:
     """A run directory that already holds a run of other settings goes on only with
     --resume_with_changes (else the weights would be recorded as trained with settings they were not)."""
@@ -112,6 +115,10 @@ def _check_resume(cfg: RunConfig, record: RunRecord, derived: tuple[str, ...]) -
     changes = {k: (a, b) for k, (a, b) in changes.items() if not (a == ABSENT and b == defaults.get(k, ABSENT))}
     # where the roles run (--backend, --*_resources: dicts, flattened to "policy_resources.GPU") is free too
     changes = {k: v for k, v in changes.items() if k.split(".")[0] not in RESUME_FREELY}
+    # a path given relative now and absolute then (or the other way) is the same setting
+    changes = {k: (a, b) for k, (a, b) in changes.items()
+               if not (k in PATH_SETTINGS and isinstance(a, str) and isinstance(b, str)
+                       and Path(a).resolve() == Path(b).resolve())}
     if changes:
         listed = "; ".join(f"{k} {a!r} -> {b!r}" for k, (a, b) in changes.items())
         raise UsageError(f"{record.dir} holds a run with other settings ({listed}); add --resume_with_changes "

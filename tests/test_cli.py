@@ -410,3 +410,19 @@ def test_a_reader_that_stops_early_gets_no_broken_pipe_traceback():
     proc = subprocess.run(f"'{sys.executable}' '{run_py}' --list_envs | true", shell=True, capture_output=True,
                           text=True, timeout=120)
     assert "BrokenPipeError" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_resume_sees_a_relative_and_an_absolute_path_to_the_same_place_as_the_same(tmp_path, monkeypatch):
+    import dataclasses
+    from types import SimpleNamespace
+
+    from drlhp.config import RunConfig
+    from drlhp.pipeline import UsageError, _check_resume
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "prefs").mkdir()
+    recorded = RunConfig(env="MovingDot-v0", run_dir=str(tmp_path / "run"), load_prefs_dir=str(tmp_path / "prefs"))
+    record = SimpleNamespace(dir=tmp_path / "run", read_json=lambda name: recorded.to_dict())
+    _check_resume(dataclasses.replace(recorded, run_dir="run", load_prefs_dir="prefs"), record, ())  # the same
+    with pytest.raises(UsageError, match="load_prefs_dir"):  # another place is still a change
+        _check_resume(dataclasses.replace(recorded, run_dir="run", load_prefs_dir="elsewhere"), record, ())
