@@ -426,3 +426,17 @@ def test_resume_sees_a_relative_and_an_absolute_path_to_the_same_place_as_the_sa
     _check_resume(dataclasses.replace(recorded, run_dir="run", load_prefs_dir="prefs"), record, ())  # the same
     with pytest.raises(UsageError, match="load_prefs_dir"):  # another place is still a change
         _check_resume(dataclasses.replace(recorded, run_dir="run", load_prefs_dir="elsewhere"), record, ())
+
+
+def test_a_resumed_run_goes_on_from_its_own_predictor_not_the_one_it_was_first_given(tmp_path):
+    from drlhp.config import RunConfig
+    from drlhp.reward.trainer import predictor_to_load
+    from drlhp.runtime.run_paths import RunPaths
+
+    cfg = RunConfig(env="MovingDot-v0", load_reward_predictor_ckpt_dir=str(tmp_path / "given"))
+    run = tmp_path / "run"
+    assert str(predictor_to_load(cfg, run)) == str(tmp_path / "given")  # a new run: the given one
+    RunPaths(run).predictor.parent.mkdir(parents=True)
+    RunPaths(run).predictor.write_bytes(b"")
+    assert predictor_to_load(cfg, run) == RunPaths(run).predictor  # resumed: its own, trained further
+    assert predictor_to_load(RunConfig(env="MovingDot-v0"), tmp_path / "new") is None

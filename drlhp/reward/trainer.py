@@ -32,10 +32,11 @@ PREDICTOR_FILE = RunPaths.PREDICTOR
 
 
 def predictor_to_load(cfg, run_dir) -> str | Path | None:
-    """The predictor a run starts from: --load_reward_predictor_ckpt_dir, else this run directory's
-    own (a resumed run), else None (a new predictor, pretrained on the initial preferences)."""
+    """The predictor a run starts from: this run directory's own (a resumed run: it went on from what
+    --load_reward_predictor_ckpt_dir gave it), else --load_reward_predictor_ckpt_dir, else None (a new
+    predictor, pretrained on the initial preferences). As the preference database: the run's own first."""
     own = RunPaths(run_dir).predictor
-    return cfg.load_reward_predictor_ckpt_dir or (own if own.exists() else None)
+    return own if own.exists() else cfg.load_reward_predictor_ckpt_dir
 PREDICTOR_FORMAT_VERSION = 1
 
 
