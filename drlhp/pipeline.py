@@ -113,8 +113,6 @@ def _check_resume(cfg: RunConfig, record: RunRecord, derived: tuple[str, ...]) -
     defaults = flatten(RunConfig(mode=cfg.mode, env=cfg.env).to_dict())
     # a setting that did not exist when the run was recorded counts as its default then
     changes = {k: (a, b) for k, (a, b) in changes.items() if not (a == ABSENT and b == defaults.get(k, ABSENT))}
-    # where the roles run (--backend, --*_resources: dicts, flattened to "policy_resources.GPU") is free too
-    changes = {k: v for k, v in changes.items() if k.split(".")[0] not in RESUME_FREELY}
     # a path given relative now and absolute then (or the other way) is the same setting
     changes = {k: (a, b) for k, (a, b) in changes.items()
                if not (k in PATH_SETTINGS and isinstance(a, str) and isinstance(b, str)

@@ -440,3 +440,17 @@ def test_a_resumed_run_goes_on_from_its_own_predictor_not_the_one_it_was_first_g
     RunPaths(run).predictor.write_bytes(b"")
     assert predictor_to_load(cfg, run) == RunPaths(run).predictor  # resumed: its own, trained further
     assert predictor_to_load(RunConfig(env="MovingDot-v0"), tmp_path / "new") is None
+
+
+def test_resume_lets_where_the_roles_run_change_but_not_what_they_learn(tmp_path):
+    import dataclasses
+    from types import SimpleNamespace
+
+    from drlhp.config import RunConfig
+    from drlhp.pipeline import UsageError, _check_resume
+
+    recorded = RunConfig(env="MovingDot-v0", run_dir=str(tmp_path / "run"))
+    record = SimpleNamespace(dir=tmp_path / "run", read_json=lambda name: recorded.to_dict())
+    _check_resume(dataclasses.replace(recorded, backend="ray", policy_resources={"GPU": 1}), record, ())
+    with pytest.raises(UsageError, match="seed"):
+        _check_resume(dataclasses.replace(recorded, policy_resources={"GPU": 1}, seed=3), record, ())

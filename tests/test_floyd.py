@@ -314,6 +314,8 @@ def test_show_lists_each_sitting_and_what_it_changed(tmp_path):
     # an argument on one side only (another version) shows as absent; a None value is not absent
     assert config_changes({"a": 1, "r": {"x": None}}, {"a": 1, "r": {"x": None, "y": None}}) == {"r.y": [ABSENT, None]}
     assert config_changes({"l": None}, {"l": "run/checkpoints"}, ignore=("l",)) == {}
+    # a dict setting flattens to names under it: ignoring it ignores them, and nothing that only shares a prefix
+    assert config_changes({"r": None, "rx": 1}, {"r": {"GPU": 1}, "rx": 2}, ignore=("r",)) == {"rx": [1, 2]}
     shown = floyd("--runs_dir", tmp_path / "runs", "show", "resumed")
     assert shown.returncode == 0, shown.stderr
     assert "2 sitting(s)" in shown.stdout

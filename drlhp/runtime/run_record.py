@@ -157,9 +157,11 @@ ABSENT = "(absent)"  # config_changes: the argument did not exist on that side (
 
 def config_changes(before: dict, after: dict, ignore: tuple[str, ...] = ()) -> dict:
     """{"section.name": [before, after]} for every argument that differs (nested sections flattened);
-    an argument on one side only shows ABSENT on the other. ``ignore``: flattened names left out."""
+    an argument on one side only shows ABSENT on the other. ``ignore``: flattened names left out, each with
+    the names under it (``"policy_resources"`` also leaves out ``"policy_resources.GPU"``: a dict setting)."""
     a, b = flatten(before), flatten(after)
-    pairs = {k: [a.get(k, ABSENT), b.get(k, ABSENT)] for k in sorted({*a, *b}) if k not in ignore}
+    ignored = lambda k: any(k == name or k.startswith(name + ".") for name in ignore)  # noqa: E731
+    pairs = {k: [a.get(k, ABSENT), b.get(k, ABSENT)] for k in sorted({*a, *b}) if not ignored(k)}
     return {k: pair for k, pair in pairs.items() if pair[0] != pair[1]}
 
 
