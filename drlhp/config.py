@@ -320,6 +320,7 @@ GROUPS = (("the run", RunConfig, "", ""), ("policy (A2C)", A2CConfig, "a2c", "")
 class Flag:
     name: str  # without the dashes; argparse's dest
     place: str  # in a RunConfig: "seed", "a2c.lr", ...
+    group: str  # its group's title in GROUPS
     field: dataclasses.Field
     type: type
     help: str
@@ -342,14 +343,14 @@ def field_docs(cls) -> dict[str, str]:
 def flags() -> list[Flag]:
     """Every flag made from a config field, in --help's order."""
     out = []
-    for _, cls, place, prefix in GROUPS:
+    for title, cls, place, prefix in GROUPS:
         hints, docs = typing.get_type_hints(cls), field_docs(cls)
         for f in dataclasses.fields(cls):
             if not f.metadata.get("cli", True):
                 continue
             kind = next(t for t in typing.get_args(hints[f.name]) or (hints[f.name],) if t is not type(None))
-            out.append(Flag(f.metadata.get("flag") or prefix + f.name, f"{place}.{f.name}".lstrip("."), f, kind,
-                            docs.get(f.name, "")))
+            out.append(Flag(f.metadata.get("flag") or prefix + f.name, f"{place}.{f.name}".lstrip("."), title, f,
+                            kind, docs.get(f.name, "")))
     return out
 
 
@@ -372,11 +373,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(MovingDot: moving-dot, Atari: paper, CartPole-v1: cartpole); --list_presets shows them")
     p.add_argument("--list_presets", action="store_true", help="print the presets and their flags and exit")
     groups = {title: p.add_argument_group(title) for title, *_ in GROUPS}
-    owner = {cls: title for title, cls, *_ in GROUPS}
     for flag in flags():
         f, meta = flag.field, flag.field.metadata
-        cls = next(cls for cls in owner if f in dataclasses.fields(cls))
-        g, text = groups[owner[cls]], flag.help.replace("%", "%%")
+        g, text = groups[flag.group], flag.help.replace("%", "%%")
         if flag.type is bool:
             if f.default or meta["negatable"]:
                 g.add_argument(f"--{flag.name}", action=argparse.BooleanOptionalAction, default=f.default,
@@ -441,11 +440,10 @@ def flags_markdown() -> str:
              "| `--preset` | the env's own | `--list_presets` | start from a named set of flags |"]
     section = None
     for flag in flags():
-        title = next(t for t, _, place, _ in GROUPS if place == flag.place.rpartition(".")[0])
-        if title != section:
-            lines += ["", f"## {title[0].upper()}{title[1:]}", "", "| flag | default | accepts | meaning |",
+        if flag.group != section:
+            section = flag.group
+            lines += ["", f"## {section[0].upper()}{section[1:]}", "", "| flag | default | accepts | meaning |",
                       "| --- | --- | --- | --- |"]
-            section = title
         f = flag.field
         negatable = flag.type is bool and (f.default or f.metadata["negatable"])
         name = f"--[no-]{flag.name}" if negatable else f"--{flag.name}"
