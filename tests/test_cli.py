@@ -454,3 +454,19 @@ def test_resume_lets_where_the_roles_run_change_but_not_what_they_learn(tmp_path
     _check_resume(dataclasses.replace(recorded, backend="ray", policy_resources={"GPU": 1}), record, ())
     with pytest.raises(UsageError, match="seed"):
         _check_resume(dataclasses.replace(recorded, policy_resources={"GPU": 1}, seed=3), record, ())
+
+
+def test_a_resumed_run_goes_on_from_its_own_preference_database(tmp_path):
+    from drlhp.config import RunConfig
+    from drlhp.reward.trainer import prefs_to_load
+    from drlhp.runtime.run_paths import RunPaths
+
+    given = tmp_path / "given.npz"
+    given.write_bytes(b"")
+    cfg = RunConfig(env="MovingDot-v0", load_prefs_dir=str(given))
+    run = tmp_path / "run"
+    assert prefs_to_load(cfg, run) == given  # a new run: the given one
+    RunPaths(run).prefs.parent.mkdir(parents=True)
+    RunPaths(run).prefs.write_bytes(b"")
+    assert prefs_to_load(cfg, run) == RunPaths(run).prefs  # resumed: its own, with every label since
+    assert prefs_to_load(RunConfig(env="MovingDot-v0"), tmp_path / "new") is None

@@ -37,6 +37,16 @@ def predictor_to_load(cfg, run_dir) -> str | Path | None:
     predictor, pretrained on the initial preferences). As the preference database: the run's own first."""
     own = RunPaths(run_dir).predictor
     return own if own.exists() else cfg.load_reward_predictor_ckpt_dir
+
+
+def prefs_to_load(cfg, run_dir) -> Path | None:
+    """The preference database a run starts from, as predictor_to_load chooses the predictor: this run
+    directory's own (it holds what --load_prefs_dir gave it, and every label since), else the one
+    --load_prefs_dir names, else None (a new database)."""
+    own = RunPaths(run_dir).prefs
+    if own.exists():
+        return own
+    return find_file(cfg.load_prefs_dir, PREFS_FILE) if cfg.load_prefs_dir else None
 PREDICTOR_FORMAT_VERSION = 1
 
 
@@ -348,9 +358,8 @@ class RewardPredictorProcess:
 
         cfg, p = self.cfg, self.cfg.prefs
         configure_tensorflow(cfg.reward.tf_intra_threads, 1, seed=cfg.seed, onednn=cfg.reward.onednn)
-        if cfg.load_prefs_dir or self.prefs_path.exists():
-            # a resumed run's own database (it holds what --load_prefs_dir gave it, and every label since)
-            source = self.prefs_path if self.prefs_path.exists() else find_file(cfg.load_prefs_dir, PREFS_FILE)
+        source = prefs_to_load(cfg, self.run_dir)
+        if source is not None:
             self.db = PrefDB.load(source, max_prefs=p.max_prefs)
             self.log(f"[reward] loaded {len(self.db)} preferences")
         else:
