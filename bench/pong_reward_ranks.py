@@ -117,12 +117,12 @@ def make_policy(name: str, env, seed: int):
     raise SystemExit(f"pong_reward_ranks.py: unknown policy {name!r} (random, trackNOISE or ckpt:DIR)")
 
 
-def play(name: str, n_steps: int, seed: int, chunk: int = CLIP):
+def play(name: str, n_steps: int, seed: int, chunk: int = CLIP, score_visible: bool = False):
     """Yield (obs (chunk, N, 84, 84, 4) as the predictor sees them, true rewards (chunk, N)) for
     ``n_steps`` agent steps of each of N_ENVS envs; obs[t] is the observation after action t."""
     from envs import make_vec_env
 
-    env = make_vec_env(ENV_ID, N_ENVS)
+    env = make_vec_env(ENV_ID, N_ENVS, score_visible=score_visible)
     try:
         policy = make_policy(name, env, seed)
         obs = env.reset(seed=seed)
@@ -166,7 +166,7 @@ def evaluate(args) -> None:
         t0 = time.perf_counter()
         rewards, events = [], {"return": [], "miss": [], "point won": [], "point lost": []}
         won = lost = 0
-        for obs, true in play(name, args.steps, args.seed):
+        for obs, true in play(name, args.steps, args.seed, score_visible=args.score_visible):
             r = ensemble.reward(obs.reshape(-1, *obs.shape[2:])).reshape(true.shape)
             rewards.append(r)
             won, lost = won + int((true > 0).sum()), lost + int((true < 0).sum())
@@ -221,7 +221,8 @@ def collect(args) -> None:
         t0 = time.perf_counter()
         got = won = lost = 0
         n_steps = args.skip + per_env * CLIP
-        for c, (obs, true) in enumerate(play(name, n_steps, args.seed + 1000 * i)):
+        for c, (obs, true) in enumerate(play(name, n_steps, args.seed + 1000 * i,
+                                                        score_visible=args.score_visible)):
             if c * CLIP < args.skip:
                 continue
             for w in range(N_ENVS):
@@ -265,6 +266,8 @@ def main(argv=None) -> None:
         p.add_argument("--policy", action="append", default=None,
                        help="random, track<noise> (e.g. track0.3) or ckpt:<policy checkpoint dir>; repeatable")
         p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--score_visible", action="store_true",
+                       help="the predictor sees the score (run.py --score_visible); default: blanked, the paper")
     args = ap.parse_args(argv)
     args.policy = args.policy or list(DEFAULT_POLICIES)
     {"evaluate": evaluate, "collect": collect}[args.command](args)

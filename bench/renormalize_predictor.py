@@ -59,7 +59,7 @@ def main(argv=None) -> None:
               f"raw mean {e.norm_mean}, raw std {e.norm_std}")
 
     spread("before")
-    trainer.ensemble._norm_set = False  # replace, not blend
+    trainer.ensemble.norm.is_set = False  # replace, not blend
     trainer.cfg = dataclasses.replace(trainer.cfg, norm_segments=args.segments // FIRST_NORM_FACTOR)
     trainer.publish()  # the first publication: from 10x norm_segments clips
     spread("after")

@@ -125,6 +125,8 @@ class RewardConfig:
         batch_size: preference pairs per member per training step.
         lr: Adam learning rate.
         dropout: dropout rate after every convolution (paper: 0.5).
+        dropout_layers: how many of the 4 convolutions, from the first, dropout follows (paper: 4; the original
+            reproduction: 3).
         batchnorm: batch normalization after every convolution (paper: yes). On MovingDot it slows the
             predictor down several times (docs/results.md, "MovingDot from preferences").
         random_answer_prob: assumed chance that a label is a uniformly random answer (paper: 10%).
@@ -164,6 +166,7 @@ class RewardConfig:
     batch_size: int = opt(16, check=whole(1))
     lr: float = opt(2e-4, check=POSITIVE)
     dropout: float = opt(0.5, check=within(0, 1, high_in=False))
+    dropout_layers: int = opt(4, check=within(0, 4))
     batchnorm: bool = opt(True)
     random_answer_prob: float = opt(0.1, check=within(0, 1, high_in=False))
     l2_init: float = opt(1e-4, check=NOT_NEGATIVE)
@@ -235,6 +238,15 @@ class RunConfig:
         stop_at_million_timesteps: end this sitting (checkpointed, status "stopped", resumable) once the
             policy has this many million agent steps, with the learning-rate schedule still that of
             --million_timesteps; 0: the whole budget.
+        lr_horizon_million_timesteps: the policy's learning rate decays linearly to 0 at this many million agent
+            steps, whatever the budget (the paper: 80, for runs of 50); 0: at --million_timesteps.
+        stop_after_hours: end this sitting after this many hours of running time exactly as Ctrl-C does (every
+            process saves; resume with the same command), with status "stopped" and exit 0; 0: no limit.
+        milestone_million_timesteps: every this many million agent steps, keep a copy of the policy (float16)
+            and of the predictor weights it is trained on, in <run_dir>/milestones/ (never deleted, unlike
+            checkpoints); 0: none.
+        score_visible: Atari: the predictor and the labeller see the score (the original reproduction); default:
+            blanked (the paper, appendix A.2).
         run_dir: where everything of this run is written (default runs/<env>-<mode>-<time>); an existing one
             resumes (docs/runs.md).
         log_interval: seconds between progress lines and metric rows (0: every update).
@@ -273,6 +285,10 @@ class RunConfig:
     seed: int = opt(0, check=whole(0))
     million_timesteps: float = opt(10.0, check=POSITIVE)
     stop_at_million_timesteps: float = opt(0.0, check=NOT_NEGATIVE)
+    lr_horizon_million_timesteps: float = opt(0.0, check=NOT_NEGATIVE)
+    stop_after_hours: float = opt(0.0, check=NOT_NEGATIVE)
+    milestone_million_timesteps: float = opt(0.5, check=NOT_NEGATIVE)
+    score_visible: bool = opt(False)
     run_dir: str | None = opt(None, metavar="DIR")
     log_interval: float = opt(5.0, check=NOT_NEGATIVE)
     policy_ckpt_interval: int = opt(1000, check=whole(0))
@@ -306,6 +322,12 @@ class RunConfig:
         """Where this sitting ends: the budget, or stop_at_million_timesteps if that is sooner."""
         stop = int(round(self.stop_at_million_timesteps * 1e6))
         return min(self.total_timesteps, stop) if stop > 0 else self.total_timesteps
+
+    @property
+    def lr_horizon_timesteps(self) -> int:
+        """Where the policy's learning rate reaches 0: --lr_horizon_million_timesteps, or the budget."""
+        h = int(round(self.lr_horizon_million_timesteps * 1e6))
+        return h if h > 0 else self.total_timesteps
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

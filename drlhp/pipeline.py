@@ -23,7 +23,14 @@ from pathlib import Path
 
 from drlhp.config import DEFAULT_MODE, RunConfig, config_problem
 from drlhp.runtime.atomic import write_json
-from drlhp.runtime.interrupts import mark_interrupted, sigterm_as_interrupt, sigterm_ignored
+from drlhp.runtime.interrupts import (
+    SittingOver,
+    end_sitting,
+    mark_interrupted,
+    sigterm_as_interrupt,
+    sigterm_ignored,
+    sitting_timer,
+)
 from drlhp.runtime.profiling import profiled
 from drlhp.runtime.run_paths import RunPaths
 from drlhp.runtime.run_record import RunRecord, default_run_dir
@@ -91,7 +98,8 @@ def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False,
 
 # Settings that change how fast or how often things are recorded, not what is learned: a run directory
 # may go on with other values of these without --resume_with_changes.
-RESUME_FREELY = ("log_interval", "backend", "ray_address", "policy_resources", "predictor_resources",
+RESUME_FREELY = ("log_interval", "stop_after_hours", "milestone_million_timesteps",
+                 "backend", "ray_address", "policy_resources", "predictor_resources",
                  "labeller_resources", "stop_at_million_timesteps", "profile", "preset", "resume_with_changes",
                  "episodes", "video", "n_env_threads", "tf_intra_threads", "tf_inter_threads",
                  "policy_ckpt_interval", "reward.tf_intra_threads", "reward.onednn", "reward.ckpt_interval_s",
@@ -238,21 +246,26 @@ def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int
     env = logger = trainer = None
     with sigterm_as_interrupt():
         try:
-            env = make_vec_env(cfg.env, cfg.a2c.n_envs, n_threads=cfg.n_env_threads)
-            policy = build_policy(cfg, env)
-            logger = MetricsLogger(record.dir)
-            try:
-                source = (ScaledEnvReward(cfg.reward.norm_std) if cfg.a2c.original_reward == "scaled"
-                          else ClippedEnvReward())
-                trainer = PolicyTrainer(cfg, env, policy, source, record, logger)
-            except CheckpointError as e:
-                raise UsageError(str(e)) from None
-            return _finish(record, trainer.train(), cfg)
-        except KeyboardInterrupt:
+            with sitting_timer(cfg.stop_after_hours):
+                env = make_vec_env(cfg.env, cfg.a2c.n_envs, n_threads=cfg.n_env_threads,
+                                   score_visible=cfg.score_visible)
+                policy = build_policy(cfg, env)
+                logger = MetricsLogger(record.dir)
+                try:
+                    source = (ScaledEnvReward(cfg.reward.norm_std) if cfg.a2c.original_reward == "scaled"
+                              else ClippedEnvReward())
+                    trainer = PolicyTrainer(cfg, env, policy, source, record, logger)
+                except CheckpointError as e:
+                    raise UsageError(str(e)) from None
+                summary = trainer.train()
+            return _finish(record, summary, cfg)
+        except KeyboardInterrupt as e:
             if trainer is not None:
                 trainer.checkpoint()
                 record.write_summary(trainer.summary())
                 trainer.write_hparams()
+            if isinstance(e, SittingOver):
+                return end_sitting(record, cfg.stop_after_hours)
             return mark_interrupted(record, f"\n[run] interrupted; checkpoint saved. Resume with: python run.py "
                                             f"{cfg.mode} --env {cfg.env} --run_dir {record.dir}")
         finally:
@@ -332,34 +345,37 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
     from drlhp.reward.trainer import predictor_to_load
     if not gather and predictor_to_load(cfg, record.dir):
         ch.gathering_done.set()  # a predictor will be loaded: the policy waits for it instead of playing randomly
+    time_up = False
     with sigterm_as_interrupt():
         try:
-            group.start("reward_predictor", "drlhp.reward.trainer:run_reward_predictor", cfg=cfg,
-                        obs_shape=observation_shape(cfg.env),
-                        preference_queue=ch.preference_queue, weights_channels=[ch.weights_to_policy]
-                        + ([ch.weights_to_prefs] if cfg.prefs.query_selection == "variance" else []),
-                        stop_event=ch.stop_event, gathering_done=ch.gathering_done, run_dir=run_dir,
-                        collect_only=gather, predictor_version=ch.predictor_version, db_size=ch.db_size,
-                        pair_updates=ch.pair_updates)
-            show_agent = cfg.prefs.show_agent and not cfg.prefs.synthetic_prefs
-            group.start("pref_interface", "pref_interface.process:run_pref_interface", cfg=cfg,
-                        frames_per_step=frames_per_agent_step(cfg.env),
-                        segment_queue=ch.segment_queue, preference_queue=ch.preference_queue,
-                        weights_channel=ch.weights_to_prefs, stop_event=ch.stop_event, run_dir=run_dir,
-                        predictor_version=ch.predictor_version, db_size=ch.db_size,
-                        agent_episode=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow)
-            group.start("policy", "drlhp.policy.process:run_policy", cfg=cfg, segment_queue=ch.segment_queue,
-                        weights_channel=ch.weights_to_policy, stop_event=ch.stop_event,
-                        gathering_done=ch.gathering_done, run_dir=run_dir,
-                        episode_channel=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow,
-                        pair_updates=ch.pair_updates)
-            write_json(record.dir / "pids.json", {"parent": os.getpid(), **group.pids()})
-            group.watch({"reward_predictor"} if gather else {"policy"})
+            with sitting_timer(cfg.stop_after_hours):
+                group.start("reward_predictor", "drlhp.reward.trainer:run_reward_predictor", cfg=cfg,
+                            obs_shape=observation_shape(cfg.env),
+                            preference_queue=ch.preference_queue, weights_channels=[ch.weights_to_policy]
+                            + ([ch.weights_to_prefs] if cfg.prefs.query_selection == "variance" else []),
+                            stop_event=ch.stop_event, gathering_done=ch.gathering_done, run_dir=run_dir,
+                            collect_only=gather, predictor_version=ch.predictor_version, db_size=ch.db_size,
+                            pair_updates=ch.pair_updates)
+                show_agent = cfg.prefs.show_agent and not cfg.prefs.synthetic_prefs
+                group.start("pref_interface", "pref_interface.process:run_pref_interface", cfg=cfg,
+                            frames_per_step=frames_per_agent_step(cfg.env),
+                            segment_queue=ch.segment_queue, preference_queue=ch.preference_queue,
+                            weights_channel=ch.weights_to_prefs, stop_event=ch.stop_event, run_dir=run_dir,
+                            predictor_version=ch.predictor_version, db_size=ch.db_size,
+                            agent_episode=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow)
+                group.start("policy", "drlhp.policy.process:run_policy", cfg=cfg, segment_queue=ch.segment_queue,
+                            weights_channel=ch.weights_to_policy, stop_event=ch.stop_event,
+                            gathering_done=ch.gathering_done, run_dir=run_dir,
+                            episode_channel=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow,
+                            pair_updates=ch.pair_updates)
+                write_json(record.dir / "pids.json", {"parent": os.getpid(), **group.pids()})
+                group.watch({"reward_predictor"} if gather else {"policy"})
         except ChildFailed as e:
             failure = e
-        except KeyboardInterrupt:
-            interrupted = True
-            print("\n[run] interrupted: stopping the processes (they save the database and checkpoints)...",
+        except KeyboardInterrupt as e:
+            interrupted, time_up = True, isinstance(e, SittingOver)
+            print("\n[run] " + ("--stop_after_hours reached" if time_up else "interrupted")
+                  + ": stopping the processes (they save the database and checkpoints)...",
                   file=sys.stderr, flush=True)
         finally:
             with sigterm_ignored():  # a second SIGTERM must not cut the children's saving short
@@ -385,6 +401,8 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
         record.set_status("crashed", error=f"{failure}\n{failure.detail}")
         print(f"run.py: error: {failure} (details: {record.paths.status})", file=sys.stderr, flush=True)
         return 1
+    if time_up:
+        return end_sitting(record, cfg.stop_after_hours, summary)
     if interrupted:
         return mark_interrupted(record, f"[run] interrupted; database and checkpoints saved. Resume with the same "
                                         f"command and --run_dir {record.dir}", summary)

@@ -143,13 +143,14 @@ def observation_shape(env_id: str) -> tuple[int, ...]:
         env.close()
 
 
-def make_vec_env(env_id: str, n_envs: int, n_threads: int = 0) -> VecEnv:
+def make_vec_env(env_id: str, n_envs: int, n_threads: int = 0, score_visible: bool = False) -> VecEnv:
     """A vector env of ``n_envs`` workers; call ``reset(seed)`` on it before stepping. ``n_threads``:
-    Atari's C++ threads (0: one per core); gymnasium envs step in this process."""
+    Atari's C++ threads (0: one per core); gymnasium envs step in this process. ``score_visible``: Atari's
+    score stays in what the predictor and the labeller see (default: blanked, the paper)."""
     if _is_atari(env_id):
         from envs.atari import AtariVecEnv
 
-        return AtariVecEnv(env_id, n_envs, n_threads=n_threads)
+        return AtariVecEnv(env_id, n_envs, n_threads=n_threads, score_visible=score_visible)
     check_env_id(env_id)
     from envs.gym_vec_env import GymVecEnv
 

@@ -13,7 +13,12 @@ env's (``--episode_ends``): with the env's reward it does; with the predictor's 
 ``auto``) it does not, as in the paper, and returns bootstrap through the reset.
 
 What the predictor and the labeller see: the score area blanked (``envs/score_blanking.py``, one
-table of rectangles per game), through ``predictor_view``; the policy's own input keeps it.
+table of rectangles per game), through ``predictor_view``, as in the paper; ``score_visible=True``
+(``--score_visible``) leaves it, as the original reproduction did. The policy's own input keeps it.
+
+Game figures: for Pong each finished episode also counts its points (won + lost) and the agent's
+returns (the ball turned back on the agent's side: ``envs/pong_events.py``), so a run can show
+rallies long before the score moves.
 
 Rewards: the TRUE game reward (``reward_clipping`` off here). Clipping to [-1, 1] for training
 happens in the policy's reward source (``drlhp.policy.reward_source``), so logs and the synthetic oracle
@@ -28,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from envs.atari_ids import atari_game
+from envs.pong_events import ReturnCounter
 from envs.score_blanking import blank_score
 from envs.vec_env import EpisodeTracker, StepResult, VecEnv
 
@@ -38,7 +44,7 @@ MAX_FRAMES_PER_EPISODE = 108_000
 
 
 class AtariVecEnv(VecEnv):
-    def __init__(self, env_id: str, n_envs: int, n_threads: int = 0):
+    def __init__(self, env_id: str, n_envs: int, n_threads: int = 0, score_visible: bool = False):
         from ale_py.vector_env import AtariVectorEnv
 
         game = atari_game(env_id)
@@ -46,6 +52,8 @@ class AtariVecEnv(VecEnv):
             raise ValueError(f"not an Atari id ale-py can run: {env_id!r}")
         self.env_id = env_id
         self.n_envs = n_envs
+        self.score_visible = score_visible
+        self._returns = ReturnCounter(n_envs) if game == "pong" else None
         self._env = AtariVectorEnv(
             game, n_envs,
             num_threads=n_threads,  # 0: one per core
@@ -66,23 +74,30 @@ class AtariVecEnv(VecEnv):
 
     def predictor_view(self, obs: np.ndarray, inplace: bool = False) -> np.ndarray:
         """The score area set to 0 (``envs.score_blanking``), so the predictor cannot read the reward
-        off the screen and the labeller judges by play, as in the paper."""
+        off the screen and the labeller judges by play, as in the paper; unchanged with score_visible."""
+        if self.score_visible:
+            return obs
         return blank_score(self.env_id, obs, inplace=inplace)
 
     def reset(self, seed: int) -> np.ndarray:
         obs, _ = self._env.reset(seed=seed)
         self._tracker = EpisodeTracker(self.n_envs)
+        if self._returns is not None:
+            self._returns = ReturnCounter(self.n_envs)
         return self._nhwc(obs)
 
     def step(self, actions: np.ndarray) -> StepResult:
         obs, reward, terminated, truncated, info = self._env.step(np.asarray(actions, dtype=np.int64))
         reward = reward.astype(np.float32)
         done = terminated | truncated
-        finished = self._tracker.update(reward, done, None)
         obs = self._nhwc(obs)
         final_obs = None
         if done.any() and "final_obs" in info:  # (N, C, H, W), the finished envs' last observations
             final_obs = np.where(done[:, None, None, None], self._nhwc(info["final_obs"]), obs)
+        hits = None
+        if self._returns is not None:  # the newest frame of what each step led to (a finished game's last)
+            hits = self._returns.update((final_obs if final_obs is not None else obs)[..., -1], done)
+        finished = self._tracker.update(reward, done, None, hits)
         return StepResult(obs, reward, terminated.astype(bool), truncated.astype(bool), finished, final_obs)
 
     def close(self) -> None:

@@ -21,6 +21,8 @@ class EpisodeStats:
     true_return: float
     length: int
     success: bool | None  # None where the env has no notion of success
+    points: int = 0  # steps with a nonzero true reward (Pong: points won + lost)
+    returns: int | None = None  # Pong: the agent's returns of the ball (envs.pong_events); None elsewhere
 
 
 @dataclass
@@ -50,16 +52,23 @@ class EpisodeTracker:
     def __init__(self, n_envs: int):
         self.returns = np.zeros(n_envs, dtype=np.float64)
         self.lengths = np.zeros(n_envs, dtype=np.int64)
+        self.points = np.zeros(n_envs, dtype=np.int64)
 
-    def update(self, true_reward: np.ndarray, done: np.ndarray, success: np.ndarray | None) -> list[EpisodeStats]:
+    def update(self, true_reward: np.ndarray, done: np.ndarray, success: np.ndarray | None,
+               hits: np.ndarray | None = None) -> list[EpisodeStats]:
+        """``hits``: per worker, the game's returns so far where the env counts them (Pong), read at
+        this step (for a finished episode: its total)."""
         self.returns += true_reward
         self.lengths += 1
+        self.points += true_reward != 0
         finished = []
         for i in np.flatnonzero(done):
             ok = None if success is None else bool(success[i])
-            finished.append(EpisodeStats(int(i), float(self.returns[i]), int(self.lengths[i]), ok))
+            finished.append(EpisodeStats(int(i), float(self.returns[i]), int(self.lengths[i]), ok, int(self.points[i]),
+                                         None if hits is None else int(hits[i])))
             self.returns[i] = 0.0
             self.lengths[i] = 0
+            self.points[i] = 0
         return finished
 
 

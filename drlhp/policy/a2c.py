@@ -131,6 +131,8 @@ class A2CPolicy:
         from drlhp.policy.checkpoint import CheckpointError
 
         here = {k: tuple(np.shape(v)) for k, v in self.get_state().items()}
+        if "rms_0" not in state:  # weights only (a milestone or models/: float16, no optimizer state)
+            here = {k: v for k, v in here.items() if k.startswith("weight_")}
         extra = [k for k in state if k.startswith(("weight_", "rms_")) and k not in here]
         for key in [*here, *extra]:  # weights first, in the network's order
             there = tuple(np.shape(state[key])) if key in state else None
@@ -140,11 +142,18 @@ class A2CPolicy:
                     + (f"no {key} in it" if there is None else f"{key} is {there} in it, "
                        + ("absent here" if key not in here else f"{here[key]} here")))
         n_weights = len(self.model.get_weights())
-        weights = [state[f"weight_{i}"] for i in range(n_weights)]
+        weights = [np.asarray(state[f"weight_{i}"], np.float32) for i in range(n_weights)]
         self.model.set_weights(weights)
+        if "rms_0" not in state:
+            return
         for i, ms in enumerate(self.mean_square):
             ms.assign(state[f"rms_{i}"])
         self.rng.reset(state["rng_state"])
+
+    def weights_only(self) -> dict[str, np.ndarray]:
+        """The network's weights in float16, nothing else: a milestone copy or a model for models/
+        (about half the size of a float32 checkpoint's weights, a quarter of a whole checkpoint)."""
+        return {f"weight_{i}": np.asarray(w, np.float16) for i, w in enumerate(self.model.get_weights())}
 
 
 def build_policy(cfg: RunConfig, env, a2c: A2CConfig | None = None) -> A2CPolicy:

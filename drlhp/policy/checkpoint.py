@@ -33,6 +33,22 @@ def save_policy_checkpoint(ckpt_dir: str | Path, updates: int, state: dict[str, 
     return path
 
 
+def save_milestone(milestone_dir: str | Path, timesteps: int, policy_weights: dict[str, np.ndarray], meta: dict,
+                   predictor_weights=None, batchnorm: bool = False) -> Path:
+    """Copies kept for good at a milestone: ``policy-<timesteps>.npz`` (float16 weights and the counters;
+    ``load_policy_checkpoint`` reads it, ``watch`` replays it) and, where given (a RewardWeights), the
+    predictor the policy was trained on then, ``reward_predictor-<timesteps>.npz`` (a predictor checkpoint
+    that --load_reward_predictor_ckpt_dir and bench/pong_reward_ranks.py read)."""
+    milestone_dir = Path(milestone_dir)
+    path = milestone_dir / f"policy-{timesteps}.npz"
+    npz_json.write(path, policy_weights, {**meta, "format_version": FORMAT_VERSION, "weights_only": True})
+    if predictor_weights is not None:
+        from drlhp.reward.trainer import save_predictor_weights
+
+        save_predictor_weights(milestone_dir / f"reward_predictor-{timesteps}.npz", predictor_weights, batchnorm)
+    return path
+
+
 def _checkpoints(ckpt_dir: Path) -> list[tuple[int, Path]]:
     if not ckpt_dir.is_dir():
         return []

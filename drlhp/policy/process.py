@@ -184,7 +184,7 @@ def run_policy(cfg: RunConfig, segment_queue, weights_channel, stop_event, gathe
     from drlhp.runtime.run_record import RunRecord
     from envs import make_vec_env
 
-    env = make_vec_env(cfg.env, cfg.a2c.n_envs, n_threads=cfg.n_env_threads)
+    env = make_vec_env(cfg.env, cfg.a2c.n_envs, n_threads=cfg.n_env_threads, score_visible=cfg.score_visible)
     logger = None
     try:
         policy = build_policy(cfg, env)

@@ -68,8 +68,18 @@ class PredictedReward(RewardSource):
 
         self.ensemble = RewardEnsemble(obs_shape, cfg, seed)
         self.channel = weights_channel
+        self.weights = None  # the RewardWeights in use (a milestone keeps a copy)
         if weights is not None:
-            self.ensemble.load_weights(weights)
+            self._load(weights)
+
+    def _load(self, weights) -> None:
+        self.ensemble.load_weights(weights)
+        self.weights = weights
+
+    @property
+    def clipped_share(self) -> float:
+        """The share of (member, step) values --reward_clip cut in the last rollout's rewards."""
+        return self.ensemble.norm.clipped_share
 
     @property
     def version(self) -> int:
@@ -78,7 +88,7 @@ class PredictedReward(RewardSource):
     def _pull(self) -> None:
         weights = self.channel.poll() if self.channel is not None else None
         if weights is not None:
-            self.ensemble.load_weights(weights)
+            self._load(weights)
 
     def ready(self) -> bool:
         self._pull()

@@ -8,7 +8,7 @@
                              labeller wants no segments now)
                          rollout = runner.run()            (n_steps x n_envs agent steps)
                          observers see the rollout         (segments for the labeller, metrics)
-                         policy.train(rollout, lr(t))      (lr decays linearly to 0)
+                         policy.train(rollout, lr(t))      (lr decays linearly to 0 at the horizon)
                          every log_interval s: progress line + metrics
                          every policy_ckpt_interval updates: checkpoint
                      final checkpoint + summary.json + the HParams record (drlhp.runtime.metrics.write_hparams)
@@ -27,7 +27,7 @@ import numpy as np
 
 from drlhp.config import RunConfig
 from drlhp.policy.a2c import A2CPolicy
-from drlhp.policy.checkpoint import load_policy_checkpoint, save_policy_checkpoint
+from drlhp.policy.checkpoint import load_policy_checkpoint, save_milestone, save_policy_checkpoint
 from drlhp.policy.reward_source import RewardSource
 from drlhp.policy.rollout import RolloutRunner
 from drlhp.runtime.metrics import MetricsLogger, memory_mb
@@ -49,13 +49,16 @@ class TrainingState:
     recent_returns: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
     recent_successes: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
     recent_lengths: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
+    recent_points: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
+    recent_hits: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
 
     def to_meta(self) -> dict:
         return {"updates": self.updates, "timesteps": self.timesteps, "episodes": self.episodes,
                 "random_steps": self.random_steps,
                 "wall_s": self.wall_s, "recent_returns": list(self.recent_returns),
                 "recent_successes": list(self.recent_successes),
-                "recent_lengths": list(self.recent_lengths)}
+                "recent_lengths": list(self.recent_lengths), "recent_points": list(self.recent_points),
+                "recent_hits": list(self.recent_hits)}
 
     @classmethod
     def from_meta(cls, meta: dict) -> "TrainingState":
@@ -65,7 +68,19 @@ class TrainingState:
         s.recent_returns.extend(meta.get("recent_returns", []))
         s.recent_successes.extend(meta.get("recent_successes", []))
         s.recent_lengths.extend(meta.get("recent_lengths", []))  # absent in checkpoints before 2026-11-24
+        s.recent_points.extend(meta.get("recent_points", []))  # these two: before 2026-11-24's issue 19
+        s.recent_hits.extend(meta.get("recent_hits", []))
         return s
+
+    def game_figures(self) -> dict:
+        """Over the last episodes: steps per point (length / points won and lost, where points were
+        scored) and, where the env counts them (Pong), the agent's returns of the ball per game."""
+        out = {}
+        if self.recent_points and sum(self.recent_points):
+            out["steps_per_point_last100"] = sum(self.recent_lengths) / sum(self.recent_points)
+        if self.recent_hits:
+            out["returns_per_game_last100"] = _mean(self.recent_hits)
+        return out
 
 
 def env_seed(seed: int, updates: int, n_envs: int) -> int:
@@ -118,6 +133,10 @@ class PolicyTrainer:
         self.reward_source = reward_source
         self.print = print_fn
         self.observers, self.should_stop, self.wait_for_reward = list(observers), should_stop, wait_for_reward
+        if reward_source.name in ("predicted", "env_scaled"):  # what the reward pays around points
+            from drlhp.policy.reward_figures import RewardFigures
+
+            self.observers.append(RewardFigures(reward_source))
         self.state = TrainingState()
         self.has_success = None
         if cfg.load_policy_ckpt_dir:
@@ -131,9 +150,20 @@ class PolicyTrainer:
                                     episode_ends=episode_ends_for(cfg, reward_source))
 
     def learning_rate(self) -> float:
-        """lr decayed linearly from cfg.a2c.lr at step 0 to 0 at the run's last step."""
-        frac = 1.0 - self.state.timesteps / max(1, self.cfg.total_timesteps)
+        """lr decayed linearly from cfg.a2c.lr at step 0 to 0 at the horizon (--lr_horizon_million_timesteps;
+        by default the run's last step)."""
+        frac = 1.0 - self.state.timesteps / max(1, self.cfg.lr_horizon_timesteps)
         return self.cfg.a2c.lr * max(frac, 0.0)
+
+    def milestone(self, before: int) -> None:
+        """A copy kept for good when the last update crossed a multiple of --milestone_million_timesteps."""
+        every = int(round(self.cfg.milestone_million_timesteps * 1e6))
+        if every <= 0 or self.state.timesteps // every == before // every:
+            return
+        path = save_milestone(self.record.paths.milestones, self.state.timesteps, self.policy.weights_only(),
+                              self.state.to_meta(), getattr(self.reward_source, "weights", None),
+                              self.cfg.reward.batchnorm)
+        self.print(f"[policy] milestone at {self.state.timesteps:,} steps: {path.parent}", flush=True)
 
     def checkpoint(self) -> None:
         save_policy_checkpoint(self.record.ckpt_dir, self.state.updates, self.policy.get_state(),
@@ -145,7 +175,7 @@ class PolicyTrainer:
                "updates": s.updates, "wall_s": round(s.wall_s, 1),
                "agent_steps_per_s": round(s.timesteps / s.wall_s, 1) if s.wall_s > 0 else None,
                "episodes": s.episodes, "true_return_last100": _mean(s.recent_returns),
-               "episode_length_last100": _mean(s.recent_lengths)}
+               "episode_length_last100": _mean(s.recent_lengths), **s.game_figures()}
         if self.has_success:
             out["success_rate_last100"] = _mean(s.recent_successes)
         if s.random_steps:
@@ -197,10 +227,14 @@ class PolicyTrainer:
             timing["reward_s"] += rollout.reward_s
             s.updates += 1
             s.timesteps += batch
+            self.milestone(s.timesteps - batch)
             for ep in rollout.finished:
                 s.episodes += 1
                 s.recent_returns.append(ep.true_return)
                 s.recent_lengths.append(ep.length)
+                s.recent_points.append(ep.points)
+                if ep.returns is not None:
+                    s.recent_hits.append(ep.returns)
                 if ep.success is not None:
                     self.has_success = True
                     s.recent_successes.append(float(ep.success))
@@ -240,6 +274,7 @@ class PolicyTrainer:
             "policy/true_return_last100": ret,
             "policy/episode_length_last100": length,
             "policy/episodes": s.episodes,
+            **{f"policy/{k}": v for k, v in s.game_figures().items()},
             "policy/learning_rate": self.learning_rate(),
             "policy/training_reward_mean": float(rollout.rewards.mean()),
             "system/agent_steps_per_s": sps,
@@ -268,5 +303,8 @@ class PolicyTrainer:
                 f"{'-' if ret is None else f'{ret:.2f}'}")
         if self.has_success:
             line += f" | success {_mean(s.recent_successes):.2f}"
+        hits = s.game_figures().get("returns_per_game_last100")
+        if hits is not None:
+            line += f" | length {length:.0f} | returns/game {hits:.1f}"
         line += f" | entropy {losses['entropy']:.3f} | elapsed {_fmt_duration(s.wall_s)} | eta {_fmt_duration(eta)}"
         self.print(line, flush=True)

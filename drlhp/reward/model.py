@@ -26,6 +26,7 @@ import tensorflow as tf
 from keras import layers
 
 from drlhp.config import RewardConfig
+from drlhp.reward.norm import RewardNorm
 from drlhp.runtime.messages import RewardWeights
 
 OBS_SCALE = 1.0 / 255.0
@@ -50,8 +51,10 @@ class PairedDropout(layers.Layer):
         return x * mask
 
 
-def reward_network(obs_shape: tuple, seed: int, dropout: float, batchnorm: bool = True) -> keras.Model:
-    """One member: a batch of single observations (B, *obs_shape) -> rewards (B,)."""
+def reward_network(obs_shape: tuple, seed: int, dropout: float, batchnorm: bool = True,
+                   dropout_layers: int = 4) -> keras.Model:
+    """One member: a batch of single observations (B, *obs_shape) -> rewards (B,). Dropout follows the
+    first ``dropout_layers`` of the 4 convolutions (the paper: all 4; the original reproduction: 3)."""
     obs = keras.Input(shape=obs_shape, dtype="uint8", name="obs")
     x = layers.Rescaling(OBS_SCALE, dtype="float32")(obs)  # observations normalized here, always
     if len(obs_shape) == 3:
@@ -61,7 +64,8 @@ def reward_network(obs_shape: tuple, seed: int, dropout: float, batchnorm: bool 
             if batchnorm:
                 x = layers.BatchNormalization()(x)
             x = layers.LeakyReLU(negative_slope=0.01)(x)
-            x = PairedDropout(dropout, seed=seed + 100 + i)(x)
+            if i < dropout_layers:
+                x = PairedDropout(dropout, seed=seed + 100 + i)(x)
         x = layers.Flatten()(x)
     elif len(obs_shape) != 1:
         raise ValueError(f"no reward network for observations of shape {obs_shape}")
@@ -105,11 +109,10 @@ class RewardEnsemble:
         self.cfg = cfg
         self.obs_shape = tuple(obs_shape)
         self.n_members = cfg.n_predictors
-        self.members = [reward_network(self.obs_shape, seed * 1000 + 37 * m, cfg.dropout, cfg.batchnorm)
+        self.members = [reward_network(self.obs_shape, seed * 1000 + 37 * m, cfg.dropout, cfg.batchnorm,
+                                       cfg.dropout_layers)
                         for m in range(self.n_members)]
-        self.norm_mean = np.zeros(self.n_members, np.float32)
-        self.norm_std = np.ones(self.n_members, np.float32)
-        self._norm_set = False  # no statistics measured yet: the first update replaces the defaults
+        self.norm = RewardNorm(self.n_members, cfg.norm_std, cfg.clip)
         self.version = 0
         self._adam = [[(tf.Variable(tf.zeros_like(v), trainable=False), tf.Variable(tf.zeros_like(v), trainable=False))
                        for v in model.trainable_variables] for model in self.members]
@@ -173,11 +176,16 @@ class RewardEnsemble:
         return self._predict(obs).numpy()
 
     def reward(self, obs: np.ndarray) -> np.ndarray:
-        raw = self.predict(obs)
-        z = (raw - self.norm_mean[:, None]) / self.norm_std[:, None]  # in each member's standard deviations
-        if self.cfg.clip > 0:  # a rare frame far outside the normalization set cannot dominate the reward
-            z = np.clip(z, -self.cfg.clip, self.cfg.clip)
-        return (z.mean(axis=0) * self.cfg.norm_std).astype(np.float32)
+        return self.norm.apply(self.predict(obs))
+
+    @property
+    def norm_mean(self) -> np.ndarray:
+        return self.norm.mean
+
+    @property
+    def norm_std(self) -> np.ndarray:
+        """Each member's measured standard deviation (not the target, RewardConfig.norm_std)."""
+        return self.norm.std
 
     def preference_probs(self, s1: np.ndarray, s2: np.ndarray) -> np.ndarray:
         """(n_members, B) each member's P[s1 > s2] for segments (B, T, *obs_shape) (inference mode)."""
@@ -214,22 +222,14 @@ class RewardEnsemble:
         """Move each member's mean and standard deviation of its raw output towards their values over
         ``obs`` (recent frames): new = (1 - momentum) * old + momentum * measured (variance mixed, not
         std). momentum 1 replaces them; a small one keeps the policy's reward on one scale while the
-        weights change, instead of jumping at every publication. The first call always replaces."""
-        raw = self.predict(obs)
-        mean, var = raw.mean(axis=1), np.maximum(raw.var(axis=1), 1e-12)
-        if not self._norm_set or momentum >= 1.0:
-            new_mean, new_var = mean, var
-        else:
-            new_mean = (1.0 - momentum) * self.norm_mean + momentum * mean
-            new_var = (1.0 - momentum) * np.square(self.norm_std) + momentum * var
-        self.norm_mean = new_mean.astype(np.float32)
-        self.norm_std = np.maximum(np.sqrt(new_var), 1e-6).astype(np.float32)
-        self._norm_set = True
+        weights change, instead of jumping at every publication. The first call always replaces
+        (drlhp.reward.norm.RewardNorm.update)."""
+        self.norm.update(self.predict(obs), momentum)
 
     @property
     def norm_set(self) -> bool:
         """Whether the normalization statistics were ever set (else the next update replaces them)."""
-        return self._norm_set
+        return self.norm.is_set
 
     # --- weights across processes, and checkpoints ---------------------------------------------
     def publish(self) -> RewardWeights:
@@ -242,9 +242,7 @@ class RewardEnsemble:
             raise ValueError(f"reward weights have {len(weights.weights)} members, this ensemble {self.n_members}")
         for model, w in zip(self.members, weights.weights):
             model.set_weights(list(w))
-        self.norm_mean = np.asarray(weights.norm_mean, np.float32)
-        self.norm_std = np.asarray(weights.norm_std, np.float32)
-        self._norm_set = True
+        self.norm.load(weights.norm_mean, weights.norm_std)
         self.version = weights.version
 
     def get_state(self) -> dict[str, np.ndarray]:
@@ -264,9 +262,7 @@ class RewardEnsemble:
                 m1.assign(state[f"m{m}_adam1_{i}"])
                 m2.assign(state[f"m{m}_adam2_{i}"])
         self._adam_t.assign(float(state["adam_t"]))
-        self.norm_mean = np.asarray(state["norm_mean"], np.float32)
-        self.norm_std = np.asarray(state["norm_std"], np.float32)
-        self._norm_set = True
+        self.norm.load(state["norm_mean"], state["norm_std"])
 
 
 def adapt_l2(l2: np.ndarray, train_loss: np.ndarray, val_loss: np.ndarray, low: float = 1.1, high: float = 1.5,

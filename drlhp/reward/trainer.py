@@ -110,6 +110,15 @@ def load_predictor_weights(path) -> tuple[RewardWeights, dict]:
                          state["norm_std"]).check(), meta
 
 
+def save_predictor_weights(path: Path, weights: RewardWeights, batchnorm: bool) -> None:
+    """Published weights (what the policy is trained on) as a predictor checkpoint that
+    ``load_predictor_weights`` reads back: weights and normalization, no optimizer state."""
+    state = {f"m{m}_w{i}": np.asarray(w) for m, member in enumerate(weights.weights) for i, w in enumerate(member)}
+    state.update(norm_mean=np.asarray(weights.norm_mean), norm_std=np.asarray(weights.norm_std))
+    save_predictor(path, state, {"n_members": len(weights.weights), "version": weights.version,
+                                 "batchnorm": batchnorm, "weights_only": True})
+
+
 def _nanmean(x: np.ndarray) -> float:
     """The mean of the values that are not NaN; NaN, without numpy's warning, where none is."""
     x = np.asarray(x, np.float64)
@@ -148,7 +157,7 @@ class RewardTrainer:
         self.steps = int(meta.get("steps", 0))
         self.pretrain_target = int(meta.get("pretrain_target", 0))
         self.ensemble.version = int(meta.get("version", 0))
-        self.ensemble._norm_set = self.ensemble.version > 0  # saved before any publication: defaults only
+        self.ensemble.norm.is_set = self.ensemble.version > 0  # saved before any publication: defaults only
         return meta
 
     def save(self, path: Path) -> None:

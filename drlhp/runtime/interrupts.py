@@ -17,6 +17,11 @@ from contextlib import contextmanager
 INTERRUPTED_EXIT = 130  # the shell's code for a process stopped by SIGINT (128 + 2)
 
 
+class SittingOver(KeyboardInterrupt):
+    """--stop_after_hours ran out: the run stops exactly as on Ctrl-C (every process saves), but it was
+    planned, so it ends "stopped" with exit 0 (``end_sitting``)."""
+
+
 def _raise_keyboard_interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
@@ -30,6 +35,36 @@ def sigterm_as_interrupt():
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
+def sitting_timer(hours: float):
+    """Within the block, ``hours`` of wall time (0: never) raise SittingOver in this process, as Ctrl-C
+    raises KeyboardInterrupt; the timer is cancelled when the block ends."""
+    if hours <= 0:
+        yield
+        return
+
+    def time_up(signum, frame):
+        raise SittingOver(f"--stop_after_hours {hours:g}")
+
+    previous = signal.signal(signal.SIGALRM, time_up)
+    signal.setitimer(signal.ITIMER_REAL, hours * 3600.0)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def end_sitting(record, hours: float, summary: dict | None = None) -> int:
+    """A sitting that --stop_after_hours ended: saved as on Ctrl-C, status "stopped", exit 0."""
+    if summary is not None:
+        record.write_summary(summary)
+    record.set_status("stopped")
+    print(f"[run] stopped after --stop_after_hours {hours:g}: everything saved. To go on, run the same command "
+          f"(with --run_dir {record.dir})", flush=True)
+    return 0
 
 
 @contextmanager

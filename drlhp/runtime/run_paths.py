@@ -26,6 +26,7 @@ class RunPaths:
     PROGRESS = Path("progress.csv")
     TB = Path("tb")
     CHECKPOINTS = Path("checkpoints")
+    MILESTONES = Path("milestones")
     PREFS = Path("prefs") / "prefs.npz"
     LABELLER_STATE = Path("prefs") / "labeller_state.json"
     PREDICTOR = Path("reward_predictor") / "reward_predictor.npz"
@@ -79,6 +80,10 @@ class RunPaths:
     @property
     def checkpoints(self) -> Path:
         return self.root / self.CHECKPOINTS
+
+    @property
+    def milestones(self) -> Path:
+        return self.root / self.MILESTONES
 
     @property
     def prefs(self) -> Path:
