@@ -465,9 +465,12 @@ def train_policy_without_labelling(cfg: RunConfig, record: RunRecord) -> int:
           f"{cfg.total_timesteps:,} agent steps -> {record.dir}", flush=True)
     with sigterm_as_interrupt():
         try:
-            summary = run_policy(cfg, segment_queue=None, weights_channel=None, stop_event=None,
-                                 gathering_done=None, run_dir=str(record.dir), fixed_weights=weights)
-        except KeyboardInterrupt:  # run_policy saved a checkpoint
+            with sitting_timer(cfg.stop_after_hours):
+                summary = run_policy(cfg, segment_queue=None, weights_channel=None, stop_event=None,
+                                     gathering_done=None, run_dir=str(record.dir), fixed_weights=weights)
+        except KeyboardInterrupt as e:  # run_policy saved a checkpoint
+            if isinstance(e, SittingOver):
+                return end_sitting(record, cfg.stop_after_hours)
             return mark_interrupted(record, f"\n[run] interrupted; checkpoint saved in {record.ckpt_dir}")
     return _finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "no_labelling": True, **summary})
 

@@ -46,6 +46,7 @@ class TrainingState:
     episodes: int = 0
     wall_s: float = 0.0  # running time only, summed over sittings
     random_steps: int = 0  # agent steps of random play before the first reward (not in the budget)
+    sitting: int = 0  # sittings that trained this policy (1 in the first; a resume adds one)
     recent_returns: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
     recent_successes: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
     recent_lengths: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
@@ -54,7 +55,7 @@ class TrainingState:
 
     def to_meta(self) -> dict:
         return {"updates": self.updates, "timesteps": self.timesteps, "episodes": self.episodes,
-                "random_steps": self.random_steps,
+                "random_steps": self.random_steps, "sitting": self.sitting,
                 "wall_s": self.wall_s, "recent_returns": list(self.recent_returns),
                 "recent_successes": list(self.recent_successes),
                 "recent_lengths": list(self.recent_lengths), "recent_points": list(self.recent_points),
@@ -64,7 +65,7 @@ class TrainingState:
     def from_meta(cls, meta: dict) -> "TrainingState":
         s = cls(updates=int(meta["updates"]), timesteps=int(meta["timesteps"]),
                 episodes=int(meta["episodes"]), wall_s=float(meta["wall_s"]),
-                random_steps=int(meta.get("random_steps", 0)))
+                random_steps=int(meta.get("random_steps", 0)), sitting=int(meta.get("sitting", 1)))
         s.recent_returns.extend(meta.get("recent_returns", []))
         s.recent_successes.extend(meta.get("recent_successes", []))
         s.recent_lengths.extend(meta.get("recent_lengths", []))  # absent in checkpoints before 2026-11-24
@@ -197,6 +198,7 @@ class PolicyTrainer:
 
     def train(self) -> dict:
         cfg, s = self.cfg, self.state
+        s.sitting += 1
         batch = cfg.a2c.n_envs * cfg.a2c.n_steps
         log_time = time.perf_counter()
         log_steps, log_updates = s.timesteps, s.updates
@@ -280,6 +282,7 @@ class PolicyTrainer:
             "system/agent_steps_per_s": sps,
             "system/memory_mb_policy": memory_mb(),
             "system/wall_s": s.wall_s,
+            "system/sitting": s.sitting,
         })
         for k, v in timing.items():  # fraction of the interval spent in each part of the loop
             metrics[f"system/time_frac_{k[:-2]}"] = v / max(interval_s, 1e-9)

@@ -1,0 +1,115 @@
+#!/usr/bin/env python
+"""The Pong campaign's rules (issue 19), applied to a run directory: its figures at the fixed checkpoints
+(300k, 1M and 2M agent steps) and whether each rule holds. Written down before the run started
+(docs/results.md, "Pong campaign"); a failed rule stops the run, then one thing changes.
+
+    python bench/campaign_check.py RUN_DIR
+
+Each checkpoint's figures are the means of the policy's metric rows in the WINDOW agent steps before it
+(the *_last100 figures: their last value there); the predictor's validation accuracy is its last value
+logged by the time the policy passed the checkpoint (by running time). Random play's figures, the
+baseline (PongNoFrameskip-v4, 8 games, seed 0, this project's preprocessing): 975 agent steps per game,
+4.0 returns per game, -20.4 return.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import sys
+from pathlib import Path
+
+WINDOW = 100_000
+RANDOM_LENGTH, RANDOM_RETURNS = 975, 4.0
+
+# checkpoint -> [(what, rule text, test on the figures)]
+RULES = {
+    300_000: [
+        ("entropy", "policy entropy > 1.0 nats (of 1.79): not collapsed", lambda f: f["entropy"] > 1.0),
+        ("reward sanity", "reward before a point lost below the mean reward",
+         lambda f: f["before_lost_minus_mean"] < 0),
+        ("clip", "under 1% of predictor outputs clipped", lambda f: f["clipped_share"] < 0.01),
+        ("predictor", "validation accuracy >= 0.65", lambda f: f["val_accuracy"] >= 0.65),
+    ],
+    1_000_000: [
+        ("rallies", f"episode length >= 1.2 x random play's ({1.2 * RANDOM_LENGTH:.0f}) or returns per game >= "
+         f"1.5 x random's ({1.5 * RANDOM_RETURNS:.0f})",
+         lambda f: f["length"] >= 1.2 * RANDOM_LENGTH or f["returns_per_game"] >= 1.5 * RANDOM_RETURNS),
+        ("entropy", "policy entropy > 0.5 nats", lambda f: f["entropy"] > 0.5),
+    ],
+    2_000_000: [
+        ("rallies", "episode length >= 1,500 or returns per game >= 10 or true return >= -19",
+         lambda f: f["length"] >= 1500 or f["returns_per_game"] >= 10 or f["true_return"] >= -19),
+    ],
+}
+
+
+def _rows(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _num(row: dict, key: str) -> float:
+    try:
+        return float(row.get(key) or "nan")
+    except ValueError:
+        return math.nan
+
+
+def _mean(rows: list[dict], key: str) -> float:
+    xs = [v for v in (_num(r, key) for r in rows) if not math.isnan(v)]
+    return sum(xs) / len(xs) if xs else math.nan
+
+
+def _last(rows: list[dict], key: str) -> float:
+    xs = [v for v in (_num(r, key) for r in rows) if not math.isnan(v)]
+    return xs[-1] if xs else math.nan
+
+
+def figures_at(policy: list[dict], reward: list[dict], at: int) -> dict | None:
+    window = [r for r in policy if at - WINDOW < _num(r, "step") <= at]
+    if not policy or _num(policy[-1], "step") < at or not window:
+        return None
+    wall = _last(window, "system/wall_s")
+    before = [r for r in reward if _num(r, "system/wall_s") <= wall] or reward
+    return {"entropy": _mean(window, "policy/entropy"),
+            "reward_mean": _mean(window, "reward/mean"),
+            "before_lost_minus_mean": _mean(window, "reward/before_point_lost") - _mean(window, "reward/mean"),
+            "won_minus_mean": _mean(window, "reward/at_point_won") - _mean(window, "reward/mean"),
+            "clipped_share": _mean(window, "reward/clipped_share"),
+            "val_accuracy": _last(before, "reward/val_accuracy"),
+            "length": _last(window, "policy/episode_length_last100"),
+            "returns_per_game": _last(window, "policy/returns_per_game_last100"),
+            "steps_per_point": _last(window, "policy/steps_per_point_last100"),
+            "true_return": _last(window, "policy/true_return_last100"),
+            "wall_h": wall / 3600}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("run_dir")
+    args = ap.parse_args(argv)
+    run = Path(args.run_dir)
+    policy, reward = _rows(run / "progress.csv"), _rows(run / "progress_reward.csv")
+    if not policy:
+        print(f"{run}: no progress.csv yet", file=sys.stderr)
+        return 2
+    print(f"{run}: {_num(policy[-1], 'step'):,.0f} agent steps so far")
+    failed = False
+    for at, rules in RULES.items():
+        f = figures_at(policy, reward, at)
+        if f is None:
+            print(f"{at:>9,}: not reached")
+            continue
+        print(f"{at:>9,}: " + ", ".join(f"{k} {v:.4g}" for k, v in f.items()))
+        for name, text, test in rules:
+            ok = test(f)
+            failed |= not ok
+            print(f"{'':>11}{'PASS' if ok else 'FAIL'} {name}: {text}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

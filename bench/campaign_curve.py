@@ -1,0 +1,70 @@
+#!/usr/bin/env python
+"""The Pong campaign's curve (issue 19): true return, episode length and returns per game against agent
+steps and against running time, every sitting marked, from a run's progress.csv, to one PNG.
+
+    python bench/campaign_curve.py RUN_DIR [--out docs/pong_campaign.png] [--title TEXT]
+
+Running time is the policy's training time summed over sittings (system/wall_s); a sitting starts where
+system/sitting changes (dotted lines). Random play's figures (bench/campaign_check.py) are drawn grey.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from campaign_check import RANDOM_LENGTH, RANDOM_RETURNS, _num, _rows  # noqa: E402
+
+PANELS = (("policy/true_return_last100", "true return (last 100 games)", -20.4),
+          ("policy/episode_length_last100", "episode length (agent steps)", RANDOM_LENGTH),
+          ("policy/returns_per_game_last100", "returns per game", RANDOM_RETURNS))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("run_dir", type=Path)
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--title", default=None)
+    args = ap.parse_args(argv)
+    rows = _rows(args.run_dir / "progress.csv")
+    if not rows:
+        print(f"{args.run_dir}: no progress.csv", file=sys.stderr)
+        return 2
+    steps = [_num(r, "step") / 1e6 for r in rows]
+    hours = [_num(r, "system/wall_s") / 3600 for r in rows]
+    sitting = [_num(r, "system/sitting") for r in rows]
+    starts = [i for i in range(1, len(rows)) if sitting[i] != sitting[i - 1] and not math.isnan(sitting[i])]
+    fig, axes = plt.subplots(len(PANELS), 2, figsize=(11, 8.5), sharex="col")
+    for row, (key, label, baseline) in enumerate(PANELS):
+        ys = [_num(r, key) for r in rows]
+        for col, xs in enumerate((steps, hours)):
+            ax = axes[row][col]
+            ax.plot(xs, ys, lw=1.2)
+            ax.axhline(baseline, color="grey", lw=0.8, ls="--", label="random play" if row == 0 else None)
+            for i in starts:
+                ax.axvline(xs[i], color="k", lw=0.6, ls=":")
+            if col == 0:
+                ax.set_ylabel(label)
+            ax.grid(alpha=0.3)
+    axes[-1][0].set_xlabel("agent steps (millions)")
+    axes[-1][1].set_xlabel("running time (hours; sittings dotted)")
+    axes[0][0].legend(loc="upper left", fontsize=8)
+    fig.suptitle(args.title or f"{args.run_dir.name}: {len(starts) + 1} sitting(s), {steps[-1]:.2f}M agent steps, "
+                 f"{hours[-1]:.2f} h")
+    fig.tight_layout()
+    out = args.out or args.run_dir / "campaign.png"
+    fig.savefig(out, dpi=90)
+    print(f"curve: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
