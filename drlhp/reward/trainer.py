@@ -337,6 +337,7 @@ class RewardPredictorProcess:
         self.logger = None
         self.thread: threading.Thread | None = None
         self.last_ckpt = self.last_log = 0.0
+        self.kernels: str | None = None  # the TensorFlow kernel library, as start() found it
 
     def run(self) -> dict:
         self.start()
@@ -354,10 +355,13 @@ class RewardPredictorProcess:
     def start(self) -> None:
         """TensorFlow configured, the database loaded (or a new one), the drain thread started."""
         from drlhp.runtime.metrics import MetricsLogger
-        from drlhp.runtime.tf_setup import configure_tensorflow
+        from drlhp.runtime.tf_setup import configure_tensorflow, kernels_in_use
 
         cfg, p = self.cfg, self.cfg.prefs
         configure_tensorflow(cfg.reward.tf_intra_threads, 1, seed=cfg.seed, onednn=cfg.reward.onednn)
+        self.kernels = kernels_in_use()
+        if not self.collect_only:
+            self.log(f"[reward] TensorFlow kernels: {self.kernels}", flush=True)
         source = prefs_to_load(cfg, self.run_dir)
         if source is not None:
             self.db = PrefDB.load(source, max_prefs=p.max_prefs)
@@ -470,7 +474,8 @@ class RewardPredictorProcess:
             self.logger.log(trainer.steps, trainer.last_eval)
             figures = {"predictor_val_accuracy": trainer.last_eval.get("reward/val_accuracy"),
                        "predictor_train_steps": trainer.steps, "predictor_online_steps": self.online,
-                       "predictor_online_pair_updates": self.online * self.cfg.reward.batch_size}
+                       "predictor_online_pair_updates": self.online * self.cfg.reward.batch_size,
+                       "predictor_kernels": self.kernels}
         self.logger.close()
         return {"n_preferences": len(self.db), **figures}
 
