@@ -135,6 +135,9 @@ class RewardTrainer:
         self.steps = 0
         self.pretrain_target = 0  # the step at which pretraining ends (0: not started); kept in checkpoints
         self.last_eval: dict[str, float] = {}
+        self._val_rng = np.random.default_rng(seed + 11)  # the validation subset's draws (_val_subset)
+        self._val_key: tuple | None = None
+        self._val_indices = np.zeros(0, np.int64)
 
     # --- checkpoints ---------------------------------------------------------------------------
     def load(self, path) -> dict:
@@ -211,12 +214,24 @@ class RewardTrainer:
         self.steps += 1
         return losses, accs
 
+    def _val_subset(self, max_pairs: int) -> np.ndarray:
+        """The validation pairs evaluated: up to ``max_pairs`` drawn once and kept while the validation set
+        is unchanged (all of pretraining), so that successive evaluations measure the predictor, not which
+        pairs were drawn; drawn anew when it changes. Caller holds the lock."""
+        val = self.db.entries("val")
+        key = (len(val), val[0].order, val[-1].order) if val else None
+        if key != self._val_key:
+            self._val_key = key
+            self._val_indices = np.sort(self._val_rng.permutation(len(val))[:max_pairs])
+        return self._val_indices
+
     def evaluate(self, max_pairs: int = 256) -> dict[str, float]:
         """Validation and training loss/accuracy per member (inference mode), then adapt L2.
 
         L2 follows each member's own overfitting: its training loss is measured on pairs drawn from its
         own bootstrap sample, and both losses on strict labels only (a tie's loss cannot fall below
-        ln 2, which would hide the gap between training and validation)."""
+        ln 2, which would hide the gap between training and validation). Every member on the same
+        validation pairs (``_val_subset``), each member alone on its own training pairs."""
         from drlhp.reward.model import adapt_l2
 
         m_count = self.cfg.n_predictors
@@ -225,19 +240,18 @@ class RewardTrainer:
             if n_val == 0 or n_train == 0:
                 return {}
             self._sync_bootstrap(self.db.entries("train"))
-            val = self.db.batch("val", self.rng.permutation(n_val)[:max_pairs])
+            val = self.db.batch("val", self._val_subset(max_pairs))
             per_member = max(16, max_pairs // m_count)
             own = []
             for idx in self._member_indices(2 * per_member):  # each member's own sample, strict labels
                 strict = [i for i in idx.tolist() if self.db.train[i].mu[0] != self.db.train[i].mu[1]]
-                own.append(np.array(strict[:per_member] or idx[:1].tolist(), np.int64))
-            train = self.db.batch("train", np.concatenate(own))
+                own.append(self.db.batch("train", np.array(strict[:per_member] or idx[:1].tolist(), np.int64)))
         val_loss_pairs, val_correct = self.ensemble.evaluate_pairs(*val)
-        train_loss_pairs, train_correct = self.ensemble.evaluate_pairs(*train)
+        train_loss, train_acc = np.zeros(m_count), np.zeros(m_count)
+        for m, pairs in enumerate(own):
+            loss_pairs, correct = self.ensemble.evaluate_pairs(*pairs, member=m)
+            train_loss[m], train_acc[m] = loss_pairs.mean(), correct.mean()
         val_strict = val[2][:, 0] != val[2][:, 1]
-        bounds = np.cumsum([0] + [len(o) for o in own])
-        train_loss = np.array([train_loss_pairs[m, bounds[m]:bounds[m + 1]].mean() for m in range(m_count)])
-        train_acc = np.array([train_correct[m, bounds[m]:bounds[m + 1]].mean() for m in range(m_count)])
         val_loss = val_loss_pairs.mean(axis=1)
         val_loss_strict = val_loss_pairs[:, val_strict].mean(axis=1) if val_strict.any() else val_loss
         val_acc = val_correct[:, val_strict].mean(axis=1) if val_strict.any() else np.full(m_count, np.nan)
