@@ -135,7 +135,14 @@ class RewardConfig:
             that its validation loss / training loss stays in [1.1, 1.5] (paper).
         norm_std: each member's output is scaled to this standard deviation over recent segments (paper:
             0.05), after removing its mean.
-        n_initial_epochs: passes over the initial preferences before the policy starts (original: 200).
+        n_initial_epochs: passes over the initial preferences before the policy starts (original: 200); with
+            --reward_pretrain_patience, the most it runs.
+        pretrain_patience: pretraining stops early once the best validation accuracy (evaluated every
+            --reward_eval_interval steps, on the same validation pairs each time) has not risen by
+            --reward_pretrain_min_gain in this many evaluations; 0: never (all n_initial_epochs). An evaluation
+            without a strict label (all ties) does not count.
+        pretrain_min_gain: the rise in validation accuracy over the best so far that counts as a gain for
+            --reward_pretrain_patience.
         publish_interval: training steps between weight publications to the policy.
         eval_interval: training steps between validation evaluations (and L2 adaptation).
         norm_segments: recent segments whose frames set the normalization statistics (the first publication
@@ -176,6 +183,8 @@ class RewardConfig:
     l2_init: float = opt(1e-4, check=NOT_NEGATIVE)
     norm_std: float = opt(0.05, check=POSITIVE)
     n_initial_epochs: int = opt(200, check=whole(0), flag="n_initial_epochs")
+    pretrain_patience: int = opt(0, check=whole(0))
+    pretrain_min_gain: float = opt(0.005, check=NOT_NEGATIVE)
     publish_interval: int = opt(20, check=whole(1))
     eval_interval: int = opt(25, check=whole(1))
     norm_segments: int = opt(20, check=whole(1))

@@ -320,3 +320,70 @@ def test_the_validation_pairs_stay_the_same_while_the_validation_set_does():
     assert db.n_val > n_val
     again = trainer._val_subset(10)
     assert len(again) == 10 and again.max() < db.n_val
+
+
+def _scripted(trainer, accuracies):
+    """Make ``trainer.evaluate`` report the given validation accuracies, one per evaluation."""
+    it = iter(accuracies)
+
+    def evaluate(max_pairs=256):
+        trainer.last_eval = {"reward/val_accuracy": next(it)}
+        return trainer.last_eval
+
+    trainer.evaluate = evaluate
+
+
+def test_pretraining_stops_once_the_validation_accuracy_stops_rising(tmp_path):
+    """--reward_pretrain_patience P: stop after P evaluations in a row without a new best that beats the old by
+    --reward_pretrain_min_gain; evaluations without an accuracy (all ties) do not count; the epochs stay the
+    cap; the stop is final (a resume does not pretrain again) and the rule's state survives a checkpoint."""
+    import threading
+
+    from drlhp.reward.trainer import RewardTrainer
+
+    db = _vector_db(60)
+    cfg = RewardConfig(n_predictors=1, batch_size=4, eval_interval=2, pretrain_patience=3, pretrain_min_gain=0.01)
+    trainer = RewardTrainer((6,), cfg, db, threading.Lock(), seed=0)
+    # at step:         2    4    6      8    10     12   14    16     18
+    _scripted(trainer, [0.5, 0.6, 0.605, nan, 0.609, 0.7, 0.70, 0.705, 0.709, 0.9])
+    lines, seen = [], []
+    trainer.pretrain(50, log=lines.append, on_eval=lambda step, m: seen.append((step, m)))
+    # 0.6 at step 4 is the best; 0.605 and 0.609 are below 0.6 + 0.01, NaN is skipped: then 0.7 at step 12
+    # is a new best, and 0.70, 0.705, 0.709 (3 evaluations without 0.71) stop it at step 18
+    assert trainer.steps == 18 and trainer.pretrain_target == 18 and not trainer.pretraining_unfinished
+    assert (trainer.pretrain_best, trainer.pretrain_best_step) == (0.7, 12)
+    assert "stops once the best validation accuracy has not risen by 0.01 in 3 evaluations" in lines[0]
+    assert "pretraining stopped at step 18" in lines[-1] and "0.700 at step 12" in lines[-1]
+    assert [s for s, _ in seen] == list(range(2, 19, 2))  # the accuracy against steps, every evaluation
+    assert seen[-1][1]["reward/pretrain_best_val_accuracy"] == 0.7
+    trainer.save(tmp_path / "p.npz")
+    again = RewardTrainer((6,), cfg, db, threading.Lock(), seed=0)
+    again.load(tmp_path / "p.npz")
+    assert not again.pretraining_unfinished
+    assert (again.pretrain_best, again.pretrain_best_step, again.pretrain_since_best) == (0.7, 12, 3)
+
+    # patience 0 (the default): the epochs' steps, whatever the accuracy does
+    plain = RewardTrainer((6,), replace(cfg, pretrain_patience=0), db, threading.Lock(), seed=0)
+    _scripted(plain, [0.5] * 100)
+    plain.pretrain(2, log=lambda s: None)
+    assert plain.steps == math.ceil(2 * db.n_train / cfg.batch_size)
+
+
+nan = float("nan")
+
+
+def test_early_stopped_pretraining_still_teaches():
+    """The rule on a real predictor: an MLP learning which clip has the larger sum of a feature stops well
+    before its cap of 100 epochs, and only once it predicts the validation labels."""
+    import threading
+
+    from drlhp.reward.trainer import RewardTrainer
+
+    db = _vector_db(200)
+    cfg = RewardConfig(n_predictors=1, batch_size=16, lr=1e-3, dropout=0.0, batchnorm=False, eval_interval=10,
+                       pretrain_patience=5, pretrain_min_gain=0.005)
+    trainer = RewardTrainer((6,), cfg, db, threading.Lock(), seed=0)
+    trainer.pretrain(100, log=lambda s: None)
+    cap = math.ceil(100 * db.n_train / cfg.batch_size)
+    assert trainer.steps < cap / 4, (trainer.steps, cap)
+    assert trainer.pretrain_best >= 0.85 and trainer.last_eval["reward/val_accuracy"] >= 0.8, trainer.last_eval

@@ -116,6 +116,17 @@ def _nanmean(x: np.ndarray) -> float:
     return float(x[~np.isnan(x)].mean()) if (~np.isnan(x)).any() else float("nan")
 
 
+def pretrain_rule(best: float, since: int, acc: float, min_gain: float) -> tuple[float, int, bool]:
+    """One evaluation of pretraining's early stop: (the best validation accuracy, evaluations since it, whether
+    ``acc`` is a new best). A new best beats the old by ``min_gain``; a NaN accuracy (no strict label)
+    changes nothing; pretraining stops once ``since`` reaches --reward_pretrain_patience."""
+    if math.isnan(acc):
+        return best, since, False
+    if math.isnan(best) or acc >= best + min_gain:
+        return acc, 0, True
+    return best, since + 1, False
+
+
 FIRST_NORM_FACTOR = 10  # the first normalization: from this many times norm_segments
 
 
@@ -138,6 +149,8 @@ class RewardTrainer:
         self._val_rng = np.random.default_rng(seed + 11)  # the validation subset's draws (_val_subset)
         self._val_key: tuple | None = None
         self._val_indices = np.zeros(0, np.int64)
+        # pretraining's early stop: the best validation accuracy, its step, evaluations since (checkpointed)
+        self.pretrain_best, self.pretrain_best_step, self.pretrain_since_best = float("nan"), 0, 0
 
     # --- checkpoints ---------------------------------------------------------------------------
     def load(self, path) -> dict:
@@ -150,6 +163,10 @@ class RewardTrainer:
         self.l2 = np.asarray(state.get("l2", self.l2), np.float32)
         self.steps = int(meta.get("steps", 0))
         self.pretrain_target = int(meta.get("pretrain_target", 0))
+        best = meta.get("pretrain_best")
+        self.pretrain_best = float("nan") if best is None else float(best)
+        self.pretrain_best_step = int(meta.get("pretrain_best_step", self.steps))
+        self.pretrain_since_best = int(meta.get("pretrain_since_best", 0))
         self.ensemble.version = int(meta.get("version", 0))
         self.ensemble._norm_set = self.ensemble.version > 0  # saved before any publication: defaults only
         return meta
@@ -157,7 +174,9 @@ class RewardTrainer:
     def save(self, path: Path) -> None:
         save_predictor(path, {**self.ensemble.get_state(), "l2": self.l2},
                        {"steps": self.steps, "version": self.ensemble.version, "n_members": self.cfg.n_predictors,
-                        "pretrain_target": self.pretrain_target, "batchnorm": self.cfg.batchnorm})
+                        "pretrain_target": self.pretrain_target, "batchnorm": self.cfg.batchnorm,
+                        "pretrain_best": None if math.isnan(self.pretrain_best) else self.pretrain_best,
+                        "pretrain_best_step": self.pretrain_best_step, "pretrain_since_best": self.pretrain_since_best})
 
     @property
     def pretraining_unfinished(self) -> bool:
@@ -284,30 +303,59 @@ class RewardTrainer:
         return self.ensemble.publish()
 
     def pretrain(self, n_epochs: int, log=print, should_stop=lambda: False, on_eval=None) -> None:
-        """``on_eval(step, metrics)``, if given, receives each evaluation (e.g. MetricsLogger.log). After a
-        checkpoint of an interrupted pretraining, goes on with the steps that were left."""
+        """At most ``n_epochs`` passes over the training preferences (the cap), evaluated every eval_interval
+        steps; with --reward_pretrain_patience P, it stops as soon as the best validation accuracy has not
+        risen by --reward_pretrain_min_gain in P evaluations (``_no_longer_teaches``). ``on_eval(step,
+        metrics)``, if given, receives each evaluation (e.g. MetricsLogger.log: the accuracy against steps).
+        After a checkpoint of an interrupted pretraining, goes on with the steps that were left."""
+        cfg = self.cfg
         resumed = self.pretraining_unfinished
         if not resumed:
-            self.pretrain_target = self.steps + math.ceil(n_epochs * self.db.n_train / self.cfg.batch_size)
+            self.pretrain_target = self.steps + math.ceil(n_epochs * self.db.n_train / cfg.batch_size)
+            self.pretrain_best, self.pretrain_best_step, self.pretrain_since_best = float("nan"), self.steps, 0
         n_steps = self.pretrain_target - self.steps
+        rule = ""
+        if cfg.pretrain_patience:
+            rule = (f"; stops once the best validation accuracy has not risen by {cfg.pretrain_min_gain:g} in "
+                    f"{cfg.pretrain_patience} evaluations (every {cfg.eval_interval} steps)")
         log(f"[reward] pretraining on {len(self.db)} preferences: "
             + (f"resumed, {n_steps} steps left" if resumed else f"{n_epochs} epochs = {n_steps} steps")
-            + f" of {self.cfg.batch_size} pairs x {self.cfg.n_predictors} members")
+            + f" of {cfg.batch_size} pairs x {cfg.n_predictors} members" + rule)
         t0 = last = time.perf_counter()
         for i in range(n_steps):
             if should_stop():
                 return
             losses, _ = self.train_step()
-            if (i + 1) % self.cfg.eval_interval == 0 or i + 1 == n_steps:
+            stop = False
+            if (i + 1) % cfg.eval_interval == 0 or i + 1 == n_steps:
                 self.evaluate()
+                stop = self._no_longer_teaches()
                 if on_eval is not None:
-                    on_eval(self.steps, self.last_eval)
-            if time.perf_counter() - last > 10 or i + 1 == n_steps:
+                    on_eval(self.steps, {**self.last_eval, "reward/pretrain_best_val_accuracy": self.pretrain_best})
+            if time.perf_counter() - last > 10 or i + 1 == n_steps or stop:
                 last = time.perf_counter()
                 ev = self.last_eval
                 log(f"[reward] pretrain step {i + 1}/{n_steps} | train loss {losses.mean():.3f} | "
                     f"val accuracy {ev.get('reward/val_accuracy', float('nan')):.2f} | "
                     f"{(i + 1) / (last - t0):.1f} steps/s")
+            if stop:
+                log(f"[reward] pretraining stopped at step {self.steps} of {self.pretrain_target}: best validation "
+                    f"accuracy {self.pretrain_best:.3f} at step {self.pretrain_best_step}, not bettered by "
+                    f"{cfg.pretrain_min_gain:g} in {self.pretrain_since_best} evaluations since")
+                self.pretrain_target = self.steps  # done: a resume does not go on with it
+                return
+
+    def _no_longer_teaches(self) -> bool:
+        """After an evaluation: update the best validation accuracy (a new best must beat the old one by
+        pretrain_min_gain) and say whether pretraining should stop (pretrain_patience evaluations without
+        one). An evaluation without a validation accuracy (no strict label: all ties) neither counts nor
+        resets the count."""
+        acc = self.last_eval.get("reward/val_accuracy", float("nan"))
+        self.pretrain_best, self.pretrain_since_best, new_best = pretrain_rule(
+            self.pretrain_best, self.pretrain_since_best, acc, self.cfg.pretrain_min_gain)
+        if new_best:
+            self.pretrain_best_step = self.steps
+        return 0 < self.cfg.pretrain_patience <= self.pretrain_since_best
 
 
 def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, weights_channels: list,
@@ -489,6 +537,7 @@ class RewardPredictorProcess:
             figures = {"predictor_val_accuracy": trainer.last_eval.get("reward/val_accuracy"),
                        "predictor_train_steps": trainer.steps, "predictor_online_steps": self.online,
                        "predictor_online_pair_updates": self.online * self.cfg.reward.batch_size,
+                       "predictor_pretrain_steps": trainer.pretrain_target,
                        "predictor_kernels": self.kernels}
         self.logger.close()
         return {"n_preferences": len(self.db), **figures}
