@@ -10,8 +10,8 @@ The kernel library (``choose_kernels``), measured with bench/network_step.py (do
 
 so "auto" takes oneDNN where the CPU has AVX-512 (avx512f) and Eigen where it has no AVX-512 (x86-64);
 elsewhere (no x86 flags: another architecture, or no /proc/cpuinfo) it leaves TensorFlow's default.
-The policy's A2C update was faster with oneDNN on all three (39 vs 79, 53 vs 93 ms; AVX2: oneDNN
-too), so the policy keeps TensorFlow's default, which is oneDNN on x86-64.
+The policy's A2C update was faster with oneDNN on all three (39 vs 79, 53 vs 93 ms; on the AVX2-only
+EPYC 169-171 vs 196-198 ms), so the policy keeps TensorFlow's default, which is oneDNN on x86-64.
 """
 from __future__ import annotations
 
