@@ -67,7 +67,8 @@ def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False,
         tee = OutputTee(record.dir, header=" ".join(argv or []))
     if announce:  # e.g. the preset's flags: said once the run has passed its checks and started
         print(announce, flush=True)
-    print(tf_kernels_line(kernels), flush=True)
+    if "predictor_kernels" in kernels or "policy_kernels" in kernels:
+        print(tf_kernels_line(kernels), flush=True)
     with sigterm_as_interrupt():  # every mode: a stop, as Ctrl-C
         try:
             # --profile: this process too (the one-process modes' work; the parent's waiting in the others)
