@@ -17,6 +17,8 @@ import re
 import typing
 from dataclasses import dataclass, field
 
+from drlhp.runtime.cpu import ONEDNN_SETTINGS
+
 MODES = ("train_policy_with_preferences", "gather_initial_prefs", "pretrain_reward_predictor",
          "train_policy_with_original_rewards", "watch")
 DEFAULT_MODE = "train_policy_with_preferences"  # the paper's setting
@@ -62,7 +64,8 @@ def opt(default, *, check=None, choices=None, flag: str | None = None, negatable
         metavar: str | None = None, parse=None, cli: bool = True):
     """A config field with what its flag needs: ``check`` (what the value must be: whole(1), POSITIVE, ...;
     ``choices`` imply one_of), ``flag`` (a name other than the default), ``negatable`` (a bool flag that
-    also has --no-NAME), ``parse`` (the flag's text to the value, where the field's type cannot),
+    also has --no-NAME; a setting of choices "on" and "off": --NAME alone is "on", --no-NAME "off"),
+    ``parse`` (the flag's text to the value, where the field's type cannot),
     ``cli=False`` (no flag)."""
     if choices is not None:
         check = one_of(choices)
@@ -134,7 +137,14 @@ class RewardConfig:
             that its validation loss / training loss stays in [1.1, 1.5] (paper).
         norm_std: each member's output is scaled to this standard deviation over recent segments (paper:
             0.05), after removing its mean.
-        n_initial_epochs: passes over the initial preferences before the policy starts (original: 200).
+        n_initial_epochs: passes over the initial preferences before the policy starts (original: 200); with
+            --reward_pretrain_patience, the most it runs.
+        pretrain_patience: pretraining stops early once the best validation accuracy (evaluated every
+            --reward_eval_interval steps, on the same validation pairs each time) has not risen by
+            --reward_pretrain_min_gain in this many evaluations; 0: never (all n_initial_epochs). An evaluation
+            without a strict label (all ties) does not count.
+        pretrain_min_gain: the rise in validation accuracy over the best so far that counts as a gain for
+            --reward_pretrain_patience.
         publish_interval: training steps between weight publications to the policy.
         eval_interval: training steps between validation evaluations (and L2 adaptation).
         norm_segments: recent segments whose frames set the normalization statistics (the first publication
@@ -150,9 +160,13 @@ class RewardConfig:
         tf_intra_threads: TensorFlow intra-op threads of the predictor process in the three-process modes
             (pretrain_reward_predictor runs in one process and takes --tf_intra_threads). With 2, halve
             --reward_train_fraction to leave the policy the same share of 2 cores.
-        onednn: the predictor process's TensorFlow uses oneDNN's CPU kernels; off: Eigen's, faster for the
-            reward network on an AVX2-only AMD EPYC (a training step 175 against 283 ms), while oneDNN's are
-            faster for the policy's Nature CNN, so only the predictor process switches (docs/results.md).
+        onednn: the CPU kernel library of the predictor's TensorFlow (its process, and
+            pretrain_reward_predictor): "on" oneDNN's, "off" Eigen's, "auto" by the CPU's flags: oneDNN with
+            AVX-512 (avx512f: its training step 2.4-2.8x faster there, on an Intel Xeon and an AMD EPYC), Eigen
+            without (faster on an AVX2-only AMD EPYC: 161-202 against 207-228 ms); other CPUs TensorFlow's
+            default. The choice and why are printed at start and recorded in run.json's sitting and
+            summary.json. --reward_onednn alone means on, --no-reward_onednn off. The policy keeps TensorFlow's
+            default (oneDNN on x86-64), faster for its A2C update on all three machines (drlhp.runtime.cpu).
         train_fraction: the largest fraction of wall time the predictor spends training beside the policy
             (after a step of d seconds it rests d x (1/f - 1)), so it does not starve the policy of a core;
             1: flat out. Pretraining, while the policy waits, is not paced.
@@ -172,6 +186,8 @@ class RewardConfig:
     l2_init: float = opt(1e-4, check=NOT_NEGATIVE)
     norm_std: float = opt(0.05, check=POSITIVE)
     n_initial_epochs: int = opt(200, check=whole(0), flag="n_initial_epochs")
+    pretrain_patience: int = opt(0, check=whole(0))
+    pretrain_min_gain: float = opt(0.005, check=NOT_NEGATIVE)
     publish_interval: int = opt(20, check=whole(1))
     eval_interval: int = opt(25, check=whole(1))
     norm_segments: int = opt(20, check=whole(1))
@@ -179,7 +195,7 @@ class RewardConfig:
     clip: float = opt(0.0, check=NOT_NEGATIVE)
     ckpt_interval_s: float = opt(60.0, check=POSITIVE)
     tf_intra_threads: int = opt(1, check=whole(1), flag="reward_tf_threads")
-    onednn: bool = opt(False, negatable=True)
+    onednn: str = opt("auto", choices=ONEDNN_SETTINGS, negatable=True)
     train_fraction: float = opt(0.5, check=within(0, 1, low_in=False))
     updates_per_step: float = opt(0.0, check=NOT_NEGATIVE)
 
@@ -408,6 +424,12 @@ def build_parser() -> argparse.ArgumentParser:
         if f.default is not None:
             text += f" (default: {_default_text(f.default)})"
         metavar = meta["metavar"] or (None if meta["choices"] else {int: "N", float: "X"}.get(flag.type, "S"))
+        if meta["negatable"]:  # --NAME alone: on; --no-NAME: off
+            g.add_argument(f"--{flag.name}", nargs="?", const="on", default=f.default, choices=meta["choices"],
+                           metavar=metavar, help=text)
+            g.add_argument(f"--no-{flag.name}", dest=flag.name, action="store_const", const="off",
+                           help=f"the same as --{flag.name} off")
+            continue
         g.add_argument(f"--{flag.name}", type=meta["parse"] or flag.type, default=f.default, choices=meta["choices"],
                        metavar=metavar, help=text)
     return p
@@ -467,7 +489,7 @@ def flags_markdown() -> str:
             lines += ["", f"## {section[0].upper()}{section[1:]}", "", "| flag | default | accepts | meaning |",
                       "| --- | --- | --- | --- |"]
         f = flag.field
-        negatable = flag.type is bool and (f.default or f.metadata["negatable"])
+        negatable = f.metadata["negatable"] or (flag.type is bool and f.default)
         name = f"--[no-]{flag.name}" if negatable else f"--{flag.name}"
         if flag.type is bool:
             default = "on" if f.default else "off"

@@ -59,7 +59,8 @@ def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False,
     # what the run filled in itself (a resumed run's own checkpoints) is not a change of arguments
     derived = tuple(k for k in ("load_policy_ckpt_dir", "run_dir") if getattr(given, k) != getattr(cfg, k))
     _check_resume(cfg, record, derived)
-    record.start(cfg.to_dict(), argv, derived=derived)
+    kernels = tf_kernels(cfg)
+    record.start(cfg.to_dict(), argv, derived=derived, machine=kernels)
     tee = None
     if tee_output:
         from drlhp.runtime.output_tee import OutputTee
@@ -73,6 +74,8 @@ def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False,
         tee = OutputTee(record.dir, header=" ".join(argv or []))
     if announce:  # e.g. the preset's flags: said once the run has passed its checks and started
         print(announce, flush=True)
+    if "predictor_kernels" in kernels or "policy_kernels" in kernels:
+        print(tf_kernels_line(kernels), flush=True)
     with sigterm_as_interrupt():  # every mode: a stop, as Ctrl-C
         try:
             # --profile: this process too (the one-process modes' work; the parent's waiting in the others)
@@ -94,6 +97,29 @@ def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False,
             _draw_curves(record)
             if tee is not None:
                 tee.close()
+
+
+def tf_kernels(cfg: RunConfig) -> dict:
+    """The CPU and the kernel library each of this run's TensorFlow roles takes on it (drlhp.runtime.cpu):
+    the predictor's by --reward_onednn, the policy's TensorFlow's default. Chosen from this machine's
+    flags; a process elsewhere (--backend ray) chooses by its own and says so in its log and the summary."""
+    from drlhp.runtime.cpu import choose_kernels, cpu_flags, cpu_model, default_kernels
+
+    flags = cpu_flags()
+    out = {"cpu": cpu_model(), "cpu_flags": [f for f in ("avx2", "fma", "avx512f", "avx512_bf16", "amx_bf16")
+                                             if f in flags]}
+    if cfg.mode == "pretrain_reward_predictor" or (cfg.mode == DEFAULT_MODE and not cfg.no_labelling):
+        out["predictor_kernels"] = choose_kernels(cfg.reward.onednn, flags).to_dict()
+    if cfg.mode in (DEFAULT_MODE, "train_policy_with_original_rewards", "watch"):
+        out["policy_kernels"] = default_kernels().to_dict()
+    return out
+
+
+def tf_kernels_line(kernels: dict) -> str:
+    roles = "; ".join(f"{role} {k['library']} ({k['reason']})" for role, k in
+                      (("predictor", kernels.get("predictor_kernels")), ("policy", kernels.get("policy_kernels")))
+                      if k)
+    return f"[run] TensorFlow kernels on {kernels['cpu']} ({' '.join(kernels['cpu_flags']) or 'no x86 flags'}): {roles}"
 
 
 # Settings that change how fast or how often things are recorded, not what is learned: a run directory
@@ -427,12 +453,12 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
     from drlhp.reward.pref_db import PrefDB
     from drlhp.reward.trainer import RewardTrainer, find_file
     from drlhp.runtime.metrics import MetricsLogger
-    from drlhp.runtime.tf_setup import configure_tensorflow
+    from drlhp.runtime.tf_setup import configure_tensorflow, kernels_in_use
 
     db = PrefDB.load(find_file(cfg.load_prefs_dir, RunPaths.PREFS), max_prefs=cfg.prefs.max_prefs)
     if db.n_train == 0:
         raise UsageError(f"the preference database in {cfg.load_prefs_dir} has no training preferences")
-    configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed)
+    configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed, onednn=cfg.reward.onednn)
     entry = db.entries("train")[0]
     trainer = RewardTrainer(db.segment_obs(entry.id1).shape[1:], cfg.reward, db, threading.Lock(), seed=cfg.seed)
     logger = MetricsLogger(record.dir, tb_subdir="tb/reward", csv_name="progress_reward.csv")
@@ -448,7 +474,7 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
     trainer.save(record.paths.predictor)
     return _finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "n_preferences": len(db),
                             "predictor_val_accuracy": trainer.last_eval.get("reward/val_accuracy"),
-                            "predictor_train_steps": trainer.steps,
+                            "predictor_train_steps": trainer.steps, "predictor_kernels": kernels_in_use(),
                             "reward_predictor_file": str(record.paths.predictor)})
 
 

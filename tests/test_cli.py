@@ -47,6 +47,10 @@ def test_train_writes_run_record_then_resumes_and_watches(cli, tmp_path):
     assert "git_commit" in json.loads((run_dir / "code_version.json").read_text())
     assert json.loads((run_dir / "status.json").read_text())["status"] == "finished"
     assert "--million_timesteps" in (run_dir / "command.txt").read_text()
+    # the kernel library the policy runs, on which CPU, said at start and kept with the sitting
+    machine = json.loads((run_dir / "run.json").read_text())["sittings"][0]["machine"]
+    assert machine["policy_kernels"]["library"] in ("oneDNN", "Eigen", "TensorFlow's default")
+    assert "predictor_kernels" not in machine and f"[run] TensorFlow kernels on {machine['cpu']}" in proc.stdout
     assert list((run_dir / "tb").glob("events*"))
     header = (run_dir / "progress.csv").read_text().splitlines()[0].split(",")
     assert {"step", "policy/entropy", "policy/value_loss", "policy/true_return_last100",

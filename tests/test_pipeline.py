@@ -168,7 +168,13 @@ def test_default_mode_runs_three_processes_end_to_end(cli, tmp_path):
     proc = cli("--env", "MovingDot-v0", "--synthetic_prefs", *SMALL, "--n_initial_prefs", 20,
                "--reward_updates_per_step", 0.05, "--run_dir", run_dir, "--profile", timeout=180, check=True)
     assert "pretraining on" in proc.stdout and "[policy]" in proc.stdout
+    # the predictor process says which kernel library it runs (--reward_onednn auto: by this CPU's flags)
+    from drlhp.runtime.cpu import choose_kernels
+
+    library = {True: "oneDNN ", False: "Eigen "}.get(choose_kernels("auto").onednn, "")  # "": another CPU
+    assert f"[reward] TensorFlow kernels: {library}(auto: " in proc.stdout
     summary = _json(run_dir / "summary.json")
+    assert summary["predictor_kernels"].startswith(library) and summary["predictor_pretrain_steps"] >= 1
     assert summary["mode"] == "train_policy_with_preferences" and summary["timesteps"] == BUDGET
     assert summary["n_preferences"] > 0 and summary["labels_given"] > 0 and summary["predictor_version"] >= 1
     assert _json(run_dir / "status.json")["status"] == "finished"

@@ -240,3 +240,150 @@ def test_clip_bounds_each_members_normalized_reward():
     inside = (np.abs(z) < 2.0).all(axis=0)  # frames no member clips
     assert inside.mean() > 0.5
     np.testing.assert_allclose(clipped.reward(usual)[inside], plain.reward(usual)[inside], rtol=1e-5)
+
+
+def _vector_db(n_prefs: int, seed: int = 0, t: int = 3):
+    """A PrefDB of ``n_prefs`` pairs of (t, 6) uint8 clips, the larger sum of feature 0 preferred (ties
+    none): a vector-observation predictor (an MLP) learns it in a few hundred steps."""
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.runtime.messages import Preference, Segment
+
+    rng = np.random.default_rng(seed)
+    db = PrefDB(max_prefs=10 * n_prefs, seed=seed)
+
+    def seg(i):
+        obs = rng.integers(0, 255, (t, 6), dtype=np.uint8)
+        return Segment(obs, np.zeros((t, 2, 2), np.uint8), obs[:, 0].astype(np.float32), "test", 0, i)
+
+    for i in range(n_prefs):
+        a, b = seg(2 * i), seg(2 * i + 1)
+        ra, rb = a.true_rewards.sum(), b.true_rewards.sum()
+        db.add(Preference(a, b, (1.0, 0.0) if ra > rb else (0.0, 1.0) if rb > ra else (0.5, 0.5)))
+    return db
+
+
+def test_evaluation_runs_each_member_on_its_own_training_pairs_only():
+    """The validation pairs go through every member; each member's training pairs (from its own bootstrap
+    sample, for L2) through that member alone, not through all of them (M times the work); and a member
+    alone computes what it computes among all."""
+    import threading
+
+    from drlhp.reward.trainer import RewardTrainer
+
+    db = _vector_db(60)
+    trainer = RewardTrainer((6,), RewardConfig(n_predictors=3, batch_size=8), db, threading.Lock(), seed=0)
+    ens, calls = trainer.ensemble, []
+    real = ens.evaluate_pairs
+
+    def spy(s1, s2, mu, batch_size=None, member=None):
+        out = real(s1, s2, mu, batch_size, member)
+        calls.append((len(mu), member, out[0].shape[0]))
+        return out
+
+    ens.evaluate_pairs = spy
+    metrics = trainer.evaluate(max_pairs=48)
+    val_calls = [c for c in calls if c[1] is None]
+    assert val_calls == [(min(48, db.n_val), None, 3)]  # the validation pairs: all members, once
+    own = [c for c in calls if c[1] is not None]
+    assert [c[1] for c in own] == [0, 1, 2] and all(c[2] == 1 and 1 <= c[0] <= 16 for c in own)
+    assert sum(c[0] * c[2] for c in calls) == 3 * val_calls[0][0] + sum(c[0] for c in own)
+    assert {f"reward/train_loss_{m}" for m in range(3)} <= set(metrics)
+    s1, s2, mu = db.batch("train", np.arange(10))
+    loss_all, correct_all = real(s1, s2, mu)
+    for m in range(3):
+        loss_m, correct_m = real(s1, s2, mu, member=m)
+        np.testing.assert_allclose(loss_m[0], loss_all[m], rtol=1e-5, atol=1e-6)
+        assert (correct_m[0] == correct_all[m]).all()
+    # chunks by frames: a chunk size changes nothing
+    np.testing.assert_allclose(real(s1, s2, mu, batch_size=3)[0], loss_all, rtol=1e-5, atol=1e-6)
+
+
+def test_the_validation_pairs_stay_the_same_while_the_validation_set_does():
+    """Successive evaluations on an unchanged validation set (all of pretraining) measure the same pairs, so
+    the accuracy curve and the early stop follow the predictor, not the draw; a changed set is drawn anew."""
+    import threading
+
+    from drlhp.reward.trainer import RewardTrainer
+    from drlhp.runtime.messages import Preference
+
+    db = _vector_db(80)
+    trainer = RewardTrainer((6,), RewardConfig(n_predictors=1, batch_size=8), db, threading.Lock(), seed=0)
+    first = trainer._val_subset(10).copy()
+    assert len(first) == 10 == len(set(first.tolist())) and first.max() < db.n_val
+    trainer.train_step()
+    trainer.evaluate(max_pairs=10)
+    assert (trainer._val_subset(10) == first).all()
+    extra = _vector_db(40, seed=1)  # more labels arrive: the validation set changes
+    n_val = db.n_val
+    for e in extra.val:
+        db.add(Preference(extra.segment(e.id1), extra.segment(e.id2), e.mu))
+    assert db.n_val > n_val
+    again = trainer._val_subset(10)
+    assert len(again) == 10 and again.max() < db.n_val
+
+
+def _scripted(trainer, accuracies):
+    """Make ``trainer.evaluate`` report the given validation accuracies, one per evaluation."""
+    it = iter(accuracies)
+
+    def evaluate(max_pairs=256):
+        trainer.last_eval = {"reward/val_accuracy": next(it)}
+        return trainer.last_eval
+
+    trainer.evaluate = evaluate
+
+
+def test_pretraining_stops_once_the_validation_accuracy_stops_rising(tmp_path):
+    """--reward_pretrain_patience P: stop after P evaluations in a row without a new best that beats the old by
+    --reward_pretrain_min_gain; evaluations without an accuracy (all ties) do not count; the epochs stay the
+    cap; the stop is final (a resume does not pretrain again) and the rule's state survives a checkpoint."""
+    import threading
+
+    from drlhp.reward.trainer import RewardTrainer
+
+    db = _vector_db(60)
+    cfg = RewardConfig(n_predictors=1, batch_size=4, eval_interval=2, pretrain_patience=3, pretrain_min_gain=0.01)
+    trainer = RewardTrainer((6,), cfg, db, threading.Lock(), seed=0)
+    # at step:         2    4    6      8    10     12   14    16     18
+    _scripted(trainer, [0.5, 0.6, 0.605, nan, 0.609, 0.7, 0.70, 0.705, 0.709, 0.9])
+    lines, seen = [], []
+    trainer.pretrain(50, log=lines.append, on_eval=lambda step, m: seen.append((step, m)))
+    # 0.6 at step 4 is the best; 0.605 and 0.609 are below 0.6 + 0.01, NaN is skipped: then 0.7 at step 12
+    # is a new best, and 0.70, 0.705, 0.709 (3 evaluations without 0.71) stop it at step 18
+    assert trainer.steps == 18 and trainer.pretrain_target == 18 and not trainer.pretraining_unfinished
+    assert (trainer.pretrain_best, trainer.pretrain_best_step) == (0.7, 12)
+    assert "stops once the best validation accuracy has not risen by 0.01 in 3 evaluations" in lines[0]
+    assert "pretraining stopped at step 18" in lines[-1] and "0.700 at step 12" in lines[-1]
+    assert [s for s, _ in seen] == list(range(2, 19, 2))  # the accuracy against steps, every evaluation
+    assert seen[-1][1]["reward/pretrain_best_val_accuracy"] == 0.7
+    trainer.save(tmp_path / "p.npz")
+    again = RewardTrainer((6,), cfg, db, threading.Lock(), seed=0)
+    again.load(tmp_path / "p.npz")
+    assert not again.pretraining_unfinished
+    assert (again.pretrain_best, again.pretrain_best_step, again.pretrain_since_best) == (0.7, 12, 3)
+
+    # patience 0 (the default): the epochs' steps, whatever the accuracy does
+    plain = RewardTrainer((6,), replace(cfg, pretrain_patience=0), db, threading.Lock(), seed=0)
+    _scripted(plain, [0.5] * 100)
+    plain.pretrain(2, log=lambda s: None)
+    assert plain.steps == math.ceil(2 * db.n_train / cfg.batch_size)
+
+
+nan = float("nan")
+
+
+def test_early_stopped_pretraining_still_teaches():
+    """The rule on a real predictor: an MLP learning which clip has the larger sum of a feature stops well
+    before its cap of 100 epochs, and only once it predicts the validation labels."""
+    import threading
+
+    from drlhp.reward.trainer import RewardTrainer
+
+    db = _vector_db(200)
+    cfg = RewardConfig(n_predictors=1, batch_size=16, lr=1e-3, dropout=0.0, batchnorm=False, eval_interval=10,
+                       pretrain_patience=5, pretrain_min_gain=0.005)
+    trainer = RewardTrainer((6,), cfg, db, threading.Lock(), seed=0)
+    trainer.pretrain(100, log=lambda s: None)
+    cap = math.ceil(100 * db.n_train / cfg.batch_size)
+    assert trainer.steps < cap / 4, (trainer.steps, cap)
+    assert trainer.pretrain_best >= 0.85 and trainer.last_eval["reward/val_accuracy"] >= 0.8, trainer.last_eval

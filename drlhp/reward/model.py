@@ -103,7 +103,11 @@ class RewardEnsemble:
     reward(obs) -> (B,) the policy's reward: members normalized with the published stats, averaged
     train_step(s1, s2 (M, B, T, ...), mu (M, B, 2), l2 (M,)) -> per-member loss, accuracy
     evaluate(s1, s2 (B, T, ...), mu (B, 2)) -> per-member loss (without L2), accuracy (inference mode)
+    evaluate_pairs(s1, s2, mu, member=None) -> per pair: loss and correct, of every member (or one member:
+        its own bootstrap pairs go through it alone), in chunks of at most EVAL_FRAMES frames
     """
+
+    EVAL_FRAMES = 3200  # frames per evaluation call: 256 pairs of 5-step clips in one, 64 of 25-step clips
 
     def __init__(self, obs_shape: tuple, cfg: RewardConfig, seed: int):
         self.cfg = cfg
@@ -124,8 +128,11 @@ class RewardEnsemble:
             pairs_spec, pairs_spec, tf.TensorSpec((self.n_members, None, 2), tf.float32),
             tf.TensorSpec((self.n_members,), tf.float32)])
         seg_spec = tf.TensorSpec((None, None, *self.obs_shape), tf.uint8)
-        self._evaluate = tf.function(self._evaluate_graph, autograph=False, input_signature=[
-            seg_spec, seg_spec, tf.TensorSpec((None, 2), tf.float32)])
+        eval_spec = [seg_spec, seg_spec, tf.TensorSpec((None, 2), tf.float32)]
+        self._evaluate = tf.function(lambda s1, s2, mu: self._evaluate_graph(s1, s2, mu, self.members),
+                                     autograph=False, input_signature=eval_spec)
+        self._evaluate_member = [tf.function(lambda s1, s2, mu, model=model: self._evaluate_graph(s1, s2, mu, [model]),
+                                             autograph=False, input_signature=eval_spec) for model in self.members]
 
     # --- graphs --------------------------------------------------------------------------------
     def _predict_graph(self, obs):
@@ -161,11 +168,11 @@ class RewardEnsemble:
             accs.append(correct / tf.maximum(counted, 1.0))
         return tf.stack(losses), tf.stack(accs)
 
-    def _evaluate_graph(self, s1, s2, mu):
-        """Per member and pair: loss (M, B) and whether the strict label was predicted (M, B)."""
+    def _evaluate_graph(self, s1, s2, mu, members):
+        """Per member of ``members`` and pair: loss (M, B) and whether the strict label was predicted (M, B)."""
         losses, corrects = [], []
         strict = tf.not_equal(mu[:, 0], mu[:, 1])
-        for model in self.members:
+        for model in members:
             r1, r2 = self._pair_sums(model, s1, s2, training=False)
             losses.append(preference_loss(r1, r2, mu, self.cfg.random_answer_prob))
             corrects.append(tf.logical_and(strict, tf.equal(r1 > r2, mu[:, 0] > mu[:, 1])))
@@ -198,20 +205,25 @@ class RewardEnsemble:
         losses, accs = self._train(s1, s2, np.asarray(mu, np.float32), np.asarray(l2, np.float32))
         return losses.numpy(), accs.numpy()
 
-    def evaluate_pairs(self, s1, s2, mu, batch_size: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    def evaluate_pairs(self, s1, s2, mu, batch_size: int | None = None,
+                       member: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Per member and pair (inference mode): loss (M, B) without L2, and correct (M, B) bool
-        (False for ties), in chunks."""
+        (False for ties), in chunks of ``batch_size`` pairs (default: EVAL_FRAMES frames). ``member``: that
+        member alone (M = 1), e.g. on the pairs of its own bootstrap sample."""
+        n = 1 if member is not None else self.n_members
+        evaluate = self._evaluate if member is None else self._evaluate_member[member]
+        if batch_size is None:  # s1: (B, T, ...)
+            batch_size = max(1, self.EVAL_FRAMES // (2 * (np.shape(s1)[1] if np.ndim(s1) > 1 else 1)))
         losses, corrects = [], []
         for i in range(0, len(mu), batch_size):
-            l_, c_ = self._evaluate(s1[i:i + batch_size], s2[i:i + batch_size],
-                                    np.asarray(mu[i:i + batch_size], np.float32))
+            l_, c_ = evaluate(s1[i:i + batch_size], s2[i:i + batch_size], np.asarray(mu[i:i + batch_size], np.float32))
             losses.append(l_.numpy())
             corrects.append(c_.numpy())
         if not losses:
-            return np.zeros((self.n_members, 0)), np.zeros((self.n_members, 0), bool)
+            return np.zeros((n, 0)), np.zeros((n, 0), bool)
         return np.concatenate(losses, axis=1), np.concatenate(corrects, axis=1)
 
-    def evaluate(self, s1, s2, mu, batch_size: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    def evaluate(self, s1, s2, mu, batch_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Mean loss and accuracy (over strict labels) per member over all the given pairs."""
         loss, correct = self.evaluate_pairs(s1, s2, mu, batch_size)
         strict = np.asarray(mu)[:, 0] != np.asarray(mu)[:, 1]

@@ -125,6 +125,17 @@ def _nanmean(x: np.ndarray) -> float:
     return float(x[~np.isnan(x)].mean()) if (~np.isnan(x)).any() else float("nan")
 
 
+def pretrain_rule(best: float, since: int, acc: float, min_gain: float) -> tuple[float, int, bool]:
+    """One evaluation of pretraining's early stop: (the best validation accuracy, evaluations since it, whether
+    ``acc`` is a new best). A new best beats the old by ``min_gain``; a NaN accuracy (no strict label)
+    changes nothing; pretraining stops once ``since`` reaches --reward_pretrain_patience."""
+    if math.isnan(acc):
+        return best, since, False
+    if math.isnan(best) or acc >= best + min_gain:
+        return acc, 0, True
+    return best, since + 1, False
+
+
 FIRST_NORM_FACTOR = 10  # the first normalization: from this many times norm_segments
 
 
@@ -144,6 +155,11 @@ class RewardTrainer:
         self.steps = 0
         self.pretrain_target = 0  # the step at which pretraining ends (0: not started); kept in checkpoints
         self.last_eval: dict[str, float] = {}
+        self._val_rng = np.random.default_rng(seed + 11)  # the validation subset's draws (_val_subset)
+        self._val_key: tuple | None = None
+        self._val_indices = np.zeros(0, np.int64)
+        # pretraining's early stop: the best validation accuracy, its step, evaluations since (checkpointed)
+        self.pretrain_best, self.pretrain_best_step, self.pretrain_since_best = float("nan"), 0, 0
 
     # --- checkpoints ---------------------------------------------------------------------------
     def load(self, path) -> dict:
@@ -156,6 +172,10 @@ class RewardTrainer:
         self.l2 = np.asarray(state.get("l2", self.l2), np.float32)
         self.steps = int(meta.get("steps", 0))
         self.pretrain_target = int(meta.get("pretrain_target", 0))
+        best = meta.get("pretrain_best")
+        self.pretrain_best = float("nan") if best is None else float(best)
+        self.pretrain_best_step = int(meta.get("pretrain_best_step", self.steps))
+        self.pretrain_since_best = int(meta.get("pretrain_since_best", 0))
         self.ensemble.version = int(meta.get("version", 0))
         self.ensemble.norm.is_set = self.ensemble.version > 0  # saved before any publication: defaults only
         return meta
@@ -163,7 +183,9 @@ class RewardTrainer:
     def save(self, path: Path) -> None:
         save_predictor(path, {**self.ensemble.get_state(), "l2": self.l2},
                        {"steps": self.steps, "version": self.ensemble.version, "n_members": self.cfg.n_predictors,
-                        "pretrain_target": self.pretrain_target, "batchnorm": self.cfg.batchnorm})
+                        "pretrain_target": self.pretrain_target, "batchnorm": self.cfg.batchnorm,
+                        "pretrain_best": None if math.isnan(self.pretrain_best) else self.pretrain_best,
+                        "pretrain_best_step": self.pretrain_best_step, "pretrain_since_best": self.pretrain_since_best})
 
     @property
     def pretraining_unfinished(self) -> bool:
@@ -220,12 +242,24 @@ class RewardTrainer:
         self.steps += 1
         return losses, accs
 
+    def _val_subset(self, max_pairs: int) -> np.ndarray:
+        """The validation pairs evaluated: up to ``max_pairs`` drawn once and kept while the validation set
+        is unchanged (all of pretraining), so that successive evaluations measure the predictor, not which
+        pairs were drawn; drawn anew when it changes. Caller holds the lock."""
+        val = self.db.entries("val")
+        key = (len(val), val[0].order, val[-1].order) if val else None
+        if key != self._val_key:
+            self._val_key = key
+            self._val_indices = np.sort(self._val_rng.permutation(len(val))[:max_pairs])
+        return self._val_indices
+
     def evaluate(self, max_pairs: int = 256) -> dict[str, float]:
         """Validation and training loss/accuracy per member (inference mode), then adapt L2.
 
         L2 follows each member's own overfitting: its training loss is measured on pairs drawn from its
         own bootstrap sample, and both losses on strict labels only (a tie's loss cannot fall below
-        ln 2, which would hide the gap between training and validation)."""
+        ln 2, which would hide the gap between training and validation). Every member on the same
+        validation pairs (``_val_subset``), each member alone on its own training pairs."""
         from drlhp.reward.model import adapt_l2
 
         m_count = self.cfg.n_predictors
@@ -234,19 +268,18 @@ class RewardTrainer:
             if n_val == 0 or n_train == 0:
                 return {}
             self._sync_bootstrap(self.db.entries("train"))
-            val = self.db.batch("val", self.rng.permutation(n_val)[:max_pairs])
+            val = self.db.batch("val", self._val_subset(max_pairs))
             per_member = max(16, max_pairs // m_count)
             own = []
             for idx in self._member_indices(2 * per_member):  # each member's own sample, strict labels
                 strict = [i for i in idx.tolist() if self.db.train[i].mu[0] != self.db.train[i].mu[1]]
-                own.append(np.array(strict[:per_member] or idx[:1].tolist(), np.int64))
-            train = self.db.batch("train", np.concatenate(own))
+                own.append(self.db.batch("train", np.array(strict[:per_member] or idx[:1].tolist(), np.int64)))
         val_loss_pairs, val_correct = self.ensemble.evaluate_pairs(*val)
-        train_loss_pairs, train_correct = self.ensemble.evaluate_pairs(*train)
+        train_loss, train_acc = np.zeros(m_count), np.zeros(m_count)
+        for m, pairs in enumerate(own):
+            loss_pairs, correct = self.ensemble.evaluate_pairs(*pairs, member=m)
+            train_loss[m], train_acc[m] = loss_pairs.mean(), correct.mean()
         val_strict = val[2][:, 0] != val[2][:, 1]
-        bounds = np.cumsum([0] + [len(o) for o in own])
-        train_loss = np.array([train_loss_pairs[m, bounds[m]:bounds[m + 1]].mean() for m in range(m_count)])
-        train_acc = np.array([train_correct[m, bounds[m]:bounds[m + 1]].mean() for m in range(m_count)])
         val_loss = val_loss_pairs.mean(axis=1)
         val_loss_strict = val_loss_pairs[:, val_strict].mean(axis=1) if val_strict.any() else val_loss
         val_acc = val_correct[:, val_strict].mean(axis=1) if val_strict.any() else np.full(m_count, np.nan)
@@ -279,30 +312,59 @@ class RewardTrainer:
         return self.ensemble.publish()
 
     def pretrain(self, n_epochs: int, log=print, should_stop=lambda: False, on_eval=None) -> None:
-        """``on_eval(step, metrics)``, if given, receives each evaluation (e.g. MetricsLogger.log). After a
-        checkpoint of an interrupted pretraining, goes on with the steps that were left."""
+        """At most ``n_epochs`` passes over the training preferences (the cap), evaluated every eval_interval
+        steps; with --reward_pretrain_patience P, it stops as soon as the best validation accuracy has not
+        risen by --reward_pretrain_min_gain in P evaluations (``_no_longer_teaches``). ``on_eval(step,
+        metrics)``, if given, receives each evaluation (e.g. MetricsLogger.log: the accuracy against steps).
+        After a checkpoint of an interrupted pretraining, goes on with the steps that were left."""
+        cfg = self.cfg
         resumed = self.pretraining_unfinished
         if not resumed:
-            self.pretrain_target = self.steps + math.ceil(n_epochs * self.db.n_train / self.cfg.batch_size)
+            self.pretrain_target = self.steps + math.ceil(n_epochs * self.db.n_train / cfg.batch_size)
+            self.pretrain_best, self.pretrain_best_step, self.pretrain_since_best = float("nan"), self.steps, 0
         n_steps = self.pretrain_target - self.steps
+        rule = ""
+        if cfg.pretrain_patience:
+            rule = (f"; stops once the best validation accuracy has not risen by {cfg.pretrain_min_gain:g} in "
+                    f"{cfg.pretrain_patience} evaluations (every {cfg.eval_interval} steps)")
         log(f"[reward] pretraining on {len(self.db)} preferences: "
             + (f"resumed, {n_steps} steps left" if resumed else f"{n_epochs} epochs = {n_steps} steps")
-            + f" of {self.cfg.batch_size} pairs x {self.cfg.n_predictors} members")
+            + f" of {cfg.batch_size} pairs x {cfg.n_predictors} members" + rule)
         t0 = last = time.perf_counter()
         for i in range(n_steps):
             if should_stop():
                 return
             losses, _ = self.train_step()
-            if (i + 1) % self.cfg.eval_interval == 0 or i + 1 == n_steps:
+            stop = False
+            if (i + 1) % cfg.eval_interval == 0 or i + 1 == n_steps:
                 self.evaluate()
+                stop = self._no_longer_teaches()
                 if on_eval is not None:
-                    on_eval(self.steps, self.last_eval)
-            if time.perf_counter() - last > 10 or i + 1 == n_steps:
+                    on_eval(self.steps, {**self.last_eval, "reward/pretrain_best_val_accuracy": self.pretrain_best})
+            if time.perf_counter() - last > 10 or i + 1 == n_steps or stop:
                 last = time.perf_counter()
                 ev = self.last_eval
                 log(f"[reward] pretrain step {i + 1}/{n_steps} | train loss {losses.mean():.3f} | "
                     f"val accuracy {ev.get('reward/val_accuracy', float('nan')):.2f} | "
                     f"{(i + 1) / (last - t0):.1f} steps/s")
+            if stop:
+                log(f"[reward] pretraining stopped at step {self.steps} of {self.pretrain_target}: best validation "
+                    f"accuracy {self.pretrain_best:.3f} at step {self.pretrain_best_step}, not bettered by "
+                    f"{cfg.pretrain_min_gain:g} in {self.pretrain_since_best} evaluations since")
+                self.pretrain_target = self.steps  # done: a resume does not go on with it
+                return
+
+    def _no_longer_teaches(self) -> bool:
+        """After an evaluation: update the best validation accuracy (a new best must beat the old one by
+        pretrain_min_gain) and say whether pretraining should stop (pretrain_patience evaluations without
+        one). An evaluation without a validation accuracy (no strict label: all ties) neither counts nor
+        resets the count."""
+        acc = self.last_eval.get("reward/val_accuracy", float("nan"))
+        self.pretrain_best, self.pretrain_since_best, new_best = pretrain_rule(
+            self.pretrain_best, self.pretrain_since_best, acc, self.cfg.pretrain_min_gain)
+        if new_best:
+            self.pretrain_best_step = self.steps
+        return 0 < self.cfg.pretrain_patience <= self.pretrain_since_best
 
 
 def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, weights_channels: list,
@@ -346,6 +408,7 @@ class RewardPredictorProcess:
         self.logger = None
         self.thread: threading.Thread | None = None
         self.last_ckpt = self.last_log = 0.0
+        self.kernels: str | None = None  # the TensorFlow kernel library, as start() found it
 
     def run(self) -> dict:
         self.start()
@@ -363,10 +426,13 @@ class RewardPredictorProcess:
     def start(self) -> None:
         """TensorFlow configured, the database loaded (or a new one), the drain thread started."""
         from drlhp.runtime.metrics import MetricsLogger
-        from drlhp.runtime.tf_setup import configure_tensorflow
+        from drlhp.runtime.tf_setup import configure_tensorflow, kernels_in_use
 
         cfg, p = self.cfg, self.cfg.prefs
         configure_tensorflow(cfg.reward.tf_intra_threads, 1, seed=cfg.seed, onednn=cfg.reward.onednn)
+        self.kernels = kernels_in_use()
+        if not self.collect_only:
+            self.log(f"[reward] TensorFlow kernels: {self.kernels}", flush=True)
         source = prefs_to_load(cfg, self.run_dir)
         if source is not None:
             self.db = PrefDB.load(source, max_prefs=p.max_prefs)
@@ -479,7 +545,9 @@ class RewardPredictorProcess:
             self.logger.log(trainer.steps, trainer.last_eval)
             figures = {"predictor_val_accuracy": trainer.last_eval.get("reward/val_accuracy"),
                        "predictor_train_steps": trainer.steps, "predictor_online_steps": self.online,
-                       "predictor_online_pair_updates": self.online * self.cfg.reward.batch_size}
+                       "predictor_online_pair_updates": self.online * self.cfg.reward.batch_size,
+                       "predictor_pretrain_steps": trainer.pretrain_target,
+                       "predictor_kernels": self.kernels}
         self.logger.close()
         return {"n_preferences": len(self.db), **figures}
 

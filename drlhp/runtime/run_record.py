@@ -172,13 +172,17 @@ class RunRecord:
         self.paths = RunPaths(self.dir)
         self.ckpt_dir = self.paths.checkpoints
 
-    def start(self, config: dict, argv: list[str] | None = None, derived: tuple[str, ...] = ()) -> None:
+    def start(self, config: dict, argv: list[str] | None = None, derived: tuple[str, ...] = (),
+              machine: dict | None = None) -> None:
         """Record a sitting. ``derived``: arguments the run filled in itself (a resumed run's own
-        checkpoint directory), left out of the sitting's config_changes."""
+        checkpoint directory), left out of the sitting's config_changes. ``machine``: what this sitting
+        chose for the machine it runs on (the TensorFlow kernel libraries: a resume elsewhere may differ)."""
         argv = sys.argv if argv is None else argv
         command = shlex.join([sys.executable, *argv])
         sitting = {"started": now_iso(), "pid": os.getpid(), "host": socket.gethostname(), "cwd": os.getcwd(),
                    "python": sys.executable, "command": command}
+        if machine:
+            sitting["machine"] = machine
         previous = self.read_json(RunPaths.RUN) or {}
         sittings = previous.get("sittings") if isinstance(previous.get("sittings"), list) else []
         before = self.read_json(RunPaths.CONFIG)

@@ -1,0 +1,176 @@
+"""What this machine's CPU is, from /proc/cpuinfo (no TensorFlow): its model, its instruction-set flags,
+the kernel library the reward predictor runs fastest with here, and the core's peak FLOP rate.
+
+The kernel library (``choose_kernels``), measured with bench/network_step.py (docs/results.md,
+/work/shared/notes/performance.md), the predictor's training step on one thread:
+
+    Intel Xeon, AVX-512 (AVX512_BF16)     oneDNN 28 ms, Eigen 87 ms
+    AMD EPYC, AVX-512 (AVX512_BF16)       oneDNN 41 ms, Eigen 98 ms
+    AMD EPYC, AVX2 only                   oneDNN 207-228 ms, Eigen 161-202 ms
+
+so "auto" takes oneDNN where the CPU has AVX-512 (avx512f) and Eigen where it has no AVX-512 (x86-64);
+elsewhere (no x86 flags: another architecture, or no /proc/cpuinfo) it leaves TensorFlow's default.
+The policy's A2C update was faster with oneDNN on all three (39 vs 79, 53 vs 93 ms; on the AVX2-only
+EPYC 169-171 vs 196-198 ms), so the policy keeps TensorFlow's default, which is oneDNN on x86-64.
+"""
+from __future__ import annotations
+
+import os
+import platform
+from dataclasses import asdict, dataclass
+
+CPUINFO = "/proc/cpuinfo"
+ONEDNN_SETTINGS = ("auto", "on", "off")
+
+
+def cpuinfo_text(path: str = CPUINFO) -> str:
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def _field(text: str, name: str) -> str | None:
+    """The first ``name : value`` line's value in /proc/cpuinfo's text."""
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() == name:
+            return value.strip()
+    return None
+
+
+def cpu_model(text: str | None = None) -> str:
+    text = cpuinfo_text() if text is None else text
+    return _field(text, "model name") or platform.processor() or platform.machine() or "unknown CPU"
+
+
+def cpu_flags(text: str | None = None) -> set[str]:
+    """The first core's instruction-set flags (x86's ``flags`` line; empty where there is none)."""
+    text = cpuinfo_text() if text is None else text
+    return set((_field(text, "flags") or "").split())
+
+
+@dataclass(frozen=True)
+class KernelChoice:
+    """The CPU kernel library of one process's TensorFlow: ``onednn`` True (oneDNN), False (Eigen) or None
+    (TensorFlow's default, left alone); ``library`` names it; ``reason`` says why (setting and CPU flags)."""
+
+    setting: str
+    onednn: bool | None
+    library: str
+    reason: str
+
+    def describe(self) -> str:
+        return f"{self.library} ({self.reason})"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def onednn_setting(value) -> str:
+    """--reward_onednn's value as one of ONEDNN_SETTINGS: True/False (configs written before "auto"
+    existed) read as on/off, None as auto."""
+    if value is None:
+        return "auto"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if value not in ONEDNN_SETTINGS:
+        raise ValueError(f"onednn must be one of {', '.join(ONEDNN_SETTINGS)} (or a bool), got {value!r}")
+    return value
+
+
+def choose_kernels(setting, flags: set[str] | None = None) -> KernelChoice:
+    """The predictor's kernel library for ``setting`` ("auto", "on", "off"; see the module docstring)."""
+    setting = onednn_setting(setting)
+    if setting == "on":
+        return KernelChoice(setting, True, "oneDNN", "--reward_onednn on")
+    if setting == "off":
+        return KernelChoice(setting, False, "Eigen", "--reward_onednn off")
+    flags = cpu_flags() if flags is None else flags
+    if "avx512f" in flags:
+        return KernelChoice(setting, True, "oneDNN", "auto: the CPU has AVX-512 (avx512f)")
+    if flags:  # x86: AVX2 or older
+        return KernelChoice(setting, False, "Eigen", "auto: the CPU has no AVX-512 (no avx512f"
+                            + (", avx2 only)" if "avx2" in flags else ", no avx2)"))
+    return KernelChoice(setting, None, "TensorFlow's default", "auto: no x86 CPU flags in /proc/cpuinfo")
+
+
+def default_kernels(environ=os.environ, machine: str | None = None) -> KernelChoice:
+    """What a process that leaves TensorFlow's default (the policy) runs: oneDNN on x86-64 unless
+    TF_ENABLE_ONEDNN_OPTS=0 says otherwise."""
+    opts = environ.get("TF_ENABLE_ONEDNN_OPTS")
+    if opts == "0":
+        return KernelChoice("default", False, "Eigen", "TensorFlow's default, with TF_ENABLE_ONEDNN_OPTS=0")
+    if opts == "1":
+        return KernelChoice("default", True, "oneDNN", "TensorFlow's default, with TF_ENABLE_ONEDNN_OPTS=1")
+    machine = (machine or platform.machine()).lower()
+    if machine in ("x86_64", "amd64"):
+        return KernelChoice("default", True, "oneDNN", "TensorFlow's default on x86-64")
+    return KernelChoice("default", None, "TensorFlow's default", f"TensorFlow's default on {machine}")
+
+
+# --- the core's peak, for bench/network_step.py ---
+
+FMA_UNITS = 2  # assumed: two FMA pipes per core (Intel Skylake-SP and later server cores, AMD Zen 2-4)
+
+
+@dataclass(frozen=True)
+class CorePeak:
+    """One core's single-precision peak: fma_units x lanes x 2 FLOP (an FMA) x clock."""
+
+    lanes: int  # fp32 lanes per FMA: 16 with AVX-512, 8 with AVX2 + FMA, 4 with SSE
+    fma_units: int
+    ghz: float
+    clock_from: str
+    isa: str
+
+    @property
+    def flop_per_cycle(self) -> int:
+        return self.fma_units * self.lanes * 2
+
+    @property
+    def gflops(self) -> float:
+        return self.flop_per_cycle * self.ghz
+
+    def describe(self) -> str:
+        return (f"{self.isa}: {self.fma_units} FMA units (assumed) x {self.lanes} fp32 lanes x 2 = "
+                f"{self.flop_per_cycle} FLOP/cycle x {self.ghz:.2f} GHz ({self.clock_from}) = "
+                f"{self.gflops:.0f} GFLOP/s per core")
+
+
+def _lscpu_max_mhz() -> float | None:
+    import subprocess
+
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    value = _field(out, "CPU max MHz")
+    try:
+        return float(value) if value else None
+    except ValueError:
+        return None
+
+
+def core_peak(text: str | None = None, fma_units: int = FMA_UNITS, ghz: float | None = None) -> CorePeak:
+    """The core's fp32 peak from its flags and clock: lscpu's "CPU max MHz" where it gives one (the
+    boost clock), else /proc/cpuinfo's "cpu MHz" (a VM's nominal clock), unless ``ghz`` is given."""
+    text = cpuinfo_text() if text is None else text
+    flags = cpu_flags(text)
+    if "avx512f" in flags:
+        lanes, isa = 16, "AVX-512"
+    elif "avx2" in flags and "fma" in flags:
+        lanes, isa = 8, "AVX2+FMA"
+    else:
+        lanes, isa = 4, "SSE (no FMA: counted as if it had one)"
+    if ghz is not None:
+        clock_from = "given"
+    else:
+        mhz = _lscpu_max_mhz() if text == cpuinfo_text() else None
+        clock_from = "lscpu max MHz"
+        if mhz is None:
+            value = _field(text, "cpu MHz")
+            mhz, clock_from = (float(value), "/proc/cpuinfo cpu MHz") if value else (0.0, "unknown clock")
+        ghz = mhz / 1e3
+    return CorePeak(lanes, fma_units, ghz, clock_from, isa)
