@@ -36,6 +36,9 @@ RULES = {
          f"1.5 x random's ({1.5 * RANDOM_RETURNS:.0f})",
          lambda f: f["length"] >= 1.2 * RANDOM_LENGTH or f["returns_per_game"] >= 1.5 * RANDOM_RETURNS),
         ("entropy", "policy entropy > 0.5 nats", lambda f: f["entropy"] > 0.5),
+        ("points", "reward at a point won above the mean reward (labels from the policy's own clips taught "
+         "the predictor what a point won is; random play's predictor pays it below the mean)",
+         lambda f: f["won_minus_mean"] > 0),
     ],
     2_000_000: [
         ("rallies", "episode length >= 1,500 or returns per game >= 10 or true return >= -19",
@@ -105,6 +108,9 @@ def main(argv=None) -> int:
             continue
         print(f"{at:>9,}: " + ", ".join(f"{k} {v:.4g}" for k, v in f.items()))
         for name, text, test in rules:
+            if name == "predictor" and math.isnan(f["val_accuracy"]):  # --no_labelling: no predictor training
+                print(f"{'':>11}n/a  {name}: {text} (no predictor training in this run)")
+                continue
             ok = test(f)
             failed |= not ok
             print(f"{'':>11}{'PASS' if ok else 'FAIL'} {name}: {text}")
