@@ -212,9 +212,11 @@ def _check_inputs(cfg: RunConfig) -> None:
         except PrefDBError as e:
             raise UsageError(str(e)) from None
     if cfg.load_reward_predictor_ckpt_dir:
-        ckpt = find_file(cfg.load_reward_predictor_ckpt_dir, RunPaths.PREDICTOR)
-        try:  # its own one-line reason for a missing, foreign or damaged file (drlhp.runtime.npz_json)
-            load_predictor(ckpt)
+        given = Path(cfg.load_reward_predictor_ckpt_dir)
+        if not given.exists():  # the path as the user gave it, not the file a run directory would hold
+            raise UsageError(f"--load_reward_predictor_ckpt_dir {given}: no such file or directory")
+        try:  # its own one-line reason for a missing, foreign or damaged file (drlhp.runtime.npz_json);
+            load_predictor(given)  # load_predictor finds the file in a run directory itself
         except PredictorCheckpointError as e:
             raise UsageError(str(e)) from None
 
