@@ -169,6 +169,12 @@ def _check_inputs(cfg: RunConfig) -> None:
     problem = config_problem(cfg)
     if problem:
         raise UsageError(problem)
+    if cfg.backend == "ray" and _mode_function(cfg) is run_processes:  # before ray.init, which waits on and on
+        from drlhp.runtime.ray_backend import address_problem
+
+        problem = address_problem(cfg.ray_address)
+        if problem:
+            raise UsageError(problem)
     trains_policy = cfg.mode in ("train_policy_with_original_rewards", DEFAULT_MODE)
     one_update = cfg.a2c.n_envs * cfg.a2c.n_steps
     if trains_policy and cfg.total_timesteps < one_update:
