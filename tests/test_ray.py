@@ -4,8 +4,8 @@ costs ~45-60 s on 2 cores; all are slow. Skipped where Ray is not installed.
 
     a tiny MovingDot pipeline on ray.init(num_cpus=2) completes, with the local backend's summary keys
     a killed role's Ray worker (ray::PolicyActor...) ends the run non-zero within 30 s
-    Ctrl-C (SIGINT to run.py's process group, Ray's processes included) saves the database, predictor
-    and policy checkpoint and exits 130
+    Ctrl-C (SIGINT to run.py's process group, Ray's processes included), and SIGTERM to the group, save
+    the database, predictor and policy checkpoint and exit 130
     an unreachable --ray_address is one line and exit 2 within 30 s, before anything starts
     python -m floyd seeds --backend ray --n 2 leaves 2 run directories and the table; a seed's run
     directory written on another node comes back
@@ -116,7 +116,7 @@ def test_two_node_cluster_with_the_predictor_pinned_by_a_custom_resource(tmp_pat
         os.environ.pop("RAY_ADDRESS", None)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT], ids=["SIGINT"])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_interrupt_saves_and_exits_130(tmp_path, sig):
     """Ctrl-C in a terminal, and SIGTERM to the group (`timeout`, `kill -TERM -PGID`): Ray's own processes
     get it too, and must neither die under the roles nor take it for a failure."""

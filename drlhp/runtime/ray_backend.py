@@ -17,6 +17,11 @@ ProcessGroup's start / watch / shutdown / figures / stopped_by_signal / pids, an
                nothing copies files written on another node back.
     address    --ray_address is tried (a TCP connection, ADDRESS_TIMEOUT_S) before ray.init, which has no
                time limit of its own: nothing there is one line and exit 2, not minutes of GCS time-outs
+    SIGTERM    the local Ray this run starts has SIGTERM blocked in every process (daemons and actors' workers
+               inherit the mask): a SIGTERM to the run's process group (``timeout``, ``kill -TERM -PGID``)
+               reaches the driver alone, which stops the roles through the stop flag, as for Ctrl-C (they
+               save; status "interrupted", exit 130), instead of Ray dying under them. Ray's shutdown then
+               waits about 1 s per daemon before it kills it.
 """
 from __future__ import annotations
 
@@ -252,6 +257,15 @@ def create(cfg, profile_dir=None, run_dir=None):
     """Join (or start) Ray, make the channels' hub: (Channels, RayGroup)."""
     owns = not ray.is_initialized()
     if owns:
-        ray.init(**init_kwargs(cfg.ray_address))
+        # Every process ray.init starts inherits this thread's signal mask: SIGTERM blocked, a SIGTERM to
+        # the group is the driver's to act on (see SIGTERM above). ray.init also sets this process's
+        # SIGTERM handler (sys.exit): the run's own is put back.
+        handler = signal.getsignal(signal.SIGTERM)
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        try:
+            ray.init(**init_kwargs(cfg.ray_address))
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            signal.signal(signal.SIGTERM, handler)
     channels, hub = create_channels(cfg.prefs.segment_queue_size)
     return channels, RayGroup(channels, hub, cfg, profile_dir, owns_ray=owns, run_dir=run_dir)
