@@ -20,7 +20,8 @@ from pathlib import Path
 
 import ray
 
-from floyd.seeds import _fmt, _row, fmt_wall
+from drlhp.runtime.formatting import format_duration, format_number
+from floyd.seeds import _row
 
 
 def _run_one(cmd: list[str], cwd: str, run_dir: str, driver_node: str) -> dict:
@@ -74,8 +75,9 @@ def run_seeds_ray(run_args: list[str], seeds: list[int], group_dir: Path, parall
                 seed, t0 = running.pop(ref)
                 rows[seed] = _collect(ref, seed, t0, group_dir)
                 r = rows[seed]
-                print(f"[seed {seed}] exit {r['exit_code']} after {fmt_wall(r['wall_s'])}: {r['status']}, "
-                      f"{_fmt(r['timesteps'], ',')} steps, true return {_fmt(r['true_return_last100'], '.2f')}",
+                print(f"[seed {seed}] exit {r['exit_code']} after {format_duration(r['wall_s'])}: {r['status']}, "
+                      f"{format_number(r['timesteps'], ',')} steps, "
+                      f"true return {format_number(r['true_return_last100'], '.2f')}",
                       flush=True)
     except KeyboardInterrupt:
         interrupted = True
