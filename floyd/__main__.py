@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import os
 import sys
 from pathlib import Path
 
 from drlhp.runtime.formatting import format_duration, format_number
-from drlhp.runtime.interrupts import INTERRUPTED_EXIT
+from drlhp.runtime.interrupts import INTERRUPTED_EXIT, broken_pipe_exit
 from drlhp.runtime.run_paths import RunPaths
 from drlhp.runtime.run_record import flatten
 from floyd.index import FloydError, RunEntry, find_run, looks_like_run, scan
@@ -234,8 +233,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. `list | head`: the reader has gone; no message
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+        return broken_pipe_exit()
     except OSError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2

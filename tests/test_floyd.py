@@ -332,3 +332,14 @@ def test_durations_and_numbers_are_written_one_way():
     assert [format_number(v) for v in (None, True, False, 1234, 0.123456, "x")] == \
         ["-", "yes", "no", "1234", "0.123", "x"]
     assert format_number(1234567, ",") == "1,234,567" and format_number(2.0 / 3, ".2f") == "0.67"
+
+
+def test_a_reader_that_stops_early_ends_floyd_quietly(tmp_path):
+    """run.py and python -m floyd share drlhp.runtime.interrupts.broken_pipe_exit: exit 1, no traceback,
+    and no second error from the interpreter's flush at exit."""
+    _write(tmp_path / "runs" / "r" / "status.json", json.dumps({"status": "finished"}))
+    proc = subprocess.Popen([sys.executable, "-m", "floyd", "list", "--runs_dir", str(tmp_path / "runs")], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()  # the reader is gone before floyd writes its first line (it is still importing)
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 1 and err == "", (proc.returncode, err)
