@@ -22,7 +22,8 @@ from drlhp.cli import command
 from drlhp.runtime.atomic import write_json
 from drlhp.runtime.formatting import format_duration, format_number
 from drlhp.runtime.interrupts import INTERRUPTED_EXIT
-from floyd.index import FloydError, read_run
+from floyd.index import FloydError
+from floyd.seed_rows import done_line, seed_row
 
 DEFAULT_THRESHOLDS = {"success_rate_last100": 0.9}
 AUTO_METRICS = ("success_rate_last100", "true_return_last100")
@@ -76,13 +77,8 @@ def run_seeds(run_args: list[str], seeds: list[int], group_dir: Path, parallel: 
                 if proc.poll() is not None:
                     log.close()
                     del running[seed]
-                    rows[seed] = _row(seed, proc.returncode, time.monotonic() - t0, group_dir / f"seed{seed}")
-                    r = rows[seed]
-                    print(f"[seed {seed}] exit {r['exit_code']} after {format_duration(r['wall_s'])}: {r['status']}, "
-                          f"{format_number(r['timesteps'], ',')} steps, "
-                          f"true return {format_number(r['true_return_last100'], '.2f')}"
-                          + (f", success {format_number(r['success_rate_last100'], '.2f')}"
-                             if r['success_rate_last100'] is not None else ""), flush=True)
+                    rows[seed] = seed_row(seed, proc.returncode, time.monotonic() - t0, group_dir / f"seed{seed}")
+                    print(done_line(rows[seed]), flush=True)
             time.sleep(0.5)
     except KeyboardInterrupt:
         interrupted = True
@@ -94,17 +90,8 @@ def run_seeds(run_args: list[str], seeds: list[int], group_dir: Path, parallel: 
                 proc.kill()
                 proc.wait()
             log.close()
-            rows[seed] = _row(seed, proc.returncode, time.monotonic() - t0, group_dir / f"seed{seed}")
+            rows[seed] = seed_row(seed, proc.returncode, time.monotonic() - t0, group_dir / f"seed{seed}")
     return [rows[s] for s in seeds if s in rows], interrupted
-
-
-def _row(seed: int, exit_code: int, wall_s: float, run_dir: Path) -> dict:
-    entry = read_run(run_dir)
-    summary = entry.summary or {}
-    return {"seed": seed, "exit_code": exit_code, "status": entry.status, "wall_s": round(wall_s, 1),
-            "run_dir": str(run_dir), "timesteps": summary.get("timesteps"),
-            "true_return_last100": entry.true_return, "success_rate_last100": summary.get("success_rate_last100"),
-            "summary": summary}
 
 
 def choose_metric(rows: list[dict], metric: str | None) -> str:
