@@ -128,7 +128,7 @@ def _check_resume(cfg: RunConfig, record: RunRecord, derived: tuple[str, ...]) -
 def _draw_curves(record: RunRecord) -> None:
     """<run_dir>/curves.png from the run's metrics; a failure here costs a warning, never the run."""
     try:
-        from floyd.plots import write_run_curves
+        from drlhp.runtime.curves import write_run_curves
 
         path = write_run_curves(record.dir)
     except Exception as e:  # noqa: BLE001 -- plotting must not turn a finished run into a crash
