@@ -248,7 +248,7 @@ def _drop_damaged_prefs(cfg: RunConfig, record: RunRecord) -> None:
     """--skip_damaged_prefs: the database the processes start from, read without its damaged chunks, saved
     whole into this run's prefs/ (a damaged chunk there moved aside to <name>.damaged), so that they load
     a sound one; says what was lost."""
-    from drlhp.reward.pref_db import PrefDB, lost_text
+    from drlhp.reward.pref_db import PrefDB
     from drlhp.reward.trainer import prefs_to_load
 
     source = prefs_to_load(cfg, record.dir) if _processes_load_prefs(cfg) else None
@@ -257,10 +257,18 @@ def _drop_damaged_prefs(cfg: RunConfig, record: RunRecord) -> None:
     db = PrefDB.load(source, skip_damaged=True)
     if not db.damaged:
         return
-    damaged = ", ".join(f"{d.path} ({d.why})" for d in db.damaged)
+    lost = _lost_line(db)  # before the save, which moves the damaged chunks aside and forgets them
     db.save(record.paths.prefs)
-    print(f"[run] --skip_damaged_prefs: {lost_text(db.lost)} lost with {damaged}; going on with the other {len(db)}, "
-          f"saved whole to {record.paths.prefs}", file=sys.stderr, flush=True)
+    print(f"{lost}; going on with the other {len(db)}, saved whole to {record.paths.prefs}", file=sys.stderr,
+          flush=True)
+
+
+def _lost_line(db) -> str:
+    """What --skip_damaged_prefs left out of a loaded PrefDB, for the user."""
+    from drlhp.reward.pref_db import lost_text
+
+    damaged = ", ".join(f"{d.path} ({d.why})" for d in db.damaged)
+    return f"[run] --skip_damaged_prefs: {lost_text(db.lost)} lost with {damaged}"
 
 
 def check_inputs(cfg: RunConfig) -> None:
@@ -450,7 +458,7 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
     Metrics (every evaluation): progress_reward.csv and tb/reward/, as in the three-process modes."""
     import threading
 
-    from drlhp.reward.pref_db import PrefDB, lost_text
+    from drlhp.reward.pref_db import PrefDB
     from drlhp.reward.trainer import RewardTrainer, find_file
     from drlhp.runtime.metrics import MetricsLogger
     from drlhp.runtime.tf_setup import configure_tensorflow
@@ -458,8 +466,7 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
     db = PrefDB.load(find_file(cfg.load_prefs_dir, RunPaths.PREFS), max_prefs=cfg.prefs.max_prefs,
                      skip_damaged=cfg.skip_damaged_prefs)
     if db.damaged:
-        print(f"[run] --skip_damaged_prefs: {lost_text(db.lost)} lost with "
-              + ", ".join(f"{d.path} ({d.why})" for d in db.damaged), file=sys.stderr, flush=True)
+        print(_lost_line(db), file=sys.stderr, flush=True)
     if db.n_train == 0:
         raise UsageError(f"the preference database in {cfg.load_prefs_dir} has no training preferences")
     configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed)
