@@ -29,34 +29,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from drlhp.runtime.formatting import format_duration, format_number
 from drlhp.runtime.run_paths import RunPaths
 
 REPO = Path(__file__).resolve().parent.parent
 # The Makefile's `run` target: MovingDot's default preset (drlhp/presets.py) applies with no flag.
 DEFAULT_ARGS: list[str] = []
 PROGRESS_EVERY_S = 30.0
-
-
-def fmt_wall(seconds: float | None) -> str:
-    if seconds is None or not math.isfinite(seconds):
-        return "-"
-    s = int(round(seconds))
-    return f"{s // 60}:{s % 60:02d}"
-
-
-def _fmt(value, spec: str = "") -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return format(value, spec)
 
 
 def run_seed(seed: int, runs_dir: Path, extra: list[str], python: str) -> dict:
@@ -81,7 +66,7 @@ def run_seed(seed: int, runs_dir: Path, extra: list[str], python: str) -> dict:
                     last_policy = line
                 if last_policy and time.perf_counter() - last_print >= PROGRESS_EVERY_S:
                     last_print = time.perf_counter()
-                    print(f"[seed {seed}] {fmt_wall(last_print - t0)} {_short(last_policy)}", flush=True)
+                    print(f"[seed {seed}] {format_duration(last_print - t0)} {_short(last_policy)}", flush=True)
             code = proc.wait()
         except KeyboardInterrupt:
             # run.py got the same Ctrl-C (same process group): let it save and stop.
@@ -98,9 +83,9 @@ def run_seed(seed: int, runs_dir: Path, extra: list[str], python: str) -> dict:
         summary = {}
     for key in ("success_rate_last100", "labels_given", "n_preferences", "timesteps", "pred_true_corr"):
         row[key] = summary.get(key)
-    print(f"[seed {seed}] exit {code} after {fmt_wall(wall)}: success_rate_last100 "
-          f"{_fmt(row['success_rate_last100'], '.2f')}, {_fmt(row['timesteps'], ',')} steps, "
-          f"{_fmt(row['labels_given'])} labels", flush=True)
+    print(f"[seed {seed}] exit {code} after {format_duration(wall)}: success_rate_last100 "
+          f"{format_number(row['success_rate_last100'], '.2f')}, {format_number(row['timesteps'], ',')} steps, "
+          f"{format_number(row['labels_given'])} labels", flush=True)
     return row
 
 
@@ -120,9 +105,9 @@ def add_reached(rows: list[dict], threshold: float) -> None:
 def table(rows: list[dict], threshold: float) -> str:
     header = ("seed", "exit", "success_last100", f"reached>={threshold:g}", "wall", "labels", "steps",
               "pred/true corr")
-    lines = [[str(r["seed"]), str(r["exit_code"]), _fmt(r["success_rate_last100"], ".2f"), _fmt(r["reached"]),
-              fmt_wall(r["wall_s"]), _fmt(r["labels_given"]), _fmt(r["timesteps"], ","),
-              _fmt(r["pred_true_corr"], ".3f")] for r in rows]
+    lines = [[str(r["seed"]), str(r["exit_code"]), format_number(r["success_rate_last100"], ".2f"),
+              format_number(r["reached"]), format_duration(r["wall_s"]), format_number(r["labels_given"]),
+              format_number(r["timesteps"], ","), format_number(r["pred_true_corr"], ".3f")] for r in rows]
     widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
     out = ["  ".join(h.rjust(w) for h, w in zip(header, widths))]
     out += ["  ".join(c.rjust(w) for c, w in zip(line, widths)) for line in lines]
@@ -134,7 +119,7 @@ def final_line(rows: list[dict], threshold: float) -> str:
     n = sum(1 for r in rows if r["reached"])
     mean = sum(walls) / len(walls) if walls else None
     return (f"{n} of {len(rows)} seeds reached success_rate_last100 >= {threshold:g}; "
-            f"wall time mean {fmt_wall(mean)}, max {fmt_wall(max(walls) if walls else None)}")
+            f"wall time mean {format_duration(mean)}, max {format_duration(max(walls) if walls else None)}")
 
 
 def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:

@@ -21,6 +21,7 @@ import datetime as dt
 import json
 from pathlib import Path
 
+from drlhp.runtime.formatting import format_duration
 from drlhp.runtime.run_paths import RunPaths
 
 
@@ -78,20 +79,15 @@ def summary(run_dir: Path) -> dict:
     return {"sittings": spans, "running_s": total, "policy_s": policy, "setup_s": max(total - policy, 0.0)}
 
 
-def _hms(seconds: float) -> str:
-    seconds = int(round(seconds))
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m{seconds % 60:02d}s"
-
-
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run_dir", type=Path)
     run_dir = p.parse_args().run_dir
     s = summary(run_dir)
     for i, (start, end) in enumerate(s["sittings"], 1):
-        print(f"sitting {i}: {dt.datetime.fromtimestamp(start):%Y-%m-%d %H:%M:%S} for {_hms(end - start)}")
-    print(f"running time {_hms(s['running_s'])}: policy training {_hms(s['policy_s'])}, "
-          f"before it (gathering, pretraining, start-up) {_hms(s['setup_s'])}")
+        print(f"sitting {i}: {dt.datetime.fromtimestamp(start):%Y-%m-%d %H:%M:%S} for {format_duration(end - start)}")
+    print(f"running time {format_duration(s['running_s'])}: policy training {format_duration(s['policy_s'])}, "
+          f"before it (gathering, pretraining, start-up) {format_duration(s['setup_s'])}")
 
 
 if __name__ == "__main__":

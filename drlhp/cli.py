@@ -64,10 +64,9 @@ def console_main() -> int:
     try:
         return main()
     except BrokenPipeError:
-        import os
+        from drlhp.runtime.interrupts import broken_pipe_exit
 
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
-        return 1
+        return broken_pipe_exit()
 
 
 if __name__ == "__main__":

@@ -275,6 +275,8 @@ class RunConfig:
         episodes: watch: episodes to play.
         video: watch: the output video, .mp4 or .gif (default <run_dir>/episode.mp4).
         load_prefs_dir: start from this preference database (a run directory or its prefs/prefs.npz).
+        skip_damaged_prefs: a preference database (the run's own on resume, or --load_prefs_dir's) with a
+            damaged chunk file: go on without that file's preferences (it says how many), instead of stopping.
         load_reward_predictor_ckpt_dir: start from this reward predictor (a run directory or its
             reward_predictor/reward_predictor.npz).
         no_labelling: train the policy on a loaded predictor, with no labeller and no predictor training
@@ -315,6 +317,7 @@ class RunConfig:
     episodes: int = opt(1, check=whole(1))
     video: str | None = opt(None, metavar="FILE")
     load_prefs_dir: str | None = opt(None, metavar="DIR")
+    skip_damaged_prefs: bool = opt(False)
     load_reward_predictor_ckpt_dir: str | None = opt(None, metavar="DIR")
     no_labelling: bool = opt(False)
     profile: bool = opt(False)

@@ -81,6 +81,8 @@ def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False,
             # --profile: this process too (the one-process modes' work; the parent's waiting in the others)
             with profiled(record.paths.profile if cfg.profile else None,
                           "parent" if mode is run_processes else cfg.mode):
+                if cfg.skip_damaged_prefs:
+                    _drop_damaged_prefs(cfg, record)
                 return mode(cfg, record)
         except UsageError as e:  # found once the run had started (e.g. a checkpoint that does not fit)
             record.set_status("crashed", error=str(e))
@@ -129,7 +131,7 @@ RESUME_FREELY = ("log_interval", "stop_after_hours", "milestone_million_timestep
                  "labeller_resources", "stop_at_million_timesteps", "profile", "preset", "resume_with_changes",
                  "episodes", "video", "n_env_threads", "tf_intra_threads", "tf_inter_threads",
                  "policy_ckpt_interval", "reward.tf_intra_threads", "reward.onednn", "reward.ckpt_interval_s",
-                 "prefs.prefs_save_interval")
+                 "prefs.prefs_save_interval", "skip_damaged_prefs")
 
 
 PATH_SETTINGS = ("run_dir", "load_policy_ckpt_dir", "load_prefs_dir", "load_reward_predictor_ckpt_dir", "video")
@@ -160,7 +162,7 @@ def _check_resume(cfg: RunConfig, record: RunRecord, derived: tuple[str, ...]) -
 def _draw_curves(record: RunRecord) -> None:
     """<run_dir>/curves.png from the run's metrics; a failure here costs a warning, never the run."""
     try:
-        from floyd.plots import write_run_curves
+        from drlhp.runtime.curves import write_run_curves
 
         path = write_run_curves(record.dir)
     except Exception as e:  # noqa: BLE001 -- plotting must not turn a finished run into a crash
@@ -187,7 +189,7 @@ def _check_inputs(cfg: RunConfig) -> None:
     the env id, every number of the config, what the mode needs, the display, and every file to load."""
     import envs
     from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
-    from drlhp.reward.pref_db import PrefDB, PrefDBError
+    from drlhp.reward.pref_db import PrefDB, PrefDBDamaged, PrefDBError
     from drlhp.reward.trainer import PredictorCheckpointError, find_file, load_predictor
 
     if not cfg.env:
@@ -201,6 +203,12 @@ def _check_inputs(cfg: RunConfig) -> None:
     problem = config_problem(cfg)
     if problem:
         raise UsageError(problem)
+    if cfg.backend == "ray" and _mode_function(cfg) is run_processes:  # before ray.init, which waits on and on
+        from drlhp.runtime.ray_backend import address_problem
+
+        problem = address_problem(cfg.ray_address)
+        if problem:
+            raise UsageError(problem)
     trains_policy = cfg.mode in ("train_policy_with_original_rewards", DEFAULT_MODE)
     one_update = cfg.a2c.n_envs * cfg.a2c.n_steps
     if trains_policy and cfg.total_timesteps < one_update:
@@ -240,17 +248,61 @@ def _check_inputs(cfg: RunConfig) -> None:
             load_policy_checkpoint(cfg.load_policy_ckpt_dir)
         except CheckpointError as e:
             raise UsageError(str(e)) from None
-    if cfg.load_prefs_dir:
-        try:
-            PrefDB.load(find_file(cfg.load_prefs_dir, RunPaths.PREFS))
+    own_prefs = RunPaths(cfg.run_dir).prefs if cfg.run_dir and _processes_load_prefs(cfg) else None
+    for prefs in (own_prefs if own_prefs and own_prefs.exists() else None,
+                  find_file(cfg.load_prefs_dir, RunPaths.PREFS) if cfg.load_prefs_dir else None):
+        if prefs is None:
+            continue
+        try:  # a resumed run's own database: every file read, none decoded; --load_prefs_dir's: loaded
+            if prefs == own_prefs:
+                PrefDB.check(prefs)
+            else:
+                PrefDB.load(prefs, skip_damaged=cfg.skip_damaged_prefs)
+        except PrefDBDamaged as e:  # a damaged chunk: named, with what it costs and how to go on without it
+            if not cfg.skip_damaged_prefs:
+                raise UsageError(f"{e}; add --skip_damaged_prefs to go on without them") from None
         except PrefDBError as e:
             raise UsageError(str(e)) from None
     if cfg.load_reward_predictor_ckpt_dir:
-        ckpt = find_file(cfg.load_reward_predictor_ckpt_dir, RunPaths.PREDICTOR)
-        try:  # its own one-line reason for a missing, foreign or damaged file (drlhp.runtime.npz_json)
-            load_predictor(ckpt)
+        given = Path(cfg.load_reward_predictor_ckpt_dir)
+        if not given.exists():  # the path as the user gave it, not the file a run directory would hold
+            raise UsageError(f"--load_reward_predictor_ckpt_dir {given}: no such file or directory")
+        try:  # its own one-line reason for a missing, foreign or damaged file (drlhp.runtime.npz_json);
+            load_predictor(given)  # load_predictor finds the file in a run directory itself
         except PredictorCheckpointError as e:
             raise UsageError(str(e)) from None
+
+
+def _processes_load_prefs(cfg: RunConfig) -> bool:
+    """Whether the mode's reward predictor process loads a preference database (drlhp.reward.trainer.prefs_to_load)."""
+    return cfg.mode == "gather_initial_prefs" or (cfg.mode == DEFAULT_MODE and not cfg.no_labelling)
+
+
+def _drop_damaged_prefs(cfg: RunConfig, record: RunRecord) -> None:
+    """--skip_damaged_prefs: the database the processes start from, read without its damaged chunks, saved
+    whole into this run's prefs/ (a damaged chunk there moved aside to <name>.damaged), so that they load
+    a sound one; says what was lost."""
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.reward.trainer import prefs_to_load
+
+    source = prefs_to_load(cfg, record.dir) if _processes_load_prefs(cfg) else None
+    if source is None:
+        return
+    db = PrefDB.load(source, skip_damaged=True)
+    if not db.damaged:
+        return
+    lost = _lost_line(db)  # before the save, which moves the damaged chunks aside and forgets them
+    db.save(record.paths.prefs)
+    print(f"{lost}; going on with the other {len(db)}, saved whole to {record.paths.prefs}", file=sys.stderr,
+          flush=True)
+
+
+def _lost_line(db) -> str:
+    """What --skip_damaged_prefs left out of a loaded PrefDB, for the user."""
+    from drlhp.reward.pref_db import lost_text
+
+    damaged = ", ".join(f"{d.path} ({d.why})" for d in db.damaged)
+    return f"[run] --skip_damaged_prefs: {lost_text(db.lost)} lost with {damaged}"
 
 
 def check_inputs(cfg: RunConfig) -> None:
@@ -455,7 +507,10 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
     from drlhp.runtime.metrics import MetricsLogger
     from drlhp.runtime.tf_setup import configure_tensorflow, kernels_in_use
 
-    db = PrefDB.load(find_file(cfg.load_prefs_dir, RunPaths.PREFS), max_prefs=cfg.prefs.max_prefs)
+    db = PrefDB.load(find_file(cfg.load_prefs_dir, RunPaths.PREFS), max_prefs=cfg.prefs.max_prefs,
+                     skip_damaged=cfg.skip_damaged_prefs)
+    if db.damaged:
+        print(_lost_line(db), file=sys.stderr, flush=True)
     if db.n_train == 0:
         raise UsageError(f"the preference database in {cfg.load_prefs_dir} has no training preferences")
     configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed, onednn=cfg.reward.onednn)

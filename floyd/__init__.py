@@ -1,7 +1,7 @@
 """The run archive over run directories: list, show, rerun, compare, seeds (``python -m floyd``).
 
     floyd/index.py   a run directory -> a record (or a note on why it is not one)
-    floyd/plots.py   curves.png of a run, and the compare figure (Agg backend, no display)
+    floyd/plots.py   the compare figure of several runs (a run's own curves.png: drlhp/runtime/curves.py)
     floyd/rerun.py   a run again, from its recorded code version and command
     floyd/seeds.py   one run.py command with N seeds in parallel, and a table of the results
     floyd/__main__.py  the command line

@@ -13,29 +13,16 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import os
 import sys
 from pathlib import Path
 
-from drlhp.runtime.interrupts import INTERRUPTED_EXIT
+from drlhp.runtime.formatting import format_duration, format_number
+from drlhp.runtime.interrupts import INTERRUPTED_EXIT, broken_pipe_exit
 from drlhp.runtime.run_paths import RunPaths
 from drlhp.runtime.run_record import flatten
 from floyd.index import FloydError, RunEntry, find_run, looks_like_run, scan
 
 PROG = "python -m floyd"
-
-
-def fmt_duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    s = int(seconds)
-    if s >= 3600:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    return f"{s // 60}m{s % 60:02d}s"
-
-
-def _fmt(value, spec: str) -> str:
-    return "-" if value is None else format(value, spec)
 
 
 def _one_line(text: str | None, width: int = 70) -> str:
@@ -54,8 +41,8 @@ def cmd_list(opts) -> int:
         if e.rerun and not note:
             note = f"rerun of {e.rerun.get('rerun_of_name', '?')}"
         rows.append([e.name, e.mode or "-", e.env or "-", "-" if e.seed is None else str(e.seed),
-                     e.start.strftime("%Y-%m-%d %H:%M") if e.start else "-", fmt_duration(e.duration_s), e.status,
-                     _fmt(e.true_return, ".2f"), "-" if e.labels is None else str(e.labels), note])
+                     e.start.strftime("%Y-%m-%d %H:%M") if e.start else "-", format_duration(e.duration_s), e.status,
+                     format_number(e.true_return, ".2f"), "-" if e.labels is None else str(e.labels), note])
     if rows:
         widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
         print("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
@@ -89,7 +76,7 @@ def cmd_show(opts) -> int:
     if e.error:
         for line in e.error.rstrip().splitlines()[-12:]:
             print(f"          {line}")
-    print(f"started   {e.start.isoformat(sep=' ') if e.start else '-'}; duration {fmt_duration(e.duration_s)}"
+    print(f"started   {e.start.isoformat(sep=' ') if e.start else '-'}; duration {format_duration(e.duration_s)}"
           + (f"; {len(e.run_json.get('sittings', []))} sitting(s)" if e.run_json else ""))
     sittings = e.run_json.get("sittings", []) if e.run_json else []
     for i, sitting in enumerate(sittings if len(sittings) > 1 else [], 1):
@@ -246,8 +233,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. `list | head`: the reader has gone; no message
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+        return broken_pipe_exit()
     except OSError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2

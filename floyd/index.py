@@ -12,7 +12,6 @@ Nothing here raises on a bad folder: every problem becomes a note on the record.
 """
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import json
 import os
@@ -20,6 +19,7 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from drlhp.runtime.curves import read_progress_csv
 from drlhp.runtime.run_paths import RunPaths
 from drlhp.runtime.run_record import RUN_FORMAT_VERSION
 
@@ -133,29 +133,8 @@ def _parse_time(value) -> dt.datetime | None:
         return None
 
 
-def read_csv(path: Path) -> dict[str, list[float]]:
-    """A progress CSV as columns of floats (empty or bad cells: nan; rows of the wrong width: skipped,
-    e.g. a last row being written). Missing or unreadable file: {}."""
-    try:
-        with open(path, newline="") as f:
-            rows = list(csv.reader(f))
-    except (OSError, UnicodeDecodeError, csv.Error):
-        return {}
-    if not rows:
-        return {}
-    header, body = rows[0], [r for r in rows[1:] if len(r) == len(rows[0])]
-    cols: dict[str, list[float]] = {k: [] for k in header}
-    for row in body:
-        for key, cell in zip(header, row):
-            try:
-                cols[key].append(float(cell) if cell != "" else float("nan"))
-            except ValueError:
-                cols[key].append(float("nan"))
-    return cols
-
-
 def last_value(path: Path, column: str) -> float | None:
-    values = [v for v in read_csv(path).get(column, []) if v == v]
+    values = [v for v in read_progress_csv(path).get(column, []) if v == v]
     return values[-1] if values else None
 
 

@@ -1,104 +1,21 @@
-"""Figures of runs, drawn with matplotlib's Agg backend (no display needed).
+"""The compare figure of several runs, drawn with matplotlib's Agg backend (no display needed); a run's
+own curves.png is drlhp.runtime.curves', drawn at the end of every run.
 
-    write_run_curves(run_dir)   <run_dir>/curves.png: true return (and success rate), predicted return,
-                                predictor accuracy, policy entropy; the panels the run has data for.
-                                Called by drlhp.pipeline at the end of every run.
     compare(entries, out)       one PNG of several runs' true return against agent steps; runs whose
                                 configs differ only in seed (and run directory) are one group, drawn
                                 as their mean with the min-max spread and each seed faintly.
 """
 from __future__ import annotations
 
-import io
-import math
 from pathlib import Path
 
-from drlhp.runtime.atomic import write_bytes
+from drlhp.runtime.curves import SUCCESS, TRUE_RETURN, points, pyplot, read_progress_csv, save_png
 from drlhp.runtime.run_paths import RunPaths
 from drlhp.runtime.run_record import flatten
-from floyd.index import FloydError, RunEntry, read_csv, read_run
+from floyd.index import FloydError, RunEntry
 
-TRUE_RETURN = "policy/true_return_last100"
-SUCCESS = "policy/success_rate_last100"
 # Config keys that do not make two runs different configurations.
 NOT_CONFIGURATION = {"seed", "run_dir", "load_policy_ckpt_dir"}
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _points(cols: dict, x_key: str, y_key: str) -> tuple[list[float], list[float]]:
-    xs, ys = cols.get(x_key, []), cols.get(y_key, [])
-    pairs = [(x, y) for x, y in zip(xs, ys) if not (math.isnan(x) or math.isnan(y))]
-    return [p[0] for p in pairs], [p[1] for p in pairs]
-
-
-def _save(fig, path: Path) -> Path:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=80)
-    write_bytes(path, buf.getvalue())
-    return path
-
-
-def write_run_curves(run_dir: str | Path, out: str | Path | None = None) -> Path | None:
-    """Draw the run's main curves into <run_dir>/curves.png (or ``out``); None when it has no metrics."""
-    run_dir = Path(run_dir)
-    policy = read_csv(RunPaths(run_dir) / RunPaths.PROGRESS)
-    reward = read_csv(run_dir / "progress_reward.csv")
-    panels = []  # (title, x label, [(label, xs, ys, style)])
-    true_ret = _points(policy, "step", TRUE_RETURN)
-    success = _points(policy, "step", SUCCESS)
-    if true_ret[0]:
-        panels.append(("true return (mean of last 100 episodes)", "agent steps",
-                       [("true return", *true_ret, "-")], success))
-    predicted = _points(policy, "step", "policy/predicted_return_last100")
-    if predicted[0]:
-        panels.append(("predicted return (mean of last 100 episodes)", "agent steps",
-                       [("predicted return", *predicted, "-")], None))
-    accuracy = [(label, *_points(reward, "step", key), style)
-                for label, key, style in (("training", "reward/train_accuracy", "--"),
-                                          ("validation", "reward/val_accuracy", "-"))]
-    accuracy = [a for a in accuracy if a[1]]
-    if accuracy:
-        panels.append(("reward predictor accuracy", "predictor training steps", accuracy, None))
-    entropy = _points(policy, "step", "policy/entropy")
-    if entropy[0]:
-        panels.append(("policy entropy", "agent steps", [("entropy", *entropy, "-")], None))
-    if not panels:
-        return None
-    plt = _pyplot()
-    n_cols = 2 if len(panels) > 1 else 1
-    n_rows = math.ceil(len(panels) / n_cols)
-    fig, axes = plt.subplots(n_rows, n_cols, figsize=(5.5 * n_cols, 3.6 * n_rows), squeeze=False)
-    for ax, (title, xlabel, lines, right) in zip(axes.flat, panels):
-        for label, xs, ys, style in lines:
-            ax.plot(xs, ys, style, lw=1.5, label=label)
-        if right is not None and right[0]:
-            twin = ax.twinx()
-            twin.plot(*right, ":", color="tab:green", lw=1.5, label="success rate")
-            twin.set_ylabel("success rate (last 100)", color="tab:green")
-            twin.set_ylim(-0.05, 1.05)
-        if len(lines) > 1:
-            ax.legend(loc="best", fontsize="small")
-        ax.set_title(title, fontsize="medium")
-        ax.set_xlabel(xlabel)
-        ax.grid(alpha=0.3)
-    for ax in list(axes.flat)[len(panels):]:
-        ax.set_visible(False)
-    entry = read_run(run_dir)
-    fig.suptitle(f"{run_dir.name}: {entry.mode or '?'} on {entry.env or '?'}, seed {entry.seed} ({entry.status})",
-                 fontsize="medium")
-    fig.tight_layout()
-    try:
-        return _save(fig, Path(out) if out else RunPaths(run_dir).curves)
-    finally:
-        plt.close(fig)
 
 
 def configuration(entry: RunEntry) -> tuple | None:
@@ -144,19 +61,19 @@ def compare(entries: list[RunEntry], out: str | Path, title: str | None = None) 
 
     notes, curves = [], {}
     for e in entries:
-        cols = read_csv(e.path / RunPaths.PROGRESS)
-        xs, ys = _points(cols, "step", TRUE_RETURN)
+        cols = read_progress_csv(e.path / RunPaths.PROGRESS)
+        xs, ys = points(cols, "step", TRUE_RETURN)
         if not xs:
             notes.append(f"{e.name}: left out: no true-return curve (no progress.csv, or no episode finished)")
             continue
-        curves[e.name] = {TRUE_RETURN: (xs, ys), SUCCESS: _points(cols, "step", SUCCESS)}
+        curves[e.name] = {TRUE_RETURN: (xs, ys), SUCCESS: points(cols, "step", SUCCESS)}
     plotted = [e for e in entries if e.name in curves]
     if not plotted:
         raise FloydError("nothing to compare: none of the runs has a true-return curve in progress.csv")
     groups = group_runs(plotted)
     labels = _group_labels(groups)
     metrics = [TRUE_RETURN] + ([SUCCESS] if any(curves[e.name][SUCCESS][0] for e in plotted) else [])
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, len(metrics), figsize=(6.5 * len(metrics), 4.2), squeeze=False)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, metric in zip(axes[0], metrics):
@@ -186,6 +103,6 @@ def compare(entries: list[RunEntry], out: str | Path, title: str | None = None) 
     fig.legend(handles, names, loc="lower center", fontsize="small", frameon=False)
     fig.tight_layout(rect=(0, min(0.5, 0.04 + 0.05 * len(names)), 1, 1))  # the legend below the panels
     try:
-        return _save(fig, Path(out)), notes
+        return save_png(fig, Path(out)), notes
     finally:
         plt.close(fig)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import ray
 
-from floyd.seeds import _fmt, _row, fmt_wall
+from floyd.seed_rows import done_line, seed_row
 
 
 def _run_one(cmd: list[str], cwd: str, run_dir: str, driver_node: str) -> dict:
@@ -73,10 +73,7 @@ def run_seeds_ray(run_args: list[str], seeds: list[int], group_dir: Path, parall
             for ref in ready:
                 seed, t0 = running.pop(ref)
                 rows[seed] = _collect(ref, seed, t0, group_dir)
-                r = rows[seed]
-                print(f"[seed {seed}] exit {r['exit_code']} after {fmt_wall(r['wall_s'])}: {r['status']}, "
-                      f"{_fmt(r['timesteps'], ',')} steps, true return {_fmt(r['true_return_last100'], '.2f')}",
-                      flush=True)
+                print(done_line(rows[seed]), flush=True)
     except KeyboardInterrupt:
         interrupted = True
         print("\n[floyd] interrupted: asking the running seeds to save and stop...", file=sys.stderr, flush=True)
@@ -97,10 +94,10 @@ def _collect(ref, seed: int, t0: float, group_dir: Path) -> dict:
         result = ray.get(ref)
     except ray.exceptions.RayError as e:  # the task's worker or node died, or it was cancelled
         (group_dir / f"seed{seed}.log").write_text(f"[floyd] the Ray task failed: {type(e).__name__}: {e}\n")
-        return _row(seed, -1, time.monotonic() - t0, run_dir)
+        return seed_row(seed, -1, time.monotonic() - t0, run_dir)
     (group_dir / f"seed{seed}.log").write_bytes(result["log"] or b"")
     if result["tar"] is not None:
         run_dir.mkdir(parents=True, exist_ok=True)
         with tarfile.open(fileobj=io.BytesIO(result["tar"]), mode="r:gz") as tar:
             tar.extractall(run_dir, filter="data")
-    return _row(seed, result["exit_code"], result["wall_s"], run_dir)
+    return seed_row(seed, result["exit_code"], result["wall_s"], run_dir)

@@ -12,7 +12,6 @@ row per seed (exit code, status, steps, true return, success rate, the metric) a
 from __future__ import annotations
 
 import datetime as dt
-import math
 import os
 import subprocess
 import sys
@@ -21,8 +20,10 @@ from pathlib import Path
 
 from drlhp.cli import command
 from drlhp.runtime.atomic import write_json
+from drlhp.runtime.formatting import format_duration, format_number
 from drlhp.runtime.interrupts import INTERRUPTED_EXIT
-from floyd.index import FloydError, read_run
+from floyd.index import FloydError
+from floyd.seed_rows import done_line, seed_row
 
 DEFAULT_THRESHOLDS = {"success_rate_last100": 0.9}
 AUTO_METRICS = ("success_rate_last100", "true_return_last100")
@@ -53,23 +54,6 @@ def check_run_args(run_args: list[str]):
     return args
 
 
-def fmt_wall(seconds: float | None) -> str:
-    if seconds is None or not math.isfinite(seconds):
-        return "-"
-    s = int(round(seconds))
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
-
-
-def _fmt(value, spec: str | None = None) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, (int, float)):
-        return format(value, spec or (".3g" if isinstance(value, float) else "d"))
-    return str(value)
-
-
 def run_seeds(run_args: list[str], seeds: list[int], group_dir: Path, parallel: int,
               python: str = sys.executable) -> tuple[list[dict], bool]:
     """Run every seed (at most ``parallel`` at once); returns the rows (in seed order) and whether the
@@ -93,12 +77,8 @@ def run_seeds(run_args: list[str], seeds: list[int], group_dir: Path, parallel: 
                 if proc.poll() is not None:
                     log.close()
                     del running[seed]
-                    rows[seed] = _row(seed, proc.returncode, time.monotonic() - t0, group_dir / f"seed{seed}")
-                    r = rows[seed]
-                    print(f"[seed {seed}] exit {r['exit_code']} after {fmt_wall(r['wall_s'])}: {r['status']}, "
-                          f"{_fmt(r['timesteps'], ',')} steps, true return {_fmt(r['true_return_last100'], '.2f')}"
-                          + (f", success {_fmt(r['success_rate_last100'], '.2f')}"
-                             if r['success_rate_last100'] is not None else ""), flush=True)
+                    rows[seed] = seed_row(seed, proc.returncode, time.monotonic() - t0, group_dir / f"seed{seed}")
+                    print(done_line(rows[seed]), flush=True)
             time.sleep(0.5)
     except KeyboardInterrupt:
         interrupted = True
@@ -110,17 +90,8 @@ def run_seeds(run_args: list[str], seeds: list[int], group_dir: Path, parallel: 
                 proc.kill()
                 proc.wait()
             log.close()
-            rows[seed] = _row(seed, proc.returncode, time.monotonic() - t0, group_dir / f"seed{seed}")
+            rows[seed] = seed_row(seed, proc.returncode, time.monotonic() - t0, group_dir / f"seed{seed}")
     return [rows[s] for s in seeds if s in rows], interrupted
-
-
-def _row(seed: int, exit_code: int, wall_s: float, run_dir: Path) -> dict:
-    entry = read_run(run_dir)
-    summary = entry.summary or {}
-    return {"seed": seed, "exit_code": exit_code, "status": entry.status, "wall_s": round(wall_s, 1),
-            "run_dir": str(run_dir), "timesteps": summary.get("timesteps"),
-            "true_return_last100": entry.true_return, "success_rate_last100": summary.get("success_rate_last100"),
-            "summary": summary}
 
 
 def choose_metric(rows: list[dict], metric: str | None) -> str:
@@ -148,11 +119,11 @@ def table(rows: list[dict], metric: str, threshold: float | None) -> str:
     header += ["wall", "run_dir"]
     lines = []
     for r in rows:
-        line = [str(r["seed"]), str(r["exit_code"]), r["status"], _fmt(r["timesteps"], ","),
-                _fmt(r["true_return_last100"], ".2f"), _fmt(r["success_rate_last100"], ".2f")]
-        line += [_fmt(r["metric"])] if show_metric else []
-        line += [_fmt(r["reached"])] if threshold is not None else []
-        line += [fmt_wall(r["wall_s"]), r["run_dir"]]
+        line = [str(r["seed"]), str(r["exit_code"]), r["status"], format_number(r["timesteps"], ","),
+                format_number(r["true_return_last100"], ".2f"), format_number(r["success_rate_last100"], ".2f")]
+        line += [format_number(r["metric"])] if show_metric else []
+        line += [format_number(r["reached"])] if threshold is not None else []
+        line += [format_duration(r["wall_s"]), r["run_dir"]]
         lines.append(line)
     widths = [max(len(h), *(len(line[i]) for line in lines)) if lines else len(h) for i, h in enumerate(header)]
     out = ["  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
@@ -162,7 +133,8 @@ def table(rows: list[dict], metric: str, threshold: float | None) -> str:
 
 def final_line(rows: list[dict], n_seeds: int, metric: str, threshold: float | None) -> str:
     walls = [r["wall_s"] for r in rows]
-    timing = f"; wall time mean {fmt_wall(sum(walls) / len(walls))}, max {fmt_wall(max(walls))}" if walls else ""
+    timing = (f"; wall time mean {format_duration(sum(walls) / len(walls))}, max {format_duration(max(walls))}"
+              if walls else "")
     failed = sum(1 for r in rows if r["exit_code"] != 0)
     failed_text = f"; {failed} exited non-zero" if failed else ""
     if threshold is None:

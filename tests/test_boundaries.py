@@ -1,7 +1,8 @@
 """The project's import boundaries, by static analysis of its own source (and two subprocesses).
 
-    cycles   no import cycle among the project's modules through module-level imports (an import inside
-             a function is a deliberate lazy one and is not counted)
+    cycles   no import cycle among the project's modules, through module-level imports nor through
+             imports inside functions (a lazy import defers the cost of a module, not the knot: a file
+             cycle, lazy or not, is two modules that each need the other)
     envs     envs/ imports nothing of drlhp, pref_interface or floyd, anywhere in a file
     parent   the run archive's listing loads no TensorFlow; the parent process's modules and run.py's
              argument parsing load neither TensorFlow nor Qt
@@ -49,13 +50,14 @@ def _is_type_checking(node: ast.If) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def _module_level_nodes(tree: ast.Module):
-    """Every node run when the module is imported: not inside a function or lambda, nor under
-    ``if TYPE_CHECKING:``. Class bodies run at import, so they count."""
+def _module_level_nodes(tree: ast.Module, in_functions: bool = False):
+    """Every node run when the module is imported: not inside a function or lambda (unless
+    ``in_functions``: every node that may ever run), nor under ``if TYPE_CHECKING:`` (never run).
+    Class bodies run at import, so they count."""
     stack = list(tree.body)
     while stack:
         node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and not in_functions:
             continue
         if isinstance(node, ast.If) and _is_type_checking(node):
             stack.extend(node.orelse)
@@ -85,10 +87,14 @@ def _imported_names(node: ast.AST, module: str, is_package: bool) -> list[tuple[
     return []
 
 
-def imports(path: Path, module: str, module_level_only: bool) -> list[str]:
-    """The modules ``path`` imports (each ``from a import b`` gives "a" and "a.b": b may be a module)."""
+def imports(path: Path, module: str, module_level_only: bool, type_checking: bool = True) -> list[str]:
+    """The modules ``path`` imports (each ``from a import b`` gives "a" and "a.b": b may be a module):
+    at module level only, or anywhere (``type_checking``: those under ``if TYPE_CHECKING:`` too)."""
     tree = ast.parse(path.read_text(), filename=str(path))
-    nodes = _module_level_nodes(tree) if module_level_only else ast.walk(tree)
+    if module_level_only or not type_checking:
+        nodes = _module_level_nodes(tree, in_functions=not module_level_only)
+    else:
+        nodes = ast.walk(tree)
     out = []
     for node in nodes:
         for base, names in _imported_names(node, module, path.name == "__init__.py"):
@@ -97,11 +103,13 @@ def imports(path: Path, module: str, module_level_only: bool) -> list[str]:
     return out
 
 
-def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
-    """{module: the project modules it imports at module level}. The implicit import of a module's own
-    parent packages is not an edge (every submodule has it; a package importing its submodules is
-    normal); an explicit ``from pkg import name`` or ``import pkg`` is."""
-    return {module: {m for m in imports(path, module, module_level_only=True) if m in modules and m != module}
+def import_graph(modules: dict[str, Path], module_level_only: bool = True) -> dict[str, set[str]]:
+    """{module: the project modules it imports at module level (or anywhere in it, inside functions
+    too)}. The implicit import of a module's own parent packages is not an edge (every submodule has
+    it; a package importing its submodules is normal); an explicit ``from pkg import name`` or
+    ``import pkg`` is."""
+    return {module: {m for m in imports(path, module, module_level_only, type_checking=False)
+                     if m in modules and m != module}
             for module, path in modules.items()}
 
 
@@ -193,6 +201,11 @@ def test_no_import_cycles_at_module_level():
     assert not found, "module-level import cycles:\n" + "\n".join(" -> ".join(c) for c in found)
 
 
+def test_no_import_cycles_through_imports_inside_functions_either():
+    found = cycles(import_graph(project_modules(), module_level_only=False))
+    assert not found, "import cycles (some imports inside functions):\n" + "\n".join(" -> ".join(c) for c in found)
+
+
 def test_envs_imports_nothing_of_the_learning_side():
     bad = forbidden_imports(project_modules(), "envs", ("drlhp", "pref_interface", "floyd"))
     assert not bad, "envs/ imports learning code:\n" + "\n".join(bad)
@@ -237,7 +250,7 @@ def _tree(root: Path, files: dict[str, str]) -> dict[str, Path]:
     return project_modules(root)
 
 
-def test_a_module_level_cycle_is_found_and_a_lazy_one_is_not(tmp_path):
+def test_a_module_level_cycle_is_found_and_a_lazy_one_only_among_every_import(tmp_path):
     modules = _tree(tmp_path, {
         "drlhp/__init__.py": "",
         "drlhp/a.py": "from drlhp.b import x\n",
@@ -255,6 +268,10 @@ def test_a_module_level_cycle_is_found_and_a_lazy_one_is_not(tmp_path):
     })
     found = cycles(import_graph(modules))
     assert sorted(found) == [["drlhp.a", "drlhp.b", "drlhp.c", "drlhp.a"], ["envs.atari", "envs.blank", "envs.atari"]]
+    # counting every import, the lazy one closes its cycle too (and TYPE_CHECKING's, never run, still not)
+    found = cycles(import_graph(modules, module_level_only=False))
+    assert sorted(found) == [["drlhp.a", "drlhp.b", "drlhp.c", "drlhp.a"], ["drlhp.d", "drlhp.e", "drlhp.d"],
+                             ["envs.atari", "envs.blank", "envs.atari"]]
 
 
 def test_an_envs_import_of_drlhp_is_found_even_inside_a_function(tmp_path):

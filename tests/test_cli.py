@@ -28,6 +28,24 @@ def test_missing_checkpoint_is_one_line_exit_2(cli, tmp_path):
     assert len(proc.stderr.strip().splitlines()) == 1 and "no policy checkpoint" in proc.stderr
 
 
+def test_missing_predictor_folder_names_the_path_given(cli, tmp_path):
+    missing = tmp_path / "no_such_run"
+    proc = cli("train_policy_with_preferences", "--env", "MovingDot-v0", "--synthetic_prefs",
+               "--load_reward_predictor_ckpt_dir", missing, "--run_dir", tmp_path / "run")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert lines == [f"run.py: error: --load_reward_predictor_ckpt_dir {missing}: no such file or directory"], lines
+    assert not (tmp_path / "run").exists()
+    # a folder that exists without a checkpoint: the file looked for, once (it was written twice over)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = cli("train_policy_with_preferences", "--env", "MovingDot-v0", "--synthetic_prefs",
+               "--load_reward_predictor_ckpt_dir", empty, "--run_dir", tmp_path / "run")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert f"{empty}/reward_predictor/reward_predictor.npz: No such file" in proc.stderr
+    assert proc.stderr.count("reward_predictor.npz") == 1, proc.stderr
+
+
 def _train(cli, run_dir, steps_m, *extra):
     return cli("train_policy_with_original_rewards", "--env", "MovingDot-v0", "--seed", 3,
                "--million_timesteps", steps_m, "--n_envs", 8, "--run_dir", run_dir, "--log_interval", 1,

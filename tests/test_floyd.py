@@ -320,3 +320,26 @@ def test_show_lists_each_sitting_and_what_it_changed(tmp_path):
     assert shown.returncode == 0, shown.stderr
     assert "2 sitting(s)" in shown.stdout
     assert "reward.tf_intra_threads 1 -> 2" in shown.stdout
+
+
+def test_durations_and_numbers_are_written_one_way():
+    """drlhp.runtime.formatting: the policy's progress line, floyd's tables and the benchmarks share it."""
+    from drlhp.runtime.formatting import format_duration, format_number
+
+    assert [format_duration(s) for s in (0, 59.6, 303.4, 3599.4, 3725, 90061)] == \
+        ["0m00s", "1m00s", "5m03s", "59m59s", "1h02m", "25h01m"]
+    assert [format_duration(s) for s in (None, float("nan"), float("inf"))] == ["-", "-", "-"]
+    assert [format_number(v) for v in (None, True, False, 1234, 0.123456, "x")] == \
+        ["-", "yes", "no", "1234", "0.123", "x"]
+    assert format_number(1234567, ",") == "1,234,567" and format_number(2.0 / 3, ".2f") == "0.67"
+
+
+def test_a_reader_that_stops_early_ends_floyd_quietly(tmp_path):
+    """run.py and python -m floyd share drlhp.runtime.interrupts.broken_pipe_exit: exit 1, no traceback,
+    and no second error from the interpreter's flush at exit."""
+    _write(tmp_path / "runs" / "r" / "status.json", json.dumps({"status": "finished"}))
+    proc = subprocess.Popen([sys.executable, "-m", "floyd", "list", "--runs_dir", str(tmp_path / "runs")], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()  # the reader is gone before floyd writes its first line (it is still importing)
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 1 and err == "", (proc.returncode, err)

@@ -7,7 +7,7 @@ import zlib
 import numpy as np
 import pytest
 
-from drlhp.reward.pref_db import PrefDB, PrefDBError, chunks_dir
+from drlhp.reward.pref_db import PrefDB, PrefDBDamaged, PrefDBError, chunks_dir
 from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Preference, Segment
 
 T = 5
@@ -411,3 +411,69 @@ def test_a_first_save_into_a_folder_with_another_databases_chunks_overwrites_non
         assert json.loads(str(data["meta"]))["chunks"] == ["000001.npz"]
     assert before  # the first sitting's chunk was never rewritten in place
     assert_same_db(other, PrefDB.load(path))
+
+
+def _three_chunks(path):
+    """A database saved three times: chunk 000000 holds preferences 0-3, 000001 preferences 4-6, and 000002
+    preferences 7-8, a relabel of preference 5 and a pair whose first segment was first saved in 000001."""
+    db = PrefDB(max_prefs=100, val_fraction=0.3, seed=2)
+    for i in range(4):
+        db.add(make_pref(i))
+    db.save(path)
+    for i in range(4, 7):
+        db.add(make_pref(i))
+    db.save(path)
+    for i in range(7, 9):
+        db.add(make_pref(i))
+    db.relabel(5, MU_RIGHT)
+    db.add(Preference(make_segment(2 * 4), make_segment(1000), MU_EQUAL))  # segment of pref 4: in 000001
+    db.save(path)
+    assert sorted(p.name for p in chunks_dir(path).iterdir()) == ["000000.npz", "000001.npz", "000002.npz"]
+    return db
+
+
+def test_a_cut_middle_chunk_costs_only_its_own_preferences(tmp_path):
+    path = tmp_path / "prefs.npz"
+    db = _three_chunks(path)
+    assert PrefDB.check(path) == len(db) == 10
+    middle = chunks_dir(path) / "000001.npz"
+    middle.write_bytes(middle.read_bytes()[: middle.stat().st_size // 2])  # cut short, as a full disk leaves it
+
+    # found without decoding anything, and named: the chunk, not the manifest
+    with pytest.raises(PrefDBDamaged) as info:
+        PrefDB.check(path)
+    msg = str(info.value)
+    assert "\n" not in msg and msg.startswith(f"preference database chunk {middle} is damaged: "), msg
+    assert info.value.lost == 4 and info.value.kept == 6 and "4 preferences of" in msg, msg
+    with pytest.raises(PrefDBDamaged, match="000001.npz is damaged"):
+        PrefDB.load(path)
+
+    # skip it: every label of the other chunks is there, with its split, order and mu
+    loaded = PrefDB.load(path, skip_damaged=True)
+    assert [d.path for d in loaded.damaged] == [middle] and loaded.lost == 4
+    kept = {e.order: e for e in db.train + db.val if e.order not in (4, 5, 6, 9)}
+    assert {e.order: e for e in loaded.train + loaded.val} == kept
+    for e in kept.values():
+        np.testing.assert_array_equal(loaded.segment_obs(e.id1), db.segment_obs(e.id1))
+    assert middle.read_bytes()  # loading never writes
+
+    # the next save there writes the database whole, and moves the damaged chunk aside
+    loaded.add(make_pref(50))
+    loaded.save(path)
+    assert not middle.exists() and middle.with_name("000001.npz.damaged").exists()
+    assert PrefDB.check(path) == 7
+    again = PrefDB.load(path)
+    assert again.damaged == [] and {e.order for e in again.train + again.val} == {*kept, loaded.counter - 1}
+
+
+def test_a_missing_chunk_of_an_old_manifest_costs_an_unknown_number(tmp_path):
+    path = tmp_path / "prefs.npz"
+    _three_chunks(path)
+    with np.load(path, allow_pickle=False) as data:  # a manifest written before it counted its preferences
+        meta = json.loads(str(data["meta"]))
+    del meta["n_prefs"]
+    np.savez(path, meta=np.array(json.dumps(meta)))
+    (chunks_dir(path) / "000002.npz").unlink()
+    with pytest.raises(PrefDBDamaged, match="000002.npz is damaged: missing; an unknown number of preferences"):
+        PrefDB.check(path)
+    assert len(PrefDB.load(path, skip_damaged=True)) == 7

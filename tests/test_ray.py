@@ -4,8 +4,9 @@ costs ~45-60 s on 2 cores; all are slow. Skipped where Ray is not installed.
 
     a tiny MovingDot pipeline on ray.init(num_cpus=2) completes, with the local backend's summary keys
     a killed role's Ray worker (ray::PolicyActor...) ends the run non-zero within 30 s
-    Ctrl-C (SIGINT to run.py's process group, Ray's processes included) saves the database, predictor
-    and policy checkpoint and exits 130
+    Ctrl-C (SIGINT to run.py's process group, Ray's processes included), and SIGTERM to the group, save
+    the database, predictor and policy checkpoint and exit 130
+    an unreachable --ray_address is one line and exit 2 within 30 s, before anything starts
     python -m floyd seeds --backend ray --n 2 leaves 2 run directories and the table; a seed's run
     directory written on another node comes back
     a two-node cluster (ray.cluster_utils.Cluster, on this machine) with the predictor pinned to the node
@@ -115,27 +116,48 @@ def test_two_node_cluster_with_the_predictor_pinned_by_a_custom_resource(tmp_pat
         os.environ.pop("RAY_ADDRESS", None)
 
 
-def test_interrupt_saves_and_exits_130(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_interrupt_saves_and_exits_130(tmp_path, sig):
+    """Ctrl-C in a terminal, and SIGTERM to the group (`timeout`, `kill -TERM -PGID`): Ray's own processes
+    get it too, and must neither die under the roles nor take it for a failure."""
     run_dir = tmp_path / "run"
     proc = _popen(tmp_path, *ARGS, "--million_timesteps", 5, "--prefs_save_interval", 5, "--backend", "ray",
                   "--run_dir", run_dir)
     try:
         _wait_for(lambda: (run_dir / "pids.json").exists() and (run_dir / "progress.csv").exists(), 180, proc,
                   "pids.json and progress.csv")
-        os.killpg(proc.pid, signal.SIGINT)  # the whole group, as Ctrl-C in a terminal: Ray's processes too
+        os.killpg(proc.pid, sig)  # the whole group: Ray's processes too
         try:
             code = proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
-            raise AssertionError("run.py still running 60 s after SIGINT\n" + _output(tmp_path)[1][-3000:]) from None
+            raise AssertionError(f"run.py still running 60 s after {sig.name}\n"
+                                 + _output(tmp_path)[1][-3000:]) from None
         err = _output(tmp_path)[1]
         assert code == 130, err[-3000:]
-        assert "interrupted" in _our_lines(err)[-1], err[-3000:]
+        assert "interrupted" in _our_lines(err)[-1] and "crashed" not in err, err[-3000:]
         assert _json(run_dir / "status.json")["status"] == "interrupted"
         assert len(_load_prefs(run_dir / "prefs" / "prefs.npz")) > 0
         assert list((run_dir / "checkpoints").glob("policy-*.npz")), "no policy checkpoint saved"
         assert (run_dir / "reward_predictor" / "reward_predictor.npz").is_file()
     finally:
         _kill_session(proc)
+
+
+def test_an_unreachable_ray_address_is_one_line_and_exit_2_within_30_s(cli, tmp_path):
+    run_dir = tmp_path / "run"
+    t0 = time.monotonic()
+    proc = cli(*ARGS, "--backend", "ray", "--ray_address", "127.0.0.1:1", "--run_dir", run_dir, timeout=60)
+    took = time.monotonic() - t0
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("run.py: error: --ray_address 127.0.0.1:1: no Ray cluster "
+                                                   "answers there (Connection refused"), lines
+    assert took < 30, f"{took:.1f} s"
+    assert not run_dir.exists()  # found before anything started
+    # ... and an address that is not HOST:PORT
+    proc = cli(*ARGS, "--backend", "ray", "--ray_address", "headnode", "--run_dir", run_dir, timeout=60)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr[-3000:]
+    assert "give HOST:PORT" in proc.stderr
 
 
 def test_floyd_seeds_on_ray_leaves_the_run_directories_and_the_table(tmp_path):

@@ -52,3 +52,26 @@ def test_checkpoint_never_needs_pickle(tmp_path):
     path = save_policy_checkpoint(tmp_path, 1, {"weight_0": np.zeros(2)}, {"note": "x"})
     with np.load(path, allow_pickle=False) as data:
         assert json.loads(str(data["meta"]))["note"] == "x"
+
+
+def test_a_runs_curves_are_drawn_from_its_progress_files(tmp_path):
+    """drlhp.runtime.curves (called by the pipeline at the end of every run; floyd draws its compare
+    figure with the same helpers): curves.png from progress.csv and progress_reward.csv, titled from the
+    run's records; no panel, no file."""
+    from drlhp.runtime.curves import _title, read_progress_csv, write_run_curves
+
+    run = tmp_path / "dot-run"
+    run.mkdir()
+    assert write_run_curves(run) is None  # nothing to draw yet
+    (run / "progress.csv").write_text("step,policy/true_return_last100,policy/entropy\n"
+                                      "100,-3.5,1.2\n200,,1.1\n300,-1.0,0.9\n400,2.0\n")  # a half-written last row
+    (run / "progress_reward.csv").write_text("step,reward/train_accuracy,reward/val_accuracy\n1,0.5,0.4\n2,0.7,0.6\n")
+    cols = read_progress_csv(run / "progress.csv")
+    assert cols["step"] == [100.0, 200.0, 300.0] and cols["policy/entropy"] == [1.2, 1.1, 0.9]
+    assert cols["policy/true_return_last100"][1] != cols["policy/true_return_last100"][1]  # an empty cell: NaN
+    (run / "config.json").write_text(json.dumps({"mode": "train_policy_with_preferences", "env": "MovingDot-v0",
+                                                 "seed": 3}))
+    (run / "status.json").write_text(json.dumps({"status": "finished"}))
+    assert _title(run) == "dot-run: train_policy_with_preferences on MovingDot-v0, seed 3 (finished)"
+    path = write_run_curves(run)
+    assert path == run / "curves.png" and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -73,3 +73,56 @@ def test_stop_and_resume_continues_the_run(cli, tmp_path):
     # the learning rate goes on decaying from where it was, not from its start value
     lr = _steps(run_dir / "progress.csv", "policy/learning_rate")
     assert lr[len(first_steps)] < lr[0]
+
+
+def _database_of_three_chunks(path, per_chunk=12):
+    """A preference database of MovingDot-shaped segments saved three times (chunks 000000-000002), the
+    synthetic oracle's labels (the segment with the larger true return preferred)."""
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.runtime.messages import MU_LEFT, MU_RIGHT, Preference, Segment
+
+    rng = np.random.default_rng(0)
+
+    def segment():
+        obs = rng.integers(0, 256, (5, 84, 84, 4), dtype=np.uint8)
+        return Segment(obs, obs[..., -1].copy(), rng.normal(size=5).astype(np.float32), "MovingDot-v0", 0, 0)
+
+    db = PrefDB(max_prefs=3000, seed=3)
+    for _ in range(3):
+        for _ in range(per_chunk):
+            a, b = segment(), segment()
+            db.add(Preference(a, b, MU_LEFT if a.true_return > b.true_return else MU_RIGHT))
+        db.save(path)
+    return db
+
+
+@pytest.mark.slow
+def test_a_cut_middle_chunk_is_one_line_before_anything_starts_or_skipped_with_the_flag(cli, tmp_path):
+    from drlhp.reward.pref_db import PrefDB, chunks_dir
+
+    run_dir = tmp_path / "run"
+    prefs = run_dir / "prefs" / "prefs.npz"
+    _database_of_three_chunks(prefs)
+    middle = chunks_dir(prefs) / "000001.npz"
+    middle.write_bytes(middle.read_bytes()[:1000])  # cut short
+    args = [*ARGS, "--million_timesteps", 0.002, "--run_dir", run_dir]
+
+    # the same command as the run's: found in the parent, one line naming the chunk, exit 2, nothing started
+    proc = cli(*args, timeout=60)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert lines[0].startswith(f"run.py: error: preference database chunk {middle} is damaged: "), lines
+    assert "12 preferences of" in lines[0] and "24 are readable" in lines[0], lines
+    assert lines[0].endswith("add --skip_damaged_prefs to go on without them"), lines
+    assert sorted(p.name for p in run_dir.iterdir()) == ["prefs"]  # no record, no process, no log
+
+    # --skip_damaged_prefs: says what is lost, goes on with the other chunks' labels and finishes
+    proc = cli(*args, "--skip_damaged_prefs", timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "[run] --skip_damaged_prefs: 12 preferences lost with " + str(middle) in proc.stderr, proc.stderr[-3000:]
+    assert "going on with the other 24" in proc.stderr
+    assert "[reward] loaded 24 preferences" in proc.stdout, proc.stdout[-3000:]
+    assert _json(run_dir / "status.json")["status"] == "finished"
+    assert middle.with_name("000001.npz.damaged").exists() and not middle.exists()  # kept aside
+    assert len(PrefDB.load(prefs)) >= 24  # whole again: loads without the flag

@@ -12,7 +12,8 @@ import envs
 from drlhp.policy.reward_source import ClippedEnvReward, RewardSource
 from drlhp.policy.rollout import RolloutRunner
 from drlhp.policy.segments import SegmentCutter
-from envs.score_blanking import SCORE_REGIONS, blank_score, env_id_of, score_regions
+from envs.score_blanking import SCORE_REGIONS, blank_score, score_regions
+from envs.score_blanking_evidence import env_id_of
 
 PAPER_GAMES = {"pong", "enduro", "breakout", "space_invaders", "seaquest", "beam_rider", "qbert"}
 N_STEPS, N_ROLLOUTS, SEGMENT_LENGTH = 50, 8, 25

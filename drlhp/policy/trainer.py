@@ -30,6 +30,7 @@ from drlhp.policy.a2c import A2CPolicy
 from drlhp.policy.checkpoint import load_policy_checkpoint, save_milestone, save_policy_checkpoint
 from drlhp.policy.reward_source import RewardSource
 from drlhp.policy.rollout import RolloutRunner
+from drlhp.runtime.formatting import format_duration
 from drlhp.runtime.metrics import MetricsLogger, memory_mb
 from drlhp.runtime.run_record import RunRecord
 from envs import VecEnv
@@ -94,11 +95,6 @@ def env_seed(seed: int, updates: int, n_envs: int) -> int:
 
 def _mean(xs) -> float | None:
     return float(np.mean(xs)) if len(xs) else None
-
-
-def _fmt_duration(s: float) -> str:
-    s = int(s)
-    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
 
 
 class RolloutObserver:
@@ -309,5 +305,5 @@ class PolicyTrainer:
         hits = s.game_figures().get("returns_per_game_last100")
         if hits is not None:
             line += f" | length {length:.0f} | returns/game {hits:.1f}"
-        line += f" | entropy {losses['entropy']:.3f} | elapsed {_fmt_duration(s.wall_s)} | eta {_fmt_duration(eta)}"
+        line += f" | entropy {losses['entropy']:.3f} | elapsed {format_duration(s.wall_s)} | eta {format_duration(eta)}"
         self.print(line, flush=True)

@@ -21,6 +21,11 @@ compacted chunk instead and deletes the old ones. Both writes are atomic (``drlh
 file + rename, chunk first): a crash loses at most what came after the last save. Every file loads
 with ``allow_pickle=False``; ``load`` checks every segment's hash and every entry, and any damage
 raises ``PrefDBError`` with a one-line message naming the file. Format 1 files (one .npz) still load.
+
+A damaged chunk (cut short, say) costs only its own preferences: ``check(path)`` reads every file without
+decoding a segment and raises ``PrefDBDamaged`` naming the chunk and the preferences it costs;
+``load(path, skip_damaged=True)`` goes on without it (``db.damaged``, ``db.lost``), and the next ``save``
+to the same place writes one whole chunk and moves the damaged file aside (``<name>.damaged``).
 """
 from __future__ import annotations
 
@@ -44,6 +49,30 @@ COMPACT_SLACK = 1000  # log operations allowed beyond twice the live entries bef
 
 class PrefDBError(Exception):
     """A preference database file that is missing, corrupt or of another format (one-line message)."""
+
+
+class DamagedChunk(NamedTuple):
+    path: Path  # the chunk file
+    why: str  # one line: what is wrong with it
+
+
+class PrefDBDamaged(PrefDBError):
+    """Chunks of a database that cannot be read, while its manifest and other chunks can:
+    ``load(path, skip_damaged=True)`` goes on without them. ``lost``: the preferences that go with them
+    (None where the manifest predates its count of preferences); ``kept``: those that stay."""
+
+    def __init__(self, manifest: Path, damaged: list[DamagedChunk], kept: int, lost: int | None):
+        self.manifest, self.damaged, self.kept, self.lost = manifest, damaged, kept, lost
+        more = f" (and {len(damaged) - 1} other chunks)" if len(damaged) > 1 else ""
+        super().__init__(f"preference database chunk {damaged[0].path} is damaged: {damaged[0].why}{more}; "
+                         f"{lost_text(lost)} of {manifest} go with it, {kept} are readable")
+
+
+def lost_text(lost: int | None) -> str:
+    """'7 preferences', '1 preference', or 'an unknown number of preferences'."""
+    if lost is None:
+        return "an unknown number of preferences"
+    return f"{lost} preference{'' if lost == 1 else 's'}"
 
 
 class Entry(NamedTuple):
@@ -160,6 +189,9 @@ class PrefDB:
         self._ops_on_disk = 0
         self._next_chunk = 0
         self._log: list[list] = []
+        # load(skip_damaged=True): the chunks left out and the preferences that went with them (None: unknown)
+        self.damaged: list[DamagedChunk] = []
+        self.lost: int | None = 0
 
     # ---- contents -------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -354,19 +386,24 @@ class PrefDB:
             chunks.append(name)
         npz_json.write(path, {}, {
             "format": FORMAT, "format_version": FORMAT_VERSION, "max_prefs": self.max_prefs,
-            "val_fraction": self.val_fraction, "counter": self.counter,
+            "val_fraction": self.val_fraction, "counter": self.counter, "n_prefs": len(self),
             "rng_state": self.rng.bit_generator.state, "chunks": chunks})
         self._saved_to, self._chunks = path.resolve(), chunks
         self._on_disk = set(new_ids) if full else self._on_disk | set(new_ids)
         self._ops_on_disk = len(ops) if full else self._ops_on_disk + len(ops)
         self._log = []
         if full:  # the old chunks (and any a crash left behind) are no longer listed: delete them
+            damaged = {d.path.name for d in self.damaged}  # ... but keep a damaged one aside, for a post-mortem
             for old in chunks_dir(path).iterdir():
                 if old.name not in chunks and (old.suffix in (".npz", ".tmp")):
                     try:
-                        old.unlink()
+                        if old.name in damaged:
+                            old.rename(old.with_name(old.name + ".damaged"))
+                        else:
+                            old.unlink()
                     except OSError:
                         pass
+            self.damaged = []
 
     def _write_chunk(self, path: Path, seg_ids: list[str], ops: list[list]) -> None:
         parts, rewards, segs, offset, r_offset = [], [], [], 0, 0
@@ -387,10 +424,14 @@ class PrefDB:
                        {"format": CHUNK_FORMAT, "segments": segs, "ops": ops})
 
     @classmethod
-    def load(cls, path: str | Path, max_prefs: int | None = None) -> PrefDB:
-        """Read a saved database (never writes); ``max_prefs`` overrides the stored bound."""
+    def load(cls, path: str | Path, max_prefs: int | None = None, skip_damaged: bool = False) -> PrefDB:
+        """Read a saved database (never writes); ``max_prefs`` overrides the stored bound. A damaged chunk
+        raises PrefDBDamaged, or with ``skip_damaged`` is left out with its preferences (``db.damaged``,
+        ``db.lost``; the next save rewrites the database whole)."""
         try:
-            return cls._load(Path(path), max_prefs)
+            return cls._load(Path(path), max_prefs, skip_damaged)
+        except PrefDBDamaged:
+            raise
         except FileNotFoundError as e:
             why = "no such file" if Path(e.filename or "") == Path(path) else f"missing {e.filename}"
         except Exception as e:  # zip, npy, JSON, zlib or shape damage: all mean the same to the user
@@ -402,34 +443,77 @@ class PrefDB:
         return npz_json.read(path, what, want, type_names=True)
 
     @classmethod
-    def _load(cls, path: Path, max_prefs: int | None) -> PrefDB:
-        arrays, meta = cls._read_npz(path, {"meta"}, "preference database")
+    def check(cls, path: str | Path) -> int:
+        """Read every file of the database at ``path`` (the manifest, each chunk: zip checksums included)
+        without decoding a segment, and replay its log; returns how many preferences it holds. A damaged
+        chunk: PrefDBDamaged (naming it, with the preferences it costs); anything else: PrefDBError."""
+        try:
+            meta, version = cls._read_manifest(Path(path))
+            chunks, damaged = cls._read_chunks(Path(path), meta, version, keep_arrays=False)
+            live, where = cls._replay(chunks, lenient=bool(damaged))
+        except PrefDBDamaged:
+            raise
+        except FileNotFoundError as e:
+            why = "no such file" if Path(e.filename or "") == Path(path) else f"missing {e.filename}"
+        except Exception as e:  # noqa: BLE001 -- as in load
+            why = str(e) if isinstance(e, (_Bad, npz_json.NpzJsonError)) else f"{type(e).__name__}: {e}"
+        else:
+            kept = sum(1 for op in live.values() if op[1] in where and op[2] in where)
+            if damaged:
+                raise PrefDBDamaged(Path(path), damaged, kept, cls._lost(meta, kept))
+            return kept
+        raise PrefDBError(f"cannot read preference database {path}: {' '.join(why.split())}") from None
+
+    @staticmethod
+    def _lost(meta: dict, kept: int) -> int | None:
+        return max(0, int(meta["n_prefs"]) - kept) if "n_prefs" in meta else None
+
+    @classmethod
+    def _read_manifest(cls, path: Path) -> tuple[dict, int]:
+        _, meta = cls._read_npz(path, {"meta"}, "preference database")
         if meta.get("format") != FORMAT:
             raise _Bad(f"not a drlhp preference database (format {meta.get('format')!r})")
         version = meta.get("format_version")
         if version not in (1, FORMAT_VERSION):
             raise _Bad(f"format version {version}, this drlhp reads 1 and {FORMAT_VERSION}")
-        db = cls(meta["max_prefs"] if max_prefs is None else max_prefs, meta["val_fraction"])
-        db.rng.bit_generator.state = meta["rng_state"]
-        db.counter = int(meta["counter"])
+        return meta, version
+
+    @classmethod
+    def _read_chunks(cls, path: Path, meta: dict, version: int,
+                     keep_arrays: bool = True) -> tuple[list[tuple], list[DamagedChunk]]:
+        """[(name, arrays or None, segment metas, log)] of the readable chunks, and the damaged ones."""
+        want = {"blob", "true_rewards", "meta"}
         if version == 1:  # one file: every segment, then the entries of each split
-            arrays, meta = cls._read_npz(path, {"blob", "true_rewards", "meta"}, "preference database")
-            chunks = [(path, arrays, meta["segments"],
-                       [["add", a, b, m1, m2, o, split] for split in SPLITS for a, b, m1, m2, o in meta[split]])]
-        else:
-            chunks = []
-            for name in meta["chunks"]:
-                c_arrays, c_meta = cls._read_npz(chunks_dir(path) / name, {"blob", "true_rewards", "meta"},
-                                                 "preference database chunk")
+            arrays, meta = cls._read_npz(path, want, "preference database")
+            return [(path.name, arrays if keep_arrays else None, meta["segments"],
+                     [["add", a, b, m1, m2, o, split] for split in SPLITS for a, b, m1, m2, o in meta[split]])], []
+        chunks, damaged = [], []
+        for name in meta["chunks"]:
+            file = chunks_dir(path) / name
+            try:
+                c_arrays, c_meta = cls._read_npz(file, want, "preference database chunk")
                 if c_meta.get("format") != CHUNK_FORMAT:
-                    raise _Bad(f"chunk {name} is not a drlhp preference database chunk")
-                chunks.append((name, c_arrays, c_meta["segments"], c_meta["ops"]))
-        # replay the log, then decode only the segments that live entries use (the newest copy of each)
+                    raise _Bad("not a drlhp preference database chunk")
+                segs, ops = c_meta["segments"], c_meta["ops"]
+            except FileNotFoundError:
+                damaged.append(DamagedChunk(file, "missing"))
+                continue
+            except (OSError, npz_json.NpzJsonError, _Bad, KeyError) as e:
+                why = e.strerror or type(e).__name__ if isinstance(e, OSError) else str(e)
+                damaged.append(DamagedChunk(file, " ".join((why or type(e).__name__).split())))
+                continue
+            chunks.append((name, c_arrays if keep_arrays else None, segs, ops))
+        return chunks, damaged
+
+    @staticmethod
+    def _replay(chunks: list[tuple], lenient: bool) -> tuple[dict[int, list], dict[str, tuple]]:
+        """The live ``add`` operations by order, and where each segment's newest copy is. ``lenient``
+        (chunks are missing): a relabel of a preference the readable chunks do not hold is ignored."""
         live: dict[int, list] = {}
         where: dict[str, tuple] = {}
         for name, c_arrays, segs, ops in chunks:
             for m in segs:
-                where[m["id"]] = (c_arrays, m)
+                where[m["id"]] = (c_arrays, m, name)
             for op in ops:
                 if op[0] == "add":
                     live[int(op[5])] = op
@@ -437,10 +521,29 @@ class PrefDB:
                     live.pop(int(op[1]), None)
                 elif op[0] == "relabel":
                     if int(op[1]) not in live:
+                        if lenient:
+                            continue
                         raise _Bad(f"chunk {name} relabels a preference it does not hold")
                     live[int(op[1])] = [*live[int(op[1])][:3], op[2], op[3], *live[int(op[1])][5:]]
                 else:
                     raise _Bad(f"chunk {name} holds an unknown operation {op[0]!r}")
+        return live, where
+
+    @classmethod
+    def _load(cls, path: Path, max_prefs: int | None, skip_damaged: bool = False) -> PrefDB:
+        meta, version = cls._read_manifest(path)
+        db = cls(meta["max_prefs"] if max_prefs is None else max_prefs, meta["val_fraction"])
+        db.rng.bit_generator.state = meta["rng_state"]
+        db.counter = int(meta["counter"])
+        chunks, damaged = cls._read_chunks(path, meta, version)
+        # replay the log, then decode only the segments that live entries use (the newest copy of each)
+        live, where = cls._replay(chunks, lenient=bool(damaged))
+        if damaged:
+            kept = sum(1 for op in live.values() if op[1] in where and op[2] in where)
+            if not skip_damaged:
+                raise PrefDBDamaged(path, damaged, kept, cls._lost(meta, kept))
+            live = {o: op for o, op in live.items() if op[1] in where and op[2] in where}
+            db.damaged, db.lost = damaged, cls._lost(meta, kept)
         for order in sorted(live):
             _, id1, id2, mu1, mu2, _, split = live[order]
             if split not in SPLITS:
@@ -453,14 +556,14 @@ class PrefDB:
             if (mu1, mu2) not in VALID_MU:
                 raise _Bad(f"a {split} preference has invalid mu {(mu1, mu2)}")
             db._insert(Entry(id1, id2, (float(mu1), float(mu2)), order), split)
-        if version == FORMAT_VERSION:
+        if version == FORMAT_VERSION and not damaged:  # with damaged chunks left out, the next save is whole
             db._saved_to, db._chunks = path.resolve(), list(meta["chunks"])
             db._on_disk, db._ops_on_disk = set(where), sum(len(c[3]) for c in chunks)
             db._next_chunk = 1 + max((int(Path(n).stem) for n in db._chunks), default=-1)
         db._trim()  # a smaller bound: its removals are logged for the next save
         return db
 
-    def _load_segment(self, arrays: dict, m: dict) -> None:
+    def _load_segment(self, arrays: dict, m: dict, chunk: str) -> None:
         blob, rewards = arrays["blob"], arrays["true_rewards"]
         if blob.dtype != np.uint8 or rewards.dtype != np.float32:
             raise _Bad(f"blob/true_rewards have dtypes {blob.dtype}/{rewards.dtype}, want uint8/float32")
@@ -471,9 +574,9 @@ class PrefDB:
             _unzip(frames_z, m["frames_shape"])
             obs = _unzip(raw[m["obs_offset"]:m["obs_offset"] + m["obs_nbytes"]], m["obs_shape"])
         except (zlib.error, ValueError) as e:
-            raise _Bad(f"segment {m['id']}: compressed data damaged ({e})") from None
+            raise _Bad(f"chunk {chunk}: segment {m['id']}: compressed data damaged ({e})") from None
         if len(r) != m["length"] or segment_id(obs, r) != m["id"]:
-            raise _Bad(f"segment {m['id']} does not match its content hash")
+            raise _Bad(f"chunk {chunk}: segment {m['id']} does not match its content hash")
         self._store_segment(m["id"], obs, frames_z, m["frames_shape"], r, m["env_id"], m["worker"], m["step"])
 
 

@@ -5,16 +5,21 @@
     except KeyboardInterrupt:
         return mark_interrupted(record, "[run] interrupted; ...")   # status "interrupted", exit 130
 
+A reader that stops early (``python run.py --list_envs | head``, ``python -m floyd list | head``) is
+a stop too, of the output alone: ``except BrokenPipeError: return broken_pipe_exit()``.
+
 Imports nothing heavy: floyd (no TensorFlow) uses it too. The child processes' own handling of
 SIGTERM (a stop request they act on) is in drlhp.runtime.launcher.
 """
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from contextlib import contextmanager
 
 INTERRUPTED_EXIT = 130  # the shell's code for a process stopped by SIGINT (128 + 2)
+BROKEN_PIPE_EXIT = 1
 
 
 class SittingOver(KeyboardInterrupt):
@@ -86,3 +91,10 @@ def mark_interrupted(record, message: str | None = None, summary: dict | None = 
     if message:
         print(message, file=sys.stderr, flush=True)
     return INTERRUPTED_EXIT
+
+
+def broken_pipe_exit() -> int:
+    """After a BrokenPipeError on stdout (the reader has gone): stdout to /dev/null, so that the
+    interpreter's flush at exit raises no second error, and no message; returns the exit code, 1."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return BROKEN_PIPE_EXIT

@@ -15,11 +15,19 @@ ProcessGroup's start / watch / shutdown / figures / stopped_by_signal / pids, an
                machine (a local Ray, or cluster_utils' simulated nodes) that is the run directory. On a
                real cluster --run_dir must be on a filesystem every node mounts at the same path (NFS):
                nothing copies files written on another node back.
+    address    --ray_address is tried (a TCP connection, ADDRESS_TIMEOUT_S) before ray.init, which has no
+               time limit of its own: nothing there is one line and exit 2, not minutes of GCS time-outs
+    SIGTERM    the local Ray this run starts has SIGTERM blocked in every process (daemons and actors' workers
+               inherit the mask): a SIGTERM to the run's process group (``timeout``, ``kill -TERM -PGID``)
+               reaches the driver alone, which stops the roles through the stop flag, as for Ctrl-C (they
+               save; status "interrupted", exit 130), instead of Ray dying under them. Ray's shutdown then
+               waits about 1 s per daemon before it kills it.
 """
 from __future__ import annotations
 
 import os
 import signal
+import socket
 import sys
 import time
 import traceback
@@ -32,6 +40,7 @@ from drlhp.runtime.messages import Report
 from drlhp.runtime.ray_channels import create_channels
 
 START_TIMEOUT_S = 180.0  # an actor not started by then: no node has its resources, or the cluster is stuck
+ADDRESS_TIMEOUT_S = 5.0  # --ray_address: a TCP connection to it, tried before ray.init
 
 
 class _Role:
@@ -107,6 +116,35 @@ def init_kwargs(address: str | None = None) -> dict:
     return {"address": address, "include_dashboard": False, "log_to_driver": True,
             "runtime_env": {"env_vars": {"PYTHONPATH": path, "TF_CPP_MIN_LOG_LEVEL":
                                          os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2")}}}
+
+
+def address_problem(address: str | None, timeout_s: float = ADDRESS_TIMEOUT_S) -> str | None:
+    """Why the Ray cluster ray.init would join cannot be reached, in one line, or None (it answers, or
+    a local Ray will be started). ``address`` is --ray_address; as ray.init, RAY_ADDRESS stands in for
+    None and "auto", and "auto" finds the cluster running on this machine."""
+    from ray._private.services import canonicalize_bootstrap_address
+
+    given = address or os.environ.get("RAY_ADDRESS") or None
+    if given is None or given == "local":
+        return None
+    name = f"--ray_address {address}" if address else f"RAY_ADDRESS {given}"
+    try:
+        target = given.split("://", 1)[1] if "://" in given else canonicalize_bootstrap_address(given)
+    except (ConnectionError, ValueError) as e:  # "auto" with no cluster running here
+        return f"{name}: {' '.join(str(e).split())}"
+    if target is None:
+        return None
+    host, _, port = target.rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except ValueError:
+        return f"{name}: give HOST:PORT (the head node's GCS port, 6379 by default) or auto"
+    except OSError as e:
+        why = f"no answer within {timeout_s:g} s" if isinstance(e, TimeoutError) else (e.strerror or type(e).__name__)
+        tried = "" if target == given else f", tried as {target}"  # Ray's own reading of localhost
+        return (f"{name}: no Ray cluster answers there ({why}{tried}); start one with `ray start --head`, or "
+                f"leave --ray_address out to start a local Ray")
+    return None
 
 
 class RayGroup:
@@ -219,6 +257,15 @@ def create(cfg, profile_dir=None, run_dir=None):
     """Join (or start) Ray, make the channels' hub: (Channels, RayGroup)."""
     owns = not ray.is_initialized()
     if owns:
-        ray.init(**init_kwargs(cfg.ray_address))
+        # Every process ray.init starts inherits this thread's signal mask: SIGTERM blocked, a SIGTERM to
+        # the group is the driver's to act on (see SIGTERM above). ray.init also sets this process's
+        # SIGTERM handler (sys.exit): the run's own is put back.
+        handler = signal.getsignal(signal.SIGTERM)
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        try:
+            ray.init(**init_kwargs(cfg.ray_address))
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            signal.signal(signal.SIGTERM, handler)
     channels, hub = create_channels(cfg.prefs.segment_queue_size)
     return channels, RayGroup(channels, hub, cfg, profile_dir, owns_ray=owns, run_dir=run_dir)

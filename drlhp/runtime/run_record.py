@@ -11,7 +11,7 @@
     <run_dir>/progress*.csv, tb/ metrics (drlhp.runtime.metrics)
     <run_dir>/checkpoints/       policy checkpoints (drlhp.policy.checkpoint)
     <run_dir>/summary.json       final figures, written at the end
-    <run_dir>/curves.png         the main curves, drawn at the end (floyd.plots)
+    <run_dir>/curves.png         the main curves, drawn at the end (drlhp.runtime.curves)
 
 A resumed run (same --run_dir) keeps run.json's first start time and adds a sitting; config.json,
 command.txt and code_version.json then describe the latest sitting, and each sitting in run.json keeps
