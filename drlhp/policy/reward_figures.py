@@ -12,12 +12,12 @@ it. Steps before a -1 are taken within one rollout (a -1 in a rollout's first st
 """
 from __future__ import annotations
 
-from drlhp.policy.trainer import RolloutObserver
-
 BEFORE_STEPS = 3  # the steps before a conceded point: the ball passing the paddle
 
 
-class RewardFigures(RolloutObserver):
+class RewardFigures:
+    """A rollout observer (drlhp.policy.trainer.RolloutObserver's three methods)."""
+
     def __init__(self, reward_source):
         self.reward_source = reward_source
         self._reset()
@@ -57,3 +57,6 @@ class RewardFigures(RolloutObserver):
             out["reward/at_point_won"] = self.sum_won / self.n_won
         self._reset()
         return out
+
+    def summary(self) -> dict:
+        return {}

@@ -28,6 +28,7 @@ import numpy as np
 from drlhp.config import RunConfig
 from drlhp.policy.a2c import A2CPolicy
 from drlhp.policy.checkpoint import load_policy_checkpoint, save_milestone, save_policy_checkpoint
+from drlhp.policy.reward_figures import RewardFigures
 from drlhp.policy.reward_source import RewardSource
 from drlhp.policy.rollout import RolloutRunner
 from drlhp.runtime.formatting import format_duration
@@ -131,8 +132,6 @@ class PolicyTrainer:
         self.print = print_fn
         self.observers, self.should_stop, self.wait_for_reward = list(observers), should_stop, wait_for_reward
         if reward_source.name in ("predicted", "env_scaled"):  # what the reward pays around points
-            from drlhp.policy.reward_figures import RewardFigures
-
             self.observers.append(RewardFigures(reward_source))
         self.state = TrainingState()
         self.has_success = None
