@@ -387,3 +387,18 @@ def test_early_stopped_pretraining_still_teaches():
     cap = math.ceil(100 * db.n_train / cfg.batch_size)
     assert trainer.steps < cap / 4, (trainer.steps, cap)
     assert trainer.pretrain_best >= 0.85 and trainer.last_eval["reward/val_accuracy"] >= 0.8, trainer.last_eval
+
+
+def test_dropout_follows_the_first_n_convolutions():
+    """--reward_dropout_layers N: dropout after the first N of the 4 convolutions (paper 4, the original
+    reproduction 3), the convolutions themselves unchanged."""
+    from drlhp.reward.model import PairedDropout, reward_network
+
+    def dropouts(n):
+        model = reward_network((84, 84, 4), seed=0, dropout=0.5, batchnorm=False, dropout_layers=n)
+        return [type(layer).__name__ for layer in model.layers
+                if isinstance(layer, PairedDropout) or type(layer).__name__ == "Conv2D"]
+
+    assert dropouts(4) == ["Conv2D", "PairedDropout"] * 4
+    assert dropouts(3) == ["Conv2D", "PairedDropout"] * 3 + ["Conv2D"]
+    assert dropouts(0) == ["Conv2D"] * 4

@@ -161,3 +161,18 @@ def test_original_rewards_and_the_policys_input_keep_the_score():
     assert (rollout.next_obs[..., mask, :] == 0).all()
     score = rollout.b_obs[..., mask, -1]
     assert (score != 0).all() and (score != score[0]).any(), "the policy still sees the score, and it changes"
+
+
+def test_score_visible_leaves_what_the_predictor_sees_as_it_is():
+    """--score_visible: the predictor's and the labeller's view keeps the score (the original reproduction)."""
+    from envs import make_vec_env
+
+    obs = np.random.default_rng(0).integers(1, 255, (3, 84, 84, 4), dtype=np.uint8)
+    visible = make_vec_env("PongNoFrameskip-v4", 1, n_threads=1, score_visible=True)
+    blanked = make_vec_env("PongNoFrameskip-v4", 1, n_threads=1)
+    try:
+        assert np.array_equal(visible.predictor_view(obs.copy()), obs)
+        assert not np.array_equal(blanked.predictor_view(obs.copy()), obs)
+    finally:
+        visible.close()
+        blanked.close()
