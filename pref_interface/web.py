@@ -235,7 +235,7 @@ class WebLabeller:
 
     def state(self, page: Page, message: str = "") -> dict:
         iface, pairs = self.iface, page.pairs
-        shown = [{"number": pair.number, "frames": len(pair[0].frames),
+        shown = [{"number": pair.number, "frames": len(pair[0].frames), "clips": [pair[0].id, pair[1].id],
                   "size": [list(pair[0].frames.shape[1:3]), list(pair[1].frames.shape[1:3])]}
                  for pair in pairs.waiting]
         status = {"db_size": None if self.db_size is None else int(self.db_size.value),
