@@ -47,7 +47,7 @@ import time
 import traceback
 from pathlib import Path
 
-from pref_interface.answers import ANSWERS, FPS, LOOP_PAUSE_FRAMES, REPEAT_GUARD_S, PairQueue
+from pref_interface.answers import ANSWER_TEXT, ANSWERS, FPS, LOOP_PAUSE_FRAMES, REPEAT_GUARD_S, PairQueue
 
 TICK_S = 0.1
 PAIRS_AHEAD = 2  # per page: the pair on screen and the next (its clips load while the person watches)
@@ -347,7 +347,7 @@ class WebLabeller:
         self.n_cant_tell += kind == "cant_tell"
         self._send_final()  # the answer before this one is final now: on the queue before the next pair shows
         self._fill(page)
-        return web.json_response(self.state(page, f"pair {answer.pair.number}: {kind.replace('_', ' ')}"))
+        return web.json_response(self.state(page, f"pair {answer.pair.number}: {ANSWER_TEXT[kind]}   (u: undo)"))
 
     async def _undo(self, request):
         from aiohttp import web
