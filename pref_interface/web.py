@@ -130,6 +130,7 @@ class WebLabeller:
 
         app = web.Application(client_max_size=MAX_BODY, middlewares=[self._token_middleware,
                                                                       self._error_middleware])
+        app.on_response_prepare.append(_plain_headers)
         app.router.add_get("/", self._page)
         app.router.add_get("/api/state", self._state)
         app.router.add_get(r"/clip/{number:\d{1,9}}/{side:left|right}", self._clip)
@@ -371,6 +372,12 @@ class WebLabeller:
         if isinstance(page_id, str) and page_id in self.pages:
             self._drop_page(self.pages[page_id])
         return web.json_response({"ok": True})
+
+
+async def _plain_headers(request, response) -> None:
+    """No server name and version in replies; nothing sniffed as another type than the one said."""
+    response.headers["Server"] = "drlhp"
+    response.headers["X-Content-Type-Options"] = "nosniff"
 
 
 def clip_png(frames) -> bytes:

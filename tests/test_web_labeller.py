@@ -116,6 +116,7 @@ def test_without_the_token_every_request_gets_403_and_nothing_else(served):
     assert requests.get(f"{s.url}/?token={s.server.token}", timeout=10).status_code == 200  # in the address
     page_html = s.get("/")
     assert page_html.status_code == 200 and "which clip is better?" in page_html.text
+    assert page_html.headers["Server"] == "drlhp"  # no library name and version to the network
     assert s.state(page)["pairs"]
 
 
