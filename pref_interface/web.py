@@ -126,21 +126,15 @@ class WebLabeller:
 
     # ---- the loop ----------------------------------------------------------------------------------
     async def run(self) -> dict:
-        from aiohttp import web
-
-        app = web.Application(client_max_size=MAX_BODY, middlewares=[self._token_middleware,
-                                                                      self._error_middleware])
-        app.on_response_prepare.append(_plain_headers)
+        app = guarded_app(self.token, self.log, on_refused=self._count_bad_request)
         app.router.add_get("/", self._page)
         app.router.add_get("/api/state", self._state)
         app.router.add_get(r"/clip/{number:\d{1,9}}/{side:left|right}", self._clip)
         app.router.add_post("/api/answer", self._answer)
         app.router.add_post("/api/undo", self._undo)
         app.router.add_post("/api/bye", self._bye)
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await runner.setup()
+        runner = await serve(app, self.sock)
         try:
-            await web.SockSite(runner, self.sock).start()
             self.log(f"[prefs] label in a browser: {self.address}", flush=True)
             if self.host in ("0.0.0.0", "::", ""):
                 self.log(f"[prefs] the page is served on every network of this machine (--web_host {self.host}): "
@@ -248,55 +242,8 @@ class WebLabeller:
                 "poll_s": POLL_S, "hold_s": self.hold_s, **status}
 
     # ---- requests ----------------------------------------------------------------------------------
-    def _authorized(self, request) -> bool:
-        given = request.headers.get("X-Token") or request.query.get("token") or ""
-        return hmac.compare_digest(given.encode(), self.token.encode())
-
-    @property
-    def _token_middleware(self):
-        from aiohttp import web
-
-        @web.middleware
-        async def token(request, handler):
-            if not self._authorized(request):
-                self.n_bad_requests += 1
-                return web.Response(status=403, text="403: forbidden\n")
-            return await handler(request)
-
-        return token
-
-    @property
-    def _error_middleware(self):
-        from aiohttp import web
-
-        @web.middleware
-        async def errors(request, handler):
-            try:
-                return await handler(request)
-            except BadRequest as e:
-                self.n_bad_requests += 1
-                return web.json_response({"error": str(e)}, status=e.status)
-            except web.HTTPException as e:  # aiohttp's own: 404, 405, 413 (body over MAX_BODY), ...
-                if e.status >= 400:
-                    self.n_bad_requests += 1
-                    return web.json_response({"error": e.reason}, status=e.status)
-                raise
-            except Exception:  # noqa: BLE001 -- a bug here must cost one request, never the run
-                self.log(f"[prefs] error serving {request.method} {request.path}:\n{traceback.format_exc()}",
-                         file=sys.stderr, flush=True)
-                return web.json_response({"error": "internal error (logged by the run)"}, status=500)
-
-        return errors
-
-    async def _body(self, request) -> dict:
-        raw = await request.read()  # 413 beyond client_max_size (MAX_BODY)
-        try:
-            body = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            raise BadRequest(400, "the body must be a JSON object") from None
-        if not isinstance(body, dict):
-            raise BadRequest(400, "the body must be a JSON object")
-        return body
+    def _count_bad_request(self) -> None:
+        self.n_bad_requests += 1
 
     async def _page(self, request):
         from aiohttp import web
@@ -326,7 +273,7 @@ class WebLabeller:
     async def _answer(self, request):
         from aiohttp import web
 
-        body = await self._body(request)
+        body = await json_body(request)
         page, number, kind = self._page_of(body.get("page")), body.get("pair"), body.get("answer")
         if kind not in ANSWERS:
             raise BadRequest(400, f"answer: one of {', '.join(ANSWERS)}")
@@ -353,7 +300,7 @@ class WebLabeller:
     async def _undo(self, request):
         from aiohttp import web
 
-        page = self._page_of((await self._body(request)).get("page"))
+        page = self._page_of((await json_body(request)).get("page"))
         undone = page.pairs.undo()
         if undone is None:
             return web.json_response(self.state(page, f"nothing to undo (an answer is final after the next one, "
@@ -368,10 +315,71 @@ class WebLabeller:
     async def _bye(self, request):
         from aiohttp import web
 
-        page_id = (await self._body(request)).get("page")
+        page_id = (await json_body(request)).get("page")
         if isinstance(page_id, str) and page_id in self.pages:
             self._drop_page(self.pages[page_id])
         return web.json_response({"ok": True})
+
+
+def guarded_app(token: str, log=print, on_refused=lambda: None):
+    """An aiohttp Application for a page of drlhp's: every request needs ``token`` (?token=T or the header
+    X-Token: T; else 403 and nothing else), bodies up to MAX_BODY bytes, a BadRequest or aiohttp's own
+    4xx answered with one line of JSON, any other error logged and answered 500 without a traceback.
+    ``on_refused()`` is called for each request refused."""
+    from aiohttp import web
+
+    expected = token.encode()
+
+    @web.middleware
+    async def need_token(request, handler):
+        given = request.headers.get("X-Token") or request.query.get("token") or ""
+        if not hmac.compare_digest(given.encode(), expected):
+            on_refused()
+            return web.Response(status=403, text="403: forbidden\n")
+        return await handler(request)
+
+    @web.middleware
+    async def errors(request, handler):
+        try:
+            return await handler(request)
+        except BadRequest as e:
+            on_refused()
+            return web.json_response({"error": str(e)}, status=e.status)
+        except web.HTTPException as e:  # aiohttp's own: 404, 405, 413 (body over MAX_BODY), ...
+            if e.status >= 400:
+                on_refused()
+                return web.json_response({"error": e.reason}, status=e.status)
+            raise
+        except Exception:  # noqa: BLE001 -- a bug here must cost one request, never the run
+            log(f"[prefs] error serving {request.method} {request.path}:\n{traceback.format_exc()}",
+                file=sys.stderr, flush=True)
+            return web.json_response({"error": "internal error (logged by the run)"}, status=500)
+
+    app = web.Application(client_max_size=MAX_BODY, middlewares=[need_token, errors])
+    app.on_response_prepare.append(_plain_headers)
+    return app
+
+
+async def json_body(request) -> dict:
+    """The request's body, a JSON object (BadRequest otherwise; 413 beyond the app's MAX_BODY)."""
+    raw = await request.read()
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise BadRequest(400, "the body must be a JSON object") from None
+    if not isinstance(body, dict):
+        raise BadRequest(400, "the body must be a JSON object")
+    return body
+
+
+async def serve(app, sock):
+    """Serve ``app`` on the listening socket; returns the runner (``await runner.cleanup()`` to stop)."""
+    from aiohttp import web
+
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    await runner.setup()
+    await web.SockSite(runner, sock).start()
+    return runner
 
 
 async def _plain_headers(request, response) -> None:

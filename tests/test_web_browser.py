@@ -185,3 +185,48 @@ def test_two_pages_closing_one_mid_pair_and_ctrl_c_lose_nothing(browser_ok, tmp_
         assert len(saved) == len(set((x, y) for x, y, _ in saved)) == 8
     finally:
         run.kill()
+
+
+def test_the_review_page_in_a_browser_relabels_deletes_and_ctrl_c_saves(browser_ok, tmp_path):
+    """python -m pref_interface.review --web on a saved database: keys in the page relabel, delete and keep
+    pairs; Ctrl-C in the terminal writes the edits and ends it."""
+    from drlhp.reward.pref_db import PrefDB
+    from test_web_labeller import _saved_db
+
+    path = tmp_path / "prefs.npz"
+    _saved_db(path)
+    out = tmp_path / "review.txt"
+    with open(out, "w") as f:
+        proc = subprocess.Popen([sys.executable, "-m", "pref_interface.review", "--load_prefs_dir", str(path), "--web"],
+                                cwd=REPO, stdout=f, stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=default_sigint)
+    try:
+        deadline = time.monotonic() + 60
+        while not (m := re.search(r"review in a browser: (\S+)", out.read_text())):
+            assert proc.poll() is None and time.monotonic() < deadline, out.read_text()
+            time.sleep(0.2)
+        with chromium() as driver:
+            person = Person(driver, m.group(1))
+
+            def chosen(other_than=None):
+                deadline = time.monotonic() + 30
+                while (c := driver.execute_script("return document.body.dataset.chosen || ''")) in ("", other_than):
+                    assert time.monotonic() < deadline, f"the review page still shows {c!r}"
+                    time.sleep(0.05)
+                return c
+
+            now = chosen()
+            for key in ("d", "s", "n"):  # pair 1: right; pair 2: deleted; pair 3: unchanged
+                person.press(key)
+                now = chosen(other_than=now)
+            assert "1 relabelled, 1 deleted" in driver.execute_script("return document.getElementById('counts')"
+                                                                      ".textContent")
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0, out.read_text()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert "1 relabelled, 1 deleted: 3 preferences" in out.read_text()
+    saved = PrefDB.load(path)
+    entries = sorted(saved.entries("train") + saved.entries("val"), key=lambda e: e.order)
+    assert [tuple(e.mu) for e in entries] == [MU_RIGHT, MU_EQUAL, MU_LEFT]

@@ -264,3 +264,69 @@ def test_the_address_has_the_token_and_a_taken_port_is_one_line(served):
     assert other.token != s.server.token and len(other.token) >= 32
     other.sock.close()
     s.stop()
+
+
+# ---- the review tool's page (python -m pref_interface.review --web) ------------------------------------
+def _saved_db(path, n=4):
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.runtime.messages import MU_RIGHT, Preference
+
+    db = PrefDB(seed=0)
+    for i, mu in zip(range(n), (MU_LEFT, MU_RIGHT, MU_EQUAL, MU_LEFT)):
+        db.add(Preference(seg(10 + 2 * i), seg(11 + 2 * i), mu))
+    db.save(path)
+    return db
+
+
+def test_the_review_page_lists_relabels_deletes_undoes_and_saves(tmp_path):
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.runtime.messages import MU_RIGHT
+    from pref_interface.review import Review
+    from pref_interface.review_web import ReviewServer
+
+    path = tmp_path / "prefs.npz"
+    _saved_db(path)
+    review = Review(PrefDB.load(path))
+
+    def save():
+        review.apply()
+        review.db.save(path)
+        return "saved"
+
+    server = ReviewServer(review, save)
+    thread = threading.Thread(target=lambda: asyncio.run(server.run()))
+    thread.start()
+    try:
+        assert server.ready.wait(10)
+        url, headers = f"http://127.0.0.1:{server.port}", {"X-Token": server.token}
+        assert requests.get(url + "/api/review", timeout=10).status_code == 403
+        state = requests.get(url + "/api/review", headers=headers, timeout=10).json()
+        orders = [p["order"] for p in state["pairs"]]
+        assert [p["recorded"] for p in state["pairs"]] == ["left", "right", "equal", "left"]
+        assert state["chosen"] == orders[0]
+        sheet = requests.get(f"{url}/clip/{orders[1]}/right", headers=headers, timeout=10)
+        from PIL import Image
+
+        np.testing.assert_array_equal(np.asarray(Image.open(io.BytesIO(sheet.content))).reshape(T, 6, 7, 3),
+                                      seg(13).frames)
+
+        def edit(order, change, status=200):
+            reply = requests.post(url + "/api/edit", json={"order": order, "change": change}, headers=headers,
+                                  timeout=10)
+            assert reply.status_code == status, reply.text
+            return reply.json()
+
+        edit(orders[0], "right")
+        edit(orders[1], "delete")
+        state = edit(orders[3], "delete")
+        assert state["deleted"] == 2 and state["unsaved"] is True
+        requests.post(url + "/api/undo", json={}, headers=headers, timeout=10)  # the last delete taken back
+        assert "no pair 999" in edit(999, "left", 404)["error"]
+        assert "change" in edit(orders[2], "sideways", 400)["error"]
+        assert requests.post(url + "/api/save", json={}, headers=headers, timeout=10).json()["message"] == "saved"
+    finally:
+        server.stop_event.set()
+        thread.join(10)
+    saved = PrefDB.load(path)
+    entries = sorted(saved.entries("train") + saved.entries("val"), key=lambda e: e.order)
+    assert [tuple(e.mu) for e in entries] == [MU_RIGHT, MU_EQUAL, MU_LEFT]  # relabelled; deleted; kept; kept
