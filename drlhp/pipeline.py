@@ -215,6 +215,12 @@ def _check_inputs(cfg: RunConfig) -> None:
                                       "synthetic oracle labels instead of a person)")
         if problem:
             raise UsageError(problem)
+    if labelling and cfg.prefs.labeller == "web":  # the page's address: taken, or not this machine's?
+        from pref_interface.web import address_problem
+
+        problem = address_problem(cfg.prefs.web_host, cfg.prefs.web_port)
+        if problem:
+            raise UsageError(problem)
     if cfg.load_policy_ckpt_dir:  # checkpoints and databases: read now, so a wrong file costs one line
         try:
             load_policy_checkpoint(cfg.load_policy_ckpt_dir)

@@ -35,9 +35,11 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import errno
 import hmac
 import io
 import json
+import os
 import re
 import secrets
 import socket
@@ -401,11 +403,23 @@ def clip_png(frames) -> bytes:
     return out.getvalue()
 
 
+def address_problem(host: str, port: int) -> str | None:
+    """None if the page can be served on host:port now (run.py asks before starting anything), else why not."""
+    try:
+        _listen(host, port).close()
+    except RuntimeError as e:
+        return str(e)
+    return None
+
+
 def _listen(host: str, port: int) -> socket.socket:
     """A listening socket on host:port (port 0: a free one), or one line saying why not."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
         return socket.create_server((host, port), family=family, backlog=64)
-    except OSError as e:
-        raise RuntimeError(f"cannot serve the labelling page on {host}:{port}: {e.strerror or e} "
-                           f"(choose another --web_port, or 0 for a free one)") from None
+    except (OSError, OverflowError) as e:  # taken, not an address of this machine, no such host
+        fix = ("choose another --web_port, or 0 for a free one" if getattr(e, "errno", None) == errno.EADDRINUSE
+               else "--web_host must be an address of this machine: 127.0.0.1, 0.0.0.0 or one of its own")
+        code = getattr(e, "errno", None) or 0
+        why = os.strerror(code) if code > 0 else "no such host" if code < 0 else str(e)  # < 0: getaddrinfo's
+        raise RuntimeError(f"cannot serve the page on {host}:{port}: {why} ({fix})") from None

@@ -258,7 +258,7 @@ def test_a_clip_is_its_frames_lossless_in_colour(served):
 def test_the_address_has_the_token_and_a_taken_port_is_one_line(served):
     s = served()
     assert any(f"http://127.0.0.1:{s.server.port}/?token={s.server.token}" in line for line in s.lines)
-    with pytest.raises(RuntimeError, match=f"cannot serve the labelling page on 127.0.0.1:{s.server.port}"):
+    with pytest.raises(RuntimeError, match=f"cannot serve the page on 127.0.0.1:{s.server.port}"):
         WebLabeller(s.iface, s.stop_event, port=s.server.port)
     other = WebLabeller(s.iface, s.stop_event)
     assert other.token != s.server.token and len(other.token) >= 32
@@ -330,3 +330,17 @@ def test_the_review_page_lists_relabels_deletes_undoes_and_saves(tmp_path):
     saved = PrefDB.load(path)
     entries = sorted(saved.entries("train") + saved.entries("val"), key=lambda e: e.order)
     assert [tuple(e.mu) for e in entries] == [MU_RIGHT, MU_EQUAL, MU_LEFT]  # relabelled; deleted; kept; kept
+
+
+def test_run_py_refuses_an_address_it_cannot_serve_on_in_one_line(tmp_path, cli):
+    """A taken --web_port, or a --web_host that is not this machine's: one line, exit 2, before anything
+    starts (no run directory)."""
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        for flags, why in ((["--web_port", port], f"127.0.0.1:{port}: Address already in use (choose another"),
+                           (["--web_host", "192.0.2.1"], "192.0.2.1:0: Cannot assign requested address (--web_host")):
+            proc = cli("--env", "MovingDot-v0", "--labeller", "web", *flags, "--run_dir", tmp_path / "run", timeout=60)
+            lines = proc.stderr.strip().splitlines()
+            assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+            assert lines[0].startswith("run.py: error: cannot serve the page on ") and why in lines[0]
+    assert not (tmp_path / "run").exists()
