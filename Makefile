@@ -26,6 +26,8 @@ run: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
+# System packages are not make's: the Xvfb tests (Xvfb, xdotool) and the browser tests (Debian's chromium and
+# chromium-driver) install theirs with apt-get where they run as root, and skip with the reason elsewhere.
 test: lint
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q --durations=15 tests
 

@@ -18,6 +18,7 @@ import typing
 from dataclasses import dataclass, field
 
 from drlhp.runtime.cpu import ONEDNN_SETTINGS
+from pref_interface.labellers import DEFAULT_LABELLER, LABELLERS
 
 MODES = ("train_policy_with_preferences", "gather_initial_prefs", "pretrain_reward_predictor",
          "train_policy_with_original_rewards", "watch")
@@ -61,16 +62,17 @@ def json_resources(text: str) -> dict:
 
 
 def opt(default, *, check=None, choices=None, flag: str | None = None, negatable: bool = False,
-        metavar: str | None = None, parse=None, cli: bool = True):
+        metavar: str | None = None, parse=None, cli: bool = True, aliases: dict | None = None):
     """A config field with what its flag needs: ``check`` (what the value must be: whole(1), POSITIVE, ...;
     ``choices`` imply one_of), ``flag`` (a name other than the default), ``negatable`` (a bool flag that
     also has --no-NAME; a setting of choices "on" and "off": --NAME alone is "on", --no-NAME "off"),
-    ``parse`` (the flag's text to the value, where the field's type cannot),
-    ``cli=False`` (no flag)."""
+    ``parse`` (the flag's text to the value, where the field's type cannot), ``cli=False`` (no flag),
+    ``aliases`` ({other flag: value}: a flag without a value that sets this field to that value, such as
+    --synthetic_prefs for --labeller oracle)."""
     if choices is not None:
         check = one_of(choices)
     meta = {"check": check, "choices": choices, "flag": flag, "negatable": negatable, "metavar": metavar,
-            "parse": parse, "cli": cli}
+            "parse": parse, "cli": cli, "aliases": aliases or {}}
     if isinstance(default, (list, dict, set)) or callable(default):
         return field(default_factory=default, metadata=meta)
     return field(default=default, metadata=meta)
@@ -205,8 +207,13 @@ class PrefConfig:
     """Segments, pairing, labelling and the preference database.
 
     Attributes:
-        synthetic_prefs: the synthetic oracle labels (it prefers the clip with the larger sum of true,
-            unclipped reward; (0.5, 0.5) on a tie); without it a person labels, in the labelling window.
+        labeller: who labels the pairs (pref_interface/labellers.py): "oracle" (the synthetic oracle prefers
+            the clip with the larger sum of true, unclipped reward; (0.5, 0.5) on a tie; --synthetic_prefs is
+            the same), "window" (a person, in the labelling window; needs a display) or "web" (a person, or
+            several, in a browser: the run prints the page's address; docs/labelling.md).
+        web_host: --labeller web: the address the page is served on. 127.0.0.1 (this machine only: from a
+            laptop, ssh -L); 0.0.0.0 serves every network this machine is on, to anyone who has the token.
+        web_port: --labeller web: the page's TCP port (0: a free one, printed at start).
         query_selection: "random" pairs, or "variance": of --variance_candidates candidate pairs, the one
             whose predicted preference varies most across the ensemble (the paper's active queries).
         segment_length: agent steps per clip (paper: 25, about 1.7 s of Atari at 15 fps).
@@ -225,7 +232,9 @@ class PrefConfig:
         show_agent: a person labels: the window also loops the agent's latest finished episode (worker 0).
     """
 
-    synthetic_prefs: bool = opt(False)
+    labeller: str = opt(DEFAULT_LABELLER, choices=tuple(LABELLERS), aliases={"synthetic_prefs": "oracle"})
+    web_host: str = opt("127.0.0.1", metavar="HOST")
+    web_port: int = opt(0, check=within(0, 65535), metavar="PORT")
     query_selection: str = opt("random", choices=QUERY_SELECTIONS)
     segment_length: int = opt(25, check=whole(1))
     segments_per_cut: int = opt(4, check=whole(1))
@@ -435,6 +444,9 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         g.add_argument(f"--{flag.name}", type=meta["parse"] or flag.type, default=f.default, choices=meta["choices"],
                        metavar=metavar, help=text)
+        for alias, value in meta["aliases"].items():
+            g.add_argument(f"--{alias}", dest=flag.name, action="store_const", const=value,
+                           help=f"the same as --{flag.name} {value}")
     return p
 
 
@@ -502,6 +514,8 @@ def flags_markdown() -> str:
         if f.metadata.get("choices"):
             accepts = ", ".join(f"`{c}`" for c in f.metadata["choices"])
         lines.append(f"| `{name}` | {default and f'`{default}`'} | {accepts} | {flag.help.replace('|', '/')} |")
+        lines += [f"| `--{alias}` | | | the same as `--{flag.name} {value}` |"
+                  for alias, value in f.metadata["aliases"].items()]
     return "\n".join(lines) + "\n"
 
 

@@ -34,6 +34,7 @@ from drlhp.runtime.interrupts import (
 from drlhp.runtime.profiling import profiled
 from drlhp.runtime.run_paths import RunPaths
 from drlhp.runtime.run_record import RunRecord, default_run_dir
+from pref_interface.labellers import LABELLERS
 
 
 class UsageError(Exception):
@@ -131,7 +132,18 @@ RESUME_FREELY = ("log_interval", "stop_after_hours", "milestone_million_timestep
                  "labeller_resources", "stop_at_million_timesteps", "profile", "preset", "resume_with_changes",
                  "episodes", "video", "n_env_threads", "tf_intra_threads", "tf_inter_threads",
                  "policy_ckpt_interval", "reward.tf_intra_threads", "reward.onednn", "reward.ckpt_interval_s",
-                 "prefs.prefs_save_interval", "skip_damaged_prefs")
+                 "prefs.prefs_save_interval", "skip_damaged_prefs", "prefs.web_host", "prefs.web_port")
+
+
+def _labeller_of_old_config(config: dict) -> dict:
+    """A run recorded before --labeller said who labels with the bool prefs.synthetic_prefs: the same
+    setting in today's words (True: "oracle", False: "window")."""
+    prefs = config.get("prefs")
+    if not isinstance(prefs, dict) or "synthetic_prefs" not in prefs:
+        return config
+    prefs = {k: v for k, v in prefs.items() if k != "synthetic_prefs"}
+    prefs.setdefault("labeller", "oracle" if config["prefs"]["synthetic_prefs"] else "window")
+    return {**config, "prefs": prefs}
 
 
 PATH_SETTINGS = ("run_dir", "load_policy_ckpt_dir", "load_prefs_dir", "load_reward_predictor_ckpt_dir", "video")
@@ -145,6 +157,7 @@ def _check_resume(cfg: RunConfig, record: RunRecord, derived: tuple[str, ...]) -
     before = record.read_json(RunPaths.CONFIG)
     if before is None or cfg.mode == "watch" or cfg.resume_with_changes:
         return
+    before = _labeller_of_old_config(before)
     changes = config_changes(before, cfg.to_dict(), ignore=(*derived, *RESUME_FREELY))
     defaults = flatten(RunConfig(mode=cfg.mode, env=cfg.env).to_dict())
     # a setting that did not exist when the run was recorded counts as its default then
@@ -237,10 +250,17 @@ def _check_inputs(cfg: RunConfig) -> None:
             raise UsageError(f"--run_dir {cfg.run_dir} already holds a run; watch records into a new run "
                              f"directory (leave --run_dir out, or give a new one; --video names the video)")
     labelling = cfg.mode == "gather_initial_prefs" or (cfg.mode == DEFAULT_MODE and not cfg.no_labelling)
-    if labelling and not cfg.prefs.synthetic_prefs:  # a person labels in a window: can one open here?
+    if labelling and LABELLERS[cfg.prefs.labeller].needs_display:  # a person labels in a window: can one open?
         from pref_interface.display import display_problem  # no Qt import: that happens in the child
 
-        problem = display_problem(fix="pass --synthetic_prefs (the synthetic oracle labels instead of a person)")
+        problem = display_problem(fix="pass --labeller web (label in a browser) or --synthetic_prefs (the "
+                                      "synthetic oracle labels instead of a person)")
+        if problem:
+            raise UsageError(problem)
+    if labelling and cfg.prefs.labeller == "web":  # the page's address: taken, or not this machine's?
+        from pref_interface.web import address_problem
+
+        problem = address_problem(cfg.prefs.web_host, cfg.prefs.web_port)
         if problem:
             raise UsageError(problem)
     if cfg.load_policy_ckpt_dir:  # checkpoints and databases: read now, so a wrong file costs one line
@@ -434,7 +454,7 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
                             stop_event=ch.stop_event, gathering_done=ch.gathering_done, run_dir=run_dir,
                             collect_only=gather, predictor_version=ch.predictor_version, db_size=ch.db_size,
                             pair_updates=ch.pair_updates)
-                show_agent = cfg.prefs.show_agent and not cfg.prefs.synthetic_prefs
+                show_agent = cfg.prefs.show_agent and LABELLERS[cfg.prefs.labeller].shows_agent
                 group.start("pref_interface", "pref_interface.process:run_pref_interface", cfg=cfg,
                             frames_per_step=frames_per_agent_step(cfg.env),
                             segment_queue=ch.segment_queue, preference_queue=ch.preference_queue,

@@ -24,6 +24,10 @@ ANSWERS = {"left": MU_LEFT, "right": MU_RIGHT, "equal": MU_EQUAL, "cant_tell": N
 ANSWER_TEXT = {"left": "left is better", "right": "right is better", "equal": "equally good",
                "cant_tell": "can't tell (discarded)"}
 RATE_WINDOW_S = 300.0  # answers per minute are counted over the last 5 minutes
+# How clips play and keys behave, the same in the window (pref_interface.gui) and the page (pref_interface.web):
+FPS = 15  # the paper's clips play at about 15 frames per second (Atari's 60 Hz with a frame skip of 4)
+LOOP_PAUSE_FRAMES = 4  # the last frame stays this many ticks before the clips start again
+REPEAT_GUARD_S = 0.2  # a second press of the same answer key this soon is ignored (see gui.keyPressEvent)
 
 
 @dataclass(frozen=True)

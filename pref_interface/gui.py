@@ -39,12 +39,9 @@ from PyQt5.QtWidgets import (
     QWidget,
 )
 
-from pref_interface.answers import ANSWER_TEXT, PairQueue
+from pref_interface.answers import ANSWER_TEXT, FPS, LOOP_PAUSE_FRAMES, REPEAT_GUARD_S, PairQueue
 
 WINDOW_TITLE = "drlhp: which clip is better?"
-FPS = 15  # the paper's clips play at about 15 frames per second
-LOOP_PAUSE_FRAMES = 4  # the last frame stays this many ticks before the clips start again
-REPEAT_GUARD_S = 0.2  # a second press of the same answer key this soon is ignored (see keyPressEvent)
 STATUS_INTERVAL_S = 0.5  # the status bar is rewritten at most this often (and at once when the pair changes)
 KEY_ANSWERS = {Qt.Key_Left: "left", Qt.Key_A: "left", Qt.Key_Right: "right", Qt.Key_D: "right",
                Qt.Key_Up: "equal", Qt.Key_W: "equal", Qt.Key_Down: "cant_tell", Qt.Key_S: "cant_tell"}

@@ -18,3 +18,21 @@ class SyntheticOracle:
         if r2 > r1:
             return MU_RIGHT
         return MU_EQUAL
+
+
+def label_with_oracle(iface, stop_event, log=print, **_status) -> dict:
+    """--labeller oracle: a plain loop until the stop event: segments in, a pair out, the oracle's answer
+    sent (blocking: the predictor takes every preference), figures logged. ``_status`` (the predictor's
+    version, the database's size, the agent's episode) is for a person's labellers; the oracle reads none."""
+    import time
+
+    oracle = SyntheticOracle()
+    while not stop_event.is_set():
+        iface.receive_segments()
+        pair = iface.next_pair()
+        if pair is None:
+            time.sleep(0.02)
+        else:
+            iface.send(pair, oracle.label(*pair))
+        iface.maybe_log()
+    return iface.figures()

@@ -8,9 +8,10 @@
                              (the policy's step, the schedule's clock, comes back the same way)
         send(pair, mu)       preference_queue <- Preference (never dropped: blocking, or held in an outbox
                              and retried, so that a person's window never freezes on a full queue)
-    synthetic oracle (--synthetic_prefs), a plain loop until stop:
-        receive_segments; pair <- next_pair(); mu <- oracle.label(pair); send(pair, mu)
-    a person (pref_interface.human): the same steps in a Qt timer tick, the window answering
+    the labeller (--labeller, one entry of pref_interface.labellers.LABELLERS) runs its loop over them:
+        oracle   a plain loop until stop: receive_segments; pair <- next_pair(); send(pair, oracle's answer)
+        window   the same steps in a Qt timer tick, a person answering in the window (pref_interface.human)
+        web      the same steps in an asyncio task, people answering in browsers (pref_interface.web)
     at exit: a None sentinel on preference_queue ("no more preferences")
 """
 from __future__ import annotations
@@ -23,20 +24,12 @@ from drlhp.policy.segments import register_compact_pickling
 from drlhp.runtime.messages import Preference
 from drlhp.runtime.queues import drain, put_blocking
 from drlhp.runtime.run_paths import RunPaths
+from pref_interface.labellers import LABELLERS
 from pref_interface.pool import SegmentPool
 from pref_interface.schedule import LabelSchedule
 
 STATE_FILE = RunPaths.LABELLER_STATE  # labels given so far: a resumed run goes on counting
 SEGMENTS_PER_PAIR = 2  # fresh segments asked of the policy per pair asked: each pair can have two new clips
-
-
-def make_labeller(cfg: RunConfig):
-    """The synthetic oracle (the person's labeller is pref_interface.human, driven by the window)."""
-    if not cfg.prefs.synthetic_prefs:
-        raise ValueError("make_labeller: a person labels through pref_interface.human, not a labeller object")
-    from pref_interface.oracle import SyntheticOracle
-
-    return SyntheticOracle()
 
 
 class _VarianceScorer:
@@ -205,30 +198,19 @@ class PrefInterface:
 def run_pref_interface(cfg: RunConfig, frames_per_step: int, segment_queue, preference_queue, weights_channel,
                        stop_event, run_dir: str, log=print, predictor_version=None, db_size=None,
                        agent_episode=None, segment_flow=None) -> dict:
-    """The process's main function. ``predictor_version`` and ``db_size`` (shared integers written by
-    the reward predictor) and ``agent_episode`` (latest-wins frames of the agent's newest episode, with
-    --show_agent) feed a person's status bar; the oracle needs none of them. ``segment_flow``
-    (queues.SegmentFlow): this process tells the policy how many segments it wants, and reads its step."""
+    """The process's main function: the labeller of --labeller runs its loop over a PrefInterface.
+    ``predictor_version`` and ``db_size`` (shared integers written by the reward predictor) and
+    ``agent_episode`` (latest-wins frames of the agent's newest episode, with --show_agent) feed a person's
+    status; the oracle reads none of them. ``segment_flow`` (queues.SegmentFlow): this process tells the
+    policy how many segments it wants, and reads its step."""
     register_compact_pickling()  # the preferences' segments go to the predictor in compact form
+    loop = LABELLERS[cfg.prefs.labeller].loop()
     iface = PrefInterface(cfg, frames_per_step, segment_queue, preference_queue, weights_channel, stop_event,
                           run_dir, segment_flow)
     try:
-        if not cfg.prefs.synthetic_prefs:
-            from pref_interface.human import label_in_window
-
-            extra = label_in_window(iface, stop_event, log=log, predictor_version=predictor_version,
-                                    db_size=db_size, agent_episode=agent_episode)
-            return {**iface.figures(), **extra}
-        oracle = make_labeller(cfg)
-        while not stop_event.is_set():
-            iface.receive_segments()
-            pair = iface.next_pair()
-            if pair is None:
-                time.sleep(0.02)
-            else:
-                iface.send(pair, oracle.label(*pair))
-            iface.maybe_log()
-        return iface.figures()
+        extra = loop(iface, stop_event, log=log, predictor_version=predictor_version, db_size=db_size,
+                     agent_episode=agent_episode)
+        return {**iface.figures(), **(extra or {})}
     finally:
         iface.close()
 

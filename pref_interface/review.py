@@ -2,6 +2,7 @@
 relabel it or delete it.
 
     python -m pref_interface.review --load_prefs_dir D [--out FILE]
+    python -m pref_interface.review --load_prefs_dir D --web [--web_host H --web_port P]   (a page: review_web.py)
 
 Keys (also buttons):  Left / a, Right / d, Up / w   relabel: left better, right better, equally good (then next)
                       Down / s, Delete              delete the pair (then next)
@@ -233,6 +234,10 @@ def main(argv: list[str] | None = None) -> int:
                                 description="Review a saved preference database: relabel or delete pairs.")
     p.add_argument("--load_prefs_dir", required=True, help="a prefs.npz, or a run directory holding prefs/prefs.npz")
     p.add_argument("--out", default=None, help="write the reviewed database here (default: over the file read)")
+    p.add_argument("--web", action="store_true", help="review in a browser instead of a window (no display needed): "
+                                                      "prints the page's address; Ctrl-C saves and ends")
+    p.add_argument("--web_host", default="127.0.0.1", help="--web: the address served on (default 127.0.0.1)")
+    p.add_argument("--web_port", type=int, default=0, help="--web: the port (default 0: a free one)")
     args = p.parse_args(argv)
 
     from drlhp.reward.pref_db import PrefDBError
@@ -242,21 +247,34 @@ def main(argv: list[str] | None = None) -> int:
     path = find_file(args.load_prefs_dir, PREFS_FILE)
     try:
         db = PrefDB.load(path)
-        require_display()
+        if not args.web:
+            require_display()
     except (PrefDBError, DisplayError) as e:
         print(f"{p.prog}: error: {e}", file=sys.stderr)
         return 2
     out = Path(args.out) if args.out else path
     review = Review(db)
 
-    def save():
+    def save() -> str:
+        """Write the edits; returns what was done ("" when there was nothing to write)."""
         if not review.edits and out == path:
-            return
+            return ""
         relabelled, deleted = review.n_relabelled, review.n_deleted
         for note in review.apply():
             print(note, file=sys.stderr)
         db.save(out)
-        print(f"{relabelled} relabelled, {deleted} deleted: {len(db)} preferences -> {out}", flush=True)
+        text = f"{relabelled} relabelled, {deleted} deleted: {len(db)} preferences -> {out}"
+        print(text, flush=True)
+        return text
+
+    if args.web:
+        from pref_interface.review_web import review_in_browser
+
+        try:
+            return review_in_browser(review, save, host=args.web_host, port=args.web_port)
+        except RuntimeError as e:  # the port is taken
+            print(f"{p.prog}: error: {e}", file=sys.stderr)
+            return 2
 
     app = application()
     window = ReviewWindow(review, save=save)

@@ -1,4 +1,5 @@
 """run.py as a user runs it: tiny budgets, real processes, real files."""
+import dataclasses
 import json
 
 import numpy as np
@@ -492,3 +493,39 @@ def test_a_resumed_run_goes_on_from_its_own_preference_database(tmp_path):
     RunPaths(run).prefs.write_bytes(b"")
     assert prefs_to_load(cfg, run) == RunPaths(run).prefs  # resumed: its own, with every label since
     assert prefs_to_load(RunConfig(env="MovingDot-v0"), tmp_path / "new") is None
+
+
+def test_the_labeller_flag_its_alias_and_the_table():
+    """--labeller takes the table's names; --synthetic_prefs is --labeller oracle; the default is the window;
+    each labeller's loop imports (Qt and the web server only in their own modules)."""
+    from drlhp.config import build_parser, config_from_args
+    from pref_interface.labellers import LABELLERS
+
+    parse = lambda *argv: config_from_args(build_parser().parse_args(["--env", "MovingDot-v0", *argv]))  # noqa: E731
+    assert parse().prefs.labeller == "window"
+    assert parse("--synthetic_prefs").prefs.labeller == "oracle"
+    assert parse("--labeller", "web").prefs.labeller == "web"
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--env", "MovingDot-v0", "--labeller", "telepathy"])
+    assert set(LABELLERS) == {"oracle", "window", "web"}
+    assert [n for n, lab in LABELLERS.items() if lab.needs_display] == ["window"]
+    assert callable(LABELLERS["oracle"].loop())
+
+
+def test_a_run_recorded_with_synthetic_prefs_resumes_as_the_oracle(tmp_path):
+    """A run directory written before --labeller (prefs.synthetic_prefs: true) goes on with --synthetic_prefs
+    (the same setting today) without --resume_with_changes, and refuses the window (another labeller)."""
+    from drlhp.config import RunConfig
+    from drlhp.pipeline import UsageError, _check_resume
+    from drlhp.runtime.run_record import RunRecord
+
+    record = RunRecord(tmp_path)
+    old = RunConfig(env="MovingDot-v0", run_dir=str(tmp_path)).to_dict()
+    old["prefs"] = {**{k: v for k, v in old["prefs"].items() if k not in ("labeller", "web_host", "web_port")},
+                    "synthetic_prefs": True}
+    (tmp_path / "config.json").write_text(json.dumps(old))
+    oracle = RunConfig(env="MovingDot-v0", run_dir=str(tmp_path))
+    oracle = dataclasses.replace(oracle, prefs=dataclasses.replace(oracle.prefs, labeller="oracle"))
+    _check_resume(oracle, record, ())
+    with pytest.raises(UsageError, match="prefs.labeller 'oracle' -> 'window'"):
+        _check_resume(RunConfig(env="MovingDot-v0", run_dir=str(tmp_path)), record, ())

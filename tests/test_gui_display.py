@@ -57,7 +57,7 @@ def test_run_py_checks_the_xcb_libraries_before_starting(monkeypatch, tmp_path):
     monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)
     monkeypatch.setattr(display, "missing_xcb_libraries", lambda: ["libxcb-icccm.so.4"])
     with pytest.raises(UsageError, match=r"install them with: sudo apt-get install -y libxcb-icccm4; or pass "
-                                         r"--synthetic_prefs"):
+                                         r"--labeller web \(label in a browser\) or --synthetic_prefs"):
         _check_inputs(RunConfig(mode="gather_initial_prefs", env="MovingDot-v0", run_dir=str(tmp_path)))
 
 
@@ -81,7 +81,7 @@ def test_no_display_is_one_line_exit_2_before_anything_starts(tmp_path):
     assert proc.returncode == 2 and proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("run.py: error: no display"), proc.stderr
-    assert "set DISPLAY" in lines[0] and "--synthetic_prefs" in lines[0]
+    assert "set DISPLAY" in lines[0] and "--labeller web" in lines[0] and "--synthetic_prefs" in lines[0]
     traced = subprocess.run([sys.executable, "-X", "importtime", *command], env=env, capture_output=True,
                             text=True, timeout=60)
     imported = {line.split("|")[-1].strip().split(".")[0] for line in traced.stderr.splitlines() if "|" in line}

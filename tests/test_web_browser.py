@@ -1,0 +1,232 @@
+"""--labeller web in a real browser: headless Chromium (Debian's package, driven by Selenium) on the page of
+a real `run.py --env MovingDot-v0 --labeller web` run; a scripted person presses keys, and the run's
+preference database must hold exactly those answers.
+
+Chromium and its driver are system packages: where missing, the set-up installs them with apt-get (as
+root), as the Xvfb tests install Xvfb; the tests are skipped, with the reason, only where that is
+impossible (bench/browser.py).
+"""
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from bench.browser import chromium, install_chromium
+from conftest import REPO, default_sigint
+from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
+
+pytestmark = pytest.mark.slow  # a browser (apt-get installs it on a fresh machine) and real runs
+pytest.importorskip("selenium")
+# a tiny run (tests/test_pipeline.py's SMALL): MovingDot's 5-step clips, one small predictor
+SMALL = ["--env", "MovingDot-v0", "--labeller", "web", "--preset", "none", "--n_envs", 4, "--segment_length", 5,
+         "--n_initial_epochs", 1, "--n_predictors", 1, "--reward_batch_size", 2, "--n_labels", 0,
+         "--log_interval", 1]
+ADDRESS = re.compile(r"\[prefs\] label in a browser: (http://127\.0\.0\.1:\d+/\?token=[\w-]+)")
+
+
+@pytest.fixture(scope="module")
+def browser_ok():
+    why = install_chromium()
+    if why:
+        pytest.skip(f"no headless Chromium can be had: {why}")
+
+
+class Run:
+    """run.py in its own session, its output to files; ``address`` once the page is served."""
+
+    def __init__(self, tmp_path, *args):
+        self.tmp_path, self.run_dir = tmp_path, tmp_path / "run"
+        self.out, self.err = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
+        with open(self.out, "w") as out, open(self.err, "w") as err:
+            self.proc = subprocess.Popen([sys.executable, str(REPO / "run.py"), *map(str, args), "--run_dir",
+                                          str(self.run_dir)], cwd=REPO, stdout=out, stderr=err,
+                                         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}, start_new_session=True,
+                                         preexec_fn=default_sigint)
+        self.address = self.wait_for(ADDRESS, 180).group(1)
+
+    def wait_for(self, pattern, timeout: float):
+        deadline = time.monotonic() + timeout
+        while not (m := pattern.search(self.out.read_text())):
+            assert self.proc.poll() is None, f"run.py exited {self.proc.returncode}:\n{self.err.read_text()[-3000:]}"
+            assert time.monotonic() < deadline, f"no {pattern.pattern} after {timeout} s"
+            time.sleep(0.2)
+        return m
+
+    def preferences(self) -> list[tuple[str, str, tuple]]:
+        """The saved database's (clip, clip, mu), oldest first."""
+        from drlhp.reward.pref_db import PrefDB
+
+        db = PrefDB.load(self.run_dir / "prefs" / "prefs.npz")
+        entries = sorted(db.entries("train") + db.entries("val"), key=lambda e: e.order)
+        return [(e.id1, e.id2, tuple(e.mu)) for e in entries]
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.proc.wait(timeout=10)
+
+
+class Person:
+    """A scripted person at one page: waits for a pair, presses a key, sees the next."""
+
+    def __init__(self, driver, address: str):
+        self.driver, self.last_key, self.last_time = driver, None, 0.0
+        driver.get(address)
+
+    def on_screen(self, timeout: float = 60, other_than: str | None = None) -> str:
+        """The number of the pair on screen ("" for none) once it is not ``other_than``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            shown = self.driver.execute_script("return document.body.dataset.pair || ''")
+            if shown != other_than and (shown or other_than is not None):
+                return shown
+            assert time.monotonic() < deadline, f"the page still shows pair {shown!r} after {timeout} s"
+            time.sleep(0.05)
+
+    def clips(self, number: str) -> tuple[str, str]:
+        pairs = self.driver.execute_script("return window.drlhp.state().pairs")
+        return tuple(next(p["clips"] for p in pairs if str(p["number"]) == number))
+
+    def waiting(self) -> list[str]:
+        return [str(p["number"]) for p in self.driver.execute_script("return window.drlhp.state().pairs")]
+
+    def press(self, key: str) -> None:
+        """A key press; the same key again waits out the page's repeat guard (0.2 s, as in the window),
+        which would take it for a key repeat."""
+        from selenium.webdriver.common.by import By
+
+        if key == self.last_key:
+            time.sleep(max(0.0, self.last_time + 0.3 - time.monotonic()))
+        self.driver.find_element(By.TAG_NAME, "body").send_keys(key)
+        self.last_key, self.last_time = key, time.monotonic()
+
+
+def test_a_person_labels_by_keys_and_the_database_holds_exactly_those_answers(browser_ok, tmp_path):
+    """gather_initial_prefs with 5 initial preferences: keys left, right, can't tell, equal, undo, then left,
+    right, equal; the run ends by itself once the predictor has 5, and its database holds those answers in
+    order: the undone one and the "can't tell" not at all."""
+    from selenium.webdriver.common.keys import Keys
+
+    run = Run(tmp_path, "gather_initial_prefs", *SMALL, "--n_initial_prefs", 5)
+    try:
+        with chromium() as driver:
+            person = Person(driver, run.address)
+            shown = person.on_screen()
+            expected = []
+            script = [(Keys.ARROW_LEFT, MU_LEFT), ("d", MU_RIGHT), (Keys.ARROW_DOWN, None), ("w", MU_EQUAL),
+                      ("u", "undo"), ("a", MU_LEFT), (Keys.ARROW_RIGHT, MU_RIGHT), (Keys.ARROW_UP, MU_EQUAL)]
+            for key, mu in script:
+                if mu == "undo":
+                    undone = expected.pop()
+                    person.press(key)
+                    shown = person.on_screen(other_than=shown)
+                    assert person.clips(shown) == undone[:2]  # the pair is back on screen
+                    continue
+                clips = person.clips(shown)
+                person.press(key)
+                if mu is not None:
+                    expected.append((*clips, mu))
+                shown = person.on_screen(other_than=shown)
+            assert shown == ""  # 5 labels given or held: the schedule allows no more
+            assert driver.execute_script("return document.getElementById('labels').textContent").endswith(
+                "/ 5 allowed by the schedule")
+            code = run.proc.wait(timeout=120)  # the last answer is final after 5 s; then the predictor has 5
+        out, err = run.out.read_text(), run.err.read_text()
+        assert code == 0, err[-3000:]
+        assert "Traceback" not in out + err
+        assert run.preferences() == expected
+        assert len(expected) == 5
+    finally:
+        run.kill()
+
+
+def test_two_pages_closing_one_mid_pair_and_ctrl_c_lose_nothing(browser_ok, tmp_path):
+    """Two browsers label at once: different pairs, every answer arrives; the first closes with pairs on its
+    page (they go to the other page) and an answer held for undo (it is sent); Ctrl-C then saves the
+    database with every answer, the last held one included."""
+    run = Run(tmp_path, *SMALL, "--n_initial_prefs", 20, "--million_timesteps", 5)
+    try:
+        with chromium() as driver_b:
+            b = Person(driver_b, run.address)
+            shown = {b: b.on_screen()}
+            with chromium() as driver_a:
+                a = Person(driver_a, run.address)
+                shown[a] = a.on_screen()
+                assert not set(a.waiting()) & set(b.waiting())  # each page its own pairs
+                expected = []
+                for person, key, mu in ((a, "a", MU_LEFT), (b, "d", MU_RIGHT), (a, "w", MU_EQUAL),
+                                        (b, "a", MU_LEFT)):
+                    expected.append((*person.clips(shown[person]), mu))
+                    person.press(key)
+                    shown[person] = person.on_screen(other_than=shown[person])
+                left_on_a = a.waiting()  # unanswered: the pair on a's screen, and the next
+                assert len(left_on_a) == 2 and not set(left_on_a) & set(b.waiting())
+                driver_a.close()  # the tab closes mid-pair, with a's last answer held for undo
+            seen = [shown[b]]
+            for _ in range(4):  # b's two pairs, then the two that a left
+                expected.append((*b.clips(seen[-1]), MU_RIGHT))
+                b.press("d")
+                seen.append(b.on_screen(other_than=seen[-1]))
+            assert set(left_on_a) <= set(seen[:4])  # a's pairs were given out again
+            time.sleep(0.5)
+            run.proc.send_signal(signal.SIGINT)  # Ctrl-C: the parent only, as in a terminal
+            code = run.proc.wait(timeout=90)
+        err = run.err.read_text()
+        assert code == 130, err[-3000:]
+        assert "Traceback" not in run.out.read_text() + err
+        saved = run.preferences()
+        assert sorted(saved) == sorted(expected)  # every answer once, the held ones included
+        assert len(saved) == len(set((x, y) for x, y, _ in saved)) == 8
+    finally:
+        run.kill()
+
+
+def test_the_review_page_in_a_browser_relabels_deletes_and_ctrl_c_saves(browser_ok, tmp_path):
+    """python -m pref_interface.review --web on a saved database: keys in the page relabel, delete and keep
+    pairs; Ctrl-C in the terminal writes the edits and ends it."""
+    from drlhp.reward.pref_db import PrefDB
+    from test_web_labeller import _saved_db
+
+    path = tmp_path / "prefs.npz"
+    _saved_db(path)
+    out = tmp_path / "review.txt"
+    with open(out, "w") as f:
+        proc = subprocess.Popen([sys.executable, "-m", "pref_interface.review", "--load_prefs_dir", str(path), "--web"],
+                                cwd=REPO, stdout=f, stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=default_sigint)
+    try:
+        deadline = time.monotonic() + 60
+        while not (m := re.search(r"review in a browser: (\S+)", out.read_text())):
+            assert proc.poll() is None and time.monotonic() < deadline, out.read_text()
+            time.sleep(0.2)
+        with chromium() as driver:
+            person = Person(driver, m.group(1))
+
+            def chosen(other_than=None):
+                deadline = time.monotonic() + 30
+                while (c := driver.execute_script("return document.body.dataset.chosen || ''")) in ("", other_than):
+                    assert time.monotonic() < deadline, f"the review page still shows {c!r}"
+                    time.sleep(0.05)
+                return c
+
+            now = chosen()
+            for key in ("d", "s", "n"):  # pair 1: right; pair 2: deleted; pair 3: unchanged
+                person.press(key)
+                now = chosen(other_than=now)
+            assert "1 relabelled, 1 deleted" in driver.execute_script("return document.getElementById('counts')"
+                                                                      ".textContent")
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0, out.read_text()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert "1 relabelled, 1 deleted: 3 preferences" in out.read_text()
+    saved = PrefDB.load(path)
+    entries = sorted(saved.entries("train") + saved.entries("val"), key=lambda e: e.order)
+    assert [tuple(e.mu) for e in entries] == [MU_RIGHT, MU_EQUAL, MU_LEFT]
