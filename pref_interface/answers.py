@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
 
+DELETED = "deleted"  # the review tools' edit that removes a saved preference (window and page alike)
+
 ANSWERS = {"left": MU_LEFT, "right": MU_RIGHT, "equal": MU_EQUAL, "cant_tell": None}
 ANSWER_TEXT = {"left": "left is better", "right": "right is better", "equal": "equally good",
                "cant_tell": "can't tell (discarded)"}

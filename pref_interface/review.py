@@ -26,10 +26,10 @@ from PyQt5.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QMainWindow, QPush
 
 from drlhp.reward.pref_db import PrefDB
 from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
+from pref_interface.answers import DELETED
 from pref_interface.gui import FPS, LOOP_PAUSE_FRAMES, ClipView, application
 
 REVIEW_TITLE = "drlhp: review preferences"
-DELETED = "deleted"
 MU_NAMES = {MU_LEFT: "left is better", MU_RIGHT: "right is better", MU_EQUAL: "equally good", DELETED: "deleted"}
 KEY_EDITS = {Qt.Key_Left: MU_LEFT, Qt.Key_A: MU_LEFT, Qt.Key_Right: MU_RIGHT, Qt.Key_D: MU_RIGHT,
              Qt.Key_Up: MU_EQUAL, Qt.Key_W: MU_EQUAL, Qt.Key_Down: DELETED, Qt.Key_S: DELETED,

@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 
 from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
-from pref_interface.answers import FPS, LOOP_PAUSE_FRAMES
+from pref_interface.answers import DELETED, FPS, LOOP_PAUSE_FRAMES
 from pref_interface.web import BadRequest, _listen, clip_png, guarded_app, json_body, serve
 
 PAGE_FILE = Path(__file__).with_name("review_page.html")
@@ -33,8 +33,6 @@ class ReviewServer:
     """``run()`` serves until the stop event; ``save()`` writes the edits (the caller's function)."""
 
     def __init__(self, review, save, host: str = "127.0.0.1", port: int = 0, log=print, token: str | None = None):
-        from pref_interface.review import DELETED
-
         self.review, self.save, self.log, self.deleted = review, save, log, DELETED
         self.token = token or secrets.token_urlsafe(24)
         self.sock = _listen(host, port)
