@@ -28,7 +28,10 @@ RULES = {
         ("entropy", "policy entropy > 1.0 nats (of 1.79): not collapsed", lambda f: f["entropy"] > 1.0),
         ("reward sanity", "reward before a point lost below the mean reward",
          lambda f: f["before_lost_minus_mean"] < 0),
-        ("clip", "under 1% of predictor outputs clipped", lambda f: f["clipped_share"] < 0.01),
+        ("clip", "under 0.1% of predictor outputs beyond the clip (10 std: a perfect predictor's points sit at "
+         "about 6.5; sitting 1's game starts at 16 were 0.2%)", lambda f: f["clipped_share"] < 0.001),
+        ("value", "the value function explains > 5% of the returns' variance (the reward is a function of "
+         "the state it can learn; sitting 1: 0.0001, check 1: 0.9)", lambda f: f["explained_variance"] > 0.05),
         ("predictor", "validation accuracy >= 0.65", lambda f: f["val_accuracy"] >= 0.65),
     ],
     1_000_000: [
@@ -78,6 +81,7 @@ def figures_at(policy: list[dict], reward: list[dict], at: int) -> dict | None:
     wall = _last(window, "system/wall_s")
     before = [r for r in reward if _num(r, "system/wall_s") <= wall] or reward
     return {"entropy": _mean(window, "policy/entropy"),
+            "explained_variance": _mean(window, "policy/explained_variance"),
             "reward_mean": _mean(window, "reward/mean"),
             "before_lost_minus_mean": _mean(window, "reward/before_point_lost") - _mean(window, "reward/mean"),
             "won_minus_mean": _mean(window, "reward/at_point_won") - _mean(window, "reward/mean"),
