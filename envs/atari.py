@@ -1,8 +1,9 @@
 """Atari ``*NoFrameskip-v4`` games through ale-py's threaded C++ vector env.
 
-Preprocessing (DeepMind, Mnih et al. 2015), all inside ``ale_py.vector_env.AtariVectorEnv``:
+Preprocessing (DeepMind, Mnih et al. 2015), inside ``ale_py.vector_env.AtariVectorEnv``:
 up to 30 no-op actions at reset, frame skip 4 with a max-pool over the last two frames, 84x84
-grayscale, a stack of the last 4 frames, FIRE at reset for games that need it. ``NoFrameskip-v4``
+grayscale, a stack of the last 4 frames, FIRE at reset for games that need it; a game's first stacks are
+filled with its first frame, as OpenAI baselines' FrameStack does, not with black (``fill_stack``). ``NoFrameskip-v4``
 semantics: no sticky actions (repeat_action_probability 0), the minimal action set.
 
 Episode ends and lives: an episode is one whole game (``episodic_life`` off, no signal on a lost
@@ -43,6 +44,20 @@ N_STACK = 4
 MAX_FRAMES_PER_EPISODE = 108_000
 
 
+def fill_stack(obs: np.ndarray) -> np.ndarray:
+    """A game's first observations as OpenAI baselines' FrameStack (the paper's code) makes them: the stack
+    filled with copies of the first frame, not with black. ale-py pads the stack with all-zero frames
+    after a reset ([0, 0, 0, f0], then [0, 0, f0, f1], ...); a reward predictor has seen almost no such
+    frames and may pay them anything (docs/results.md, the Pong campaign's sitting 1: +16 std), and in a
+    continuing task a game start is a state the policy can reach on purpose. ``obs`` (N, H, W, k), changed
+    in place where a leading frame is all zero (a real frame never is: the screen has a background)."""
+    empty = obs.max(axis=(1, 2)) == 0  # (N, k): frames that are padding
+    for i in np.flatnonzero(empty[:, :-1].any(axis=1)):
+        first = int(np.argmin(empty[i]))  # the first real frame (the newest, at k - 1, always is)
+        obs[i, ..., :first] = obs[i, ..., first:first + 1]
+    return obs
+
+
 class AtariVecEnv(VecEnv):
     def __init__(self, env_id: str, n_envs: int, n_threads: int = 0, score_visible: bool = False):
         from ale_py.vector_env import AtariVectorEnv
@@ -70,7 +85,8 @@ class AtariVecEnv(VecEnv):
 
     @staticmethod
     def _nhwc(obs: np.ndarray) -> np.ndarray:
-        return np.ascontiguousarray(obs.transpose(0, 2, 3, 1))  # (N, 4, 84, 84) -> (N, 84, 84, 4)
+        """(N, 4, 84, 84) -> (N, 84, 84, 4), the stack filled as baselines' FrameStack fills it (fill_stack)."""
+        return fill_stack(np.ascontiguousarray(obs.transpose(0, 2, 3, 1)))
 
     def predictor_view(self, obs: np.ndarray, inplace: bool = False) -> np.ndarray:
         """The score area set to 0 (``envs.score_blanking``), so the predictor cannot read the reward

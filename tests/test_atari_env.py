@@ -40,3 +40,33 @@ def test_true_rewards_are_unclipped_and_training_rewards_clipped():
     assert rewards.max() > 1, "Space Invaders scores 5-30 per alien: the env must report the real score"
     clipped = ClippedEnvReward().rewards(None, rewards)
     assert set(np.unique(clipped)) <= {-1.0, 0.0, 1.0} and clipped.max() == 1.0
+
+
+def test_a_games_first_stacks_are_filled_with_its_first_frame_as_baselines_does():
+    """ale-py pads the frame stack with black after a reset; baselines' FrameStack (the paper's code) repeats
+    the first frame. fill_stack does the latter: no stacked frame is ever all zero, and the first real
+    frame stands in for the missing ones while the stack fills."""
+    import numpy as np
+
+    from envs import make_vec_env
+    from envs.atari import fill_stack
+
+    stack = np.zeros((2, 84, 84, 4), np.uint8)
+    stack[0, ..., 2], stack[0, ..., 3] = 5, 7  # [0, 0, f0, f1]
+    stack[1] = 9  # a full stack is left alone
+    out = fill_stack(stack.copy())
+    assert [int(out[0, 0, 0, k]) for k in range(4)] == [5, 5, 5, 7]
+    assert (out[1] == 9).all()
+
+    env = make_vec_env("PongNoFrameskip-v4", 2, n_threads=1)
+    try:
+        obs = env.reset(seed=0)
+        for k in range(3):
+            np.testing.assert_array_equal(obs[..., k], obs[..., 3])  # [f0, f0, f0, f0]
+        first = obs[..., 3].copy()
+        for _ in range(3):
+            obs = env.step(np.zeros(2, np.int64)).obs
+            assert (obs.max(axis=(1, 2)) > 0).all()
+            np.testing.assert_array_equal(obs[..., 0], first)  # the first frame fills what the game has not drawn
+    finally:
+        env.close()
