@@ -11,9 +11,9 @@ as the Xvfb tests install Xvfb (bench/x11.py), and skip with the reason only whe
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
-import subprocess
+
+from bench.apt import apt_install
 
 APT_PACKAGES = ("chromium", "chromium-driver")
 
@@ -26,18 +26,9 @@ def _binaries() -> tuple[str | None, str | None]:
 def install_chromium() -> str | None:
     if all(_binaries()):
         return None
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        return "chromium/chromedriver missing, and not root or no apt-get to install them"
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    cmd = ["apt-get", "install", "-y", "--no-install-recommends", *APT_PACKAGES]
-    try:
-        if subprocess.run(cmd, env=env, capture_output=True, timeout=600).returncode != 0:
-            subprocess.run(["apt-get", "update"], env=env, capture_output=True, timeout=300)  # a fresh machine
-            proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
-            if proc.returncode != 0:
-                return f"apt-get install failed: {' '.join(proc.stderr.strip().splitlines()[-1:])}"
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return f"apt-get: {e}"
+    why = apt_install(APT_PACKAGES)
+    if why:
+        return why
     return None if all(_binaries()) else "chromium or chromedriver still missing after apt-get install"
 
 

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import time
 
+from bench.apt import apt_install
 from pref_interface.display import README_PACKAGES, missing_xcb_libraries
 
 APT_PACKAGES = ("xvfb", "xdotool", *README_PACKAGES)
@@ -25,18 +26,9 @@ def install_x_tools() -> str | None:
     """Make Xvfb, xdotool and Qt's xcb libraries present; None when they are, else why not."""
     if shutil.which("Xvfb") and shutil.which("xdotool") and not missing_xcb_libraries():
         return None
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        return "Xvfb/xdotool/xcb libraries missing, and not root or no apt-get to install them"
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    cmd = ["apt-get", "install", "-y", "--no-install-recommends", *APT_PACKAGES]
-    try:
-        if subprocess.run(cmd, env=env, capture_output=True, timeout=300).returncode != 0:
-            subprocess.run(["apt-get", "update"], env=env, capture_output=True, timeout=300)  # a fresh machine
-            proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
-            if proc.returncode != 0:
-                return f"apt-get install failed: {' '.join(proc.stderr.strip().splitlines()[-1:])}"
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return f"apt-get: {e}"
+    why = apt_install(APT_PACKAGES, timeout=300)
+    if why:
+        return why
     if missing_xcb_libraries():
         return f"Qt's xcb plugin still misses {missing_xcb_libraries()} after installing"
     return None
