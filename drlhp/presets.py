@@ -16,6 +16,15 @@ drlhp's bare defaults (the paper's Atari settings, drlhp.config).
                 accuracy has not risen by 0.005 in 40 evaluations (1,000 steps): on make run's recorded
                 curve (0.81 at step 800, 0.86 at 2,000: about +0.04 per 1,000 steps) it runs to the cap;
                 it cuts only a pretraining that has stopped teaching.
+    pong        the Pong campaign's recipe (docs/results.md, "the Pong campaign"; bench/pong_campaign.sh):
+                labels front-loaded on the paper's schedule over a 10M-step budget (at most 10,000 with the
+                500 initial ones), a database of 3,000 that follows the policy, one predictor without batch
+                norm trained flat out at 0.05 pair-updates per agent step, its normalization replaced at each
+                publication from 100 clips and clipped at 10 std, and A2C's learning rate decaying to 0 at 80M
+                steps (the paper's horizon). Seed 0 from synthetic preferences: -20.5 at 0.3M agent steps,
+                -11.4 at 1.6M (A2C on the true reward: -8.9 at 1.5M). When a person labels (not
+                --synthetic_prefs), n_labels is 1,500: a person is offered about 20 pairs a minute at the
+                start at 565 agent steps/s (the rate falls as 5e6 / (T + 5e6), T in frames).
     cartpole    A2C settings under which CartPole-v1 reaches a last-100 return of 475 within 0.5M steps
                 (seeds 0, 1, 2 at 212k, 285k and 208k steps, all ending at 500; the defaults end at 146:
                 docs/usage.md, "Environments"). From synthetic preferences CartPole cannot be learned: it pays
@@ -33,14 +42,23 @@ PRESETS: dict[str, str] = {
                    "--n_initial_epochs 15 --n_labels 6000 --max_prefs 10000 --no-reward_batchnorm "
                    "--reward_dropout 0 --reward_lr 1e-3 --ent_coef 0.01 --n_predictors 1 --tf_intra_threads 1 "
                    "--reward_train_fraction 1 --reward_norm_momentum 1 --reward_pretrain_patience 40"),
+    "pong": ("--million_timesteps 10 --lr_horizon_million_timesteps 80 --label_schedule paper --n_initial_prefs 500 "
+             "--n_labels 9500 --max_prefs 3000 --n_initial_epochs 30 --n_predictors 1 --no-reward_batchnorm "
+             "--reward_train_fraction 1 --reward_updates_per_step 0.05 --reward_norm_momentum 1 "
+             "--reward_norm_segments 100 --reward_clip 10 --policy_ckpt_interval 500"),
     "cartpole": "--million_timesteps 0.5 --n_envs 8 --ent_coef 0 --lr 1.4e-3",
 }
+# What a preset changes when a person labels (any --labeller but the oracle): a pace a person can keep.
+FOR_A_PERSON: dict[str, str] = {"pong": "--n_labels 1500"}
+PERSON_NOTE = "a person labels, so"
 
 
 def default_preset(env_id: str | None) -> str:
     """The preset an env starts from when --preset is not given."""
     if env_id and env_id.startswith("MovingDot-"):
         return "moving-dot"
+    if env_id == "PongNoFrameskip-v4":
+        return "pong"
     if env_id and env_id.endswith("NoFrameskip-v4"):
         return "paper"
     if env_id == "CartPole-v1":
@@ -48,8 +66,9 @@ def default_preset(env_id: str | None) -> str:
     return "none"
 
 
-def preset_flags(name: str) -> list[str]:
-    return shlex.split(PRESETS[name])
+def preset_flags(name: str, person: bool = False) -> list[str]:
+    """The preset's flags; with ``person``, followed by what it changes when a person labels."""
+    return shlex.split(PRESETS[name]) + (shlex.split(FOR_A_PERSON.get(name, "")) if person else [])
 
 
 def with_preset(argv: list[str]) -> tuple[list[str], str, str | None]:
@@ -58,11 +77,14 @@ def with_preset(argv: list[str]) -> tuple[list[str], str, str | None]:
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--env")
     pre.add_argument("--preset")
+    pre.add_argument("--labeller")
+    pre.add_argument("--synthetic_prefs", action="store_true")
     known, _ = pre.parse_known_args(argv)
     name = known.preset or default_preset(known.env)
     if name not in PRESETS:
         raise ValueError(f"unknown preset {name!r}; choose from {', '.join(PRESETS)}")
-    flags = preset_flags(name)
+    person = not known.synthetic_prefs and known.labeller != "oracle"
+    flags = preset_flags(name, person)
     if known.preset is None:
         argv = [*argv, "--preset", name]
     if not flags:
@@ -70,8 +92,12 @@ def with_preset(argv: list[str]) -> tuple[list[str], str, str | None]:
     how = "given" if known.preset else f"the default for {known.env}"
     line = (f"[run] preset {name} ({how}; flags on the command line override it, --preset none gives the bare "
             f"defaults): {shlex.join(flags)}")
+    if person and name in FOR_A_PERSON:
+        line += f" ({PERSON_NOTE} {FOR_A_PERSON[name]})"
     return [*flags, *argv], name, line
 
 
 def describe() -> str:
-    return "\n".join(f"{name}: {PRESETS[name] or '(the defaults)'}" for name in PRESETS)
+    return "\n".join(f"{name}: {PRESETS[name] or '(the defaults)'}"
+                     + (f"; when a person labels: {FOR_A_PERSON[name]}" if name in FOR_A_PERSON else "")
+                     for name in PRESETS)

@@ -289,7 +289,8 @@ def test_presets_put_their_flags_first_and_the_command_line_wins():
     from drlhp.config import build_parser, config_from_args
     from drlhp.presets import PRESETS, default_preset, with_preset
 
-    assert default_preset("MovingDot-v0") == "moving-dot" and default_preset("PongNoFrameskip-v4") == "paper"
+    assert default_preset("MovingDot-v0") == "moving-dot" and default_preset("PongNoFrameskip-v4") == "pong"
+    assert default_preset("BreakoutNoFrameskip-v4") == "paper"
     assert default_preset("CartPole-v1") == "cartpole" and default_preset("Acrobot-v1") == "none"
     argv, name, line = with_preset(["--env", "MovingDot-v0", "--synthetic_prefs", "--n_labels", "7"])
     cfg = config_from_args(build_parser().parse_args(argv))
@@ -301,7 +302,42 @@ def test_presets_put_their_flags_first_and_the_command_line_wins():
     assert line is None and cfg.preset == "none" and cfg.prefs.segment_length == 25  # drlhp's defaults
     with pytest.raises(ValueError, match="unknown preset 'nope'"):
         with_preset(["--env", "MovingDot-v0", "--preset", "nope"])
-    assert set(PRESETS) >= {"none", "paper", "moving-dot", "cartpole"}
+    assert set(PRESETS) >= {"none", "paper", "moving-dot", "cartpole", "pong"}
+
+
+def test_the_pong_preset_is_the_campaigns_recipe_and_slows_its_labels_for_a_person():
+    import re
+    import shlex
+    from pathlib import Path
+
+    from drlhp.config import build_parser, config_from_args
+    from drlhp.presets import preset_flags, with_preset
+
+    def cfg_of(argv):
+        expanded, name, line = with_preset(argv)
+        return config_from_args(build_parser().parse_args(expanded)), name, line
+
+    synthetic, name, line = cfg_of(["--env", "PongNoFrameskip-v4", "--synthetic_prefs"])
+    assert name == "pong" and line.startswith("[run] preset pong (the default for PongNoFrameskip-v4")
+    assert synthetic.prefs.n_labels == 9500 and synthetic.prefs.label_schedule == "paper"
+    assert synthetic.lr_horizon_million_timesteps == 80 and not synthetic.reward.batchnorm
+    for argv in (["--env", "PongNoFrameskip-v4"], ["--env", "PongNoFrameskip-v4", "--labeller", "web"]):
+        person, name, line = cfg_of(argv)
+        assert name == "pong" and person.prefs.n_labels == 1500
+        assert line.endswith("(a person labels, so --n_labels 1500)")
+    assert cfg_of(["--env", "PongNoFrameskip-v4", "--labeller", "oracle"])[0].prefs.n_labels == 9500
+    assert cfg_of(["--env", "PongNoFrameskip-v4", "--n_labels", "40"])[0].prefs.n_labels == 40  # the user's wins
+    # the campaign's script (the run the preset's figures come from) passes exactly the preset's flags
+    script = (Path(__file__).resolve().parent.parent / "bench" / "pong_campaign.sh").read_text()
+    command = re.search(r"run\.py train_policy_with_preferences(.*?)\|\|", script, re.S).group(1)
+    words = shlex.split(command.replace("\\\n", " "))
+    pairs = {w: (words[i + 1] if i + 1 < len(words) and not words[i + 1].startswith("--") else None)
+             for i, w in enumerate(words) if w.startswith("--")}
+    preset = preset_flags("pong")
+    preset_pairs = {w: (preset[i + 1] if i + 1 < len(preset) and not preset[i + 1].startswith("--") else None)
+                    for i, w in enumerate(preset) if w.startswith("--")}
+    own = {"--env", "--synthetic_prefs", "--seed", "--run_dir", "--log_interval", "--stop_after_hours"}
+    assert {k: v for k, v in pairs.items() if k not in own} == preset_pairs
 
 
 def test_unknown_preset_is_one_line_exit_2(cli):

@@ -1,0 +1,73 @@
+"""python -m floyd export: a run's newest policy as a small model folder that watch and training load."""
+import json
+
+import numpy as np
+import pytest
+
+from drlhp.runtime.tf_setup import configure_tensorflow
+
+configure_tensorflow(1, 1)
+
+from drlhp.config import A2CConfig  # noqa: E402
+from drlhp.policy.a2c import A2CPolicy  # noqa: E402
+from drlhp.policy.checkpoint import load_policy_checkpoint, save_policy_checkpoint  # noqa: E402
+from floyd.__main__ import main as floyd_main  # noqa: E402
+from floyd.export import RECORD  # noqa: E402
+
+
+def _probs(policy, obs):
+    import tensorflow as tf
+
+    logits, _ = policy.model(obs, training=False)
+    return tf.nn.softmax(logits).numpy()
+
+
+def _run(tmp_path, timesteps=800):
+    """A run folder as training leaves it: two checkpoints and the record, its summary at the newest."""
+    run_dir = tmp_path / "runs" / "tiny"
+    policy = A2CPolicy((84, 84, 4), 3, A2CConfig(n_envs=2, n_steps=2), seed=3)
+    for updates in (100, 200):
+        save_policy_checkpoint(run_dir / "checkpoints", updates, policy.get_state(),
+                               {"timesteps": updates * 4, "episodes": 7})
+    for name in RECORD:
+        (run_dir / name).write_text("")
+    (run_dir / "summary.json").write_text(json.dumps({"timesteps": timesteps}))
+    (run_dir / "run.json").write_text(json.dumps({"argv": ["train"]}))
+    return run_dir, policy
+
+
+def test_export_writes_float16_weights_and_the_record_and_the_policy_acts_the_same(tmp_path, capsys):
+    run_dir, policy = _run(tmp_path)
+    out = tmp_path / "models" / "tiny"
+    assert floyd_main(["--runs_dir", str(tmp_path / "runs"), "export", "tiny", "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted([*RECORD, "policy-200.npz"])
+    state, meta = load_policy_checkpoint(out)
+    assert meta["weights_only"] and meta["timesteps"] == 800 and meta["episodes"] == 7
+    assert set(state) == {k for k in policy.get_state() if k.startswith("weight_")}
+    assert all(v.dtype == np.float16 for v in state.values())
+    whole = (run_dir / "checkpoints" / "policy-200.npz").stat().st_size
+    assert (out / "policy-200.npz").stat().st_size < whole / 3
+    loaded = A2CPolicy((84, 84, 4), 3, A2CConfig(n_envs=2, n_steps=2), seed=99)
+    obs = np.random.default_rng(0).integers(0, 256, (6, 84, 84, 4), dtype=np.uint8)
+    assert np.abs(_probs(loaded, obs) - _probs(policy, obs)).max() > 1e-3  # another seed acts otherwise
+    loaded.set_state(state)
+    np.testing.assert_allclose(_probs(loaded, obs), _probs(policy, obs), atol=5e-3)
+    assert "policy-200.npz" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("case", ["summary behind the checkpoint", "out not empty", "no record"])
+def test_export_refuses_with_one_line_and_exit_2(tmp_path, capsys, case):
+    run_dir, _ = _run(tmp_path, timesteps=400 if case == "summary behind the checkpoint" else 800)
+    out = tmp_path / "out"
+    if case == "out not empty":
+        out.mkdir()
+        (out / "something").write_text("x")
+    if case == "no record":
+        (run_dir / "curves.png").unlink()
+    assert floyd_main(["export", str(run_dir), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("python -m floyd: error:")
+    assert {"summary behind the checkpoint": "400 agent steps", "out not empty": "not an empty folder",
+            "no record": "no curves.png"}[case] in err
+    if case != "out not empty":
+        assert not out.exists()
