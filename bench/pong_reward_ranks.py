@@ -143,7 +143,7 @@ def play(name: str, n_steps: int, seed: int, chunk: int = CLIP, score_visible: b
 def load_ensemble(path: str):
     from drlhp.config import RewardConfig
     from drlhp.policy.reward_source import PredictedReward
-    from drlhp.reward.trainer import load_predictor_weights, saved_reward_config
+    from drlhp.reward.checkpoint import load_predictor_weights, saved_reward_config
 
     weights, meta = load_predictor_weights(path)
     # the architecture the predictor was trained with (dropout, batch norm), where its run recorded it

@@ -202,8 +202,8 @@ def _check_inputs(cfg: RunConfig) -> None:
     the env id, every number of the config, what the mode needs, the display, and every file to load."""
     import envs
     from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
+    from drlhp.reward.checkpoint import PredictorCheckpointError, find_file, load_predictor
     from drlhp.reward.pref_db import PrefDB, PrefDBDamaged, PrefDBError
-    from drlhp.reward.trainer import PredictorCheckpointError, find_file, load_predictor
 
     if not cfg.env:
         raise UsageError("--env is required (list valid ids with: python run.py --list_envs)")
@@ -294,7 +294,8 @@ def _check_inputs(cfg: RunConfig) -> None:
 
 
 def _processes_load_prefs(cfg: RunConfig) -> bool:
-    """Whether the mode's reward predictor process loads a preference database (drlhp.reward.trainer.prefs_to_load)."""
+    """Whether the mode's reward predictor process loads a preference database
+    (drlhp.reward.checkpoint.prefs_to_load)."""
     return cfg.mode == "gather_initial_prefs" or (cfg.mode == DEFAULT_MODE and not cfg.no_labelling)
 
 
@@ -302,8 +303,8 @@ def _drop_damaged_prefs(cfg: RunConfig, record: RunRecord) -> None:
     """--skip_damaged_prefs: the database the processes start from, read without its damaged chunks, saved
     whole into this run's prefs/ (a damaged chunk there moved aside to <name>.damaged), so that they load
     a sound one; says what was lost."""
+    from drlhp.reward.checkpoint import prefs_to_load
     from drlhp.reward.pref_db import PrefDB
-    from drlhp.reward.trainer import prefs_to_load
 
     source = prefs_to_load(cfg, record.dir) if _processes_load_prefs(cfg) else None
     if source is None:
@@ -440,14 +441,14 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
         ch = Channels.create(ctx, cfg.prefs.segment_queue_size)
         group = ProcessGroup(ch, ctx, profile_dir=profile_dir, log_dir=run_dir)
     failure, interrupted = None, False
-    from drlhp.reward.trainer import predictor_to_load
+    from drlhp.reward.checkpoint import predictor_to_load
     if not gather and predictor_to_load(cfg, record.dir):
         ch.gathering_done.set()  # a predictor will be loaded: the policy waits for it instead of playing randomly
     time_up = False
     with sigterm_as_interrupt():
         try:
             with sitting_timer(cfg.stop_after_hours):
-                group.start("reward_predictor", "drlhp.reward.trainer:run_reward_predictor", cfg=cfg,
+                group.start("reward_predictor", "drlhp.reward.process:run_reward_predictor", cfg=cfg,
                             obs_shape=observation_shape(cfg.env),
                             preference_queue=ch.preference_queue, weights_channels=[ch.weights_to_policy]
                             + ([ch.weights_to_prefs] if cfg.prefs.query_selection == "variance" else []),
@@ -522,8 +523,9 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
     Metrics (every evaluation): progress_reward.csv and tb/reward/, as in the three-process modes."""
     import threading
 
+    from drlhp.reward.checkpoint import find_file
     from drlhp.reward.pref_db import PrefDB
-    from drlhp.reward.trainer import RewardTrainer, find_file
+    from drlhp.reward.trainer import RewardTrainer
     from drlhp.runtime.metrics import MetricsLogger
     from drlhp.runtime.tf_setup import configure_tensorflow, kernels_in_use
 
@@ -556,7 +558,7 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
 def train_policy_without_labelling(cfg: RunConfig, record: RunRecord) -> int:
     """--no_labelling: the policy alone, on a saved predictor's reward; no labeller, no predictor training."""
     from drlhp.policy.process import run_policy
-    from drlhp.reward.trainer import load_predictor_weights, predictor_batchnorm
+    from drlhp.reward.checkpoint import load_predictor_weights, predictor_batchnorm
 
     weights, meta = load_predictor_weights(cfg.load_reward_predictor_ckpt_dir)
     batchnorm = predictor_batchnorm(meta)  # the saved network's shape, whatever this command's flags say

@@ -453,7 +453,7 @@ def test_resume_sees_a_relative_and_an_absolute_path_to_the_same_place_as_the_sa
 
 def test_a_resumed_run_goes_on_from_its_own_predictor_not_the_one_it_was_first_given(tmp_path):
     from drlhp.config import RunConfig
-    from drlhp.reward.trainer import predictor_to_load
+    from drlhp.reward.checkpoint import predictor_to_load
     from drlhp.runtime.run_paths import RunPaths
 
     cfg = RunConfig(env="MovingDot-v0", load_reward_predictor_ckpt_dir=str(tmp_path / "given"))
@@ -481,7 +481,7 @@ def test_resume_lets_where_the_roles_run_change_but_not_what_they_learn(tmp_path
 
 def test_a_resumed_run_goes_on_from_its_own_preference_database(tmp_path):
     from drlhp.config import RunConfig
-    from drlhp.reward.trainer import prefs_to_load
+    from drlhp.reward.checkpoint import prefs_to_load
     from drlhp.runtime.run_paths import RunPaths
 
     given = tmp_path / "given.npz"
