@@ -20,10 +20,10 @@ import json
 import time
 
 from drlhp.config import RunConfig
-from drlhp.policy.segments import register_compact_pickling
 from drlhp.runtime.messages import Preference
 from drlhp.runtime.queues import drain, put_blocking
 from drlhp.runtime.run_paths import RunPaths
+from drlhp.runtime.segment_wire import register_compact_pickling
 from pref_interface.labellers import LABELLERS
 from pref_interface.pool import SegmentPool
 from pref_interface.schedule import LabelSchedule

@@ -20,9 +20,10 @@ import numpy as np
 
 from drlhp.config import RunConfig
 from drlhp.policy.reward_source import RewardSource
-from drlhp.policy.segments import SegmentCutter, compact_nbytes_sent, register_compact_pickling
+from drlhp.policy.segments import SegmentCutter
 from drlhp.policy.trainer import RolloutObserver, TrainingState
 from drlhp.runtime.queues import feeder_cpu_s, put_or_drop
+from drlhp.runtime.segment_wire import compact_nbytes_sent, register_compact_pickling
 
 RECENT_SEGMENTS = 200
 MAX_EPISODE_FRAMES = 1500  # an episode sent to the window keeps its last 1,500 frames (100 s at 15 fps)
