@@ -443,7 +443,7 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
     failure, interrupted = None, False
     from drlhp.reward.checkpoint import predictor_to_load
     if not gather and predictor_to_load(cfg, record.dir):
-        ch.gathering_done.set()  # a predictor will be loaded: the policy waits for it instead of playing randomly
+        ch.random_play_over.set()  # a predictor will be loaded: the policy waits for it instead of playing randomly
     time_up = False
     with sigterm_as_interrupt():
         try:
@@ -452,7 +452,7 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
                             obs_shape=observation_shape(cfg.env),
                             preference_queue=ch.preference_queue, weights_channels=[ch.weights_to_policy]
                             + ([ch.weights_to_prefs] if cfg.prefs.query_selection == "variance" else []),
-                            stop_event=ch.stop_event, gathering_done=ch.gathering_done, run_dir=run_dir,
+                            stop_event=ch.stop_event, random_play_over=ch.random_play_over, run_dir=run_dir,
                             collect_only=gather, predictor_version=ch.predictor_version, db_size=ch.db_size,
                             pair_updates=ch.pair_updates)
                 show_agent = cfg.prefs.show_agent and LABELLERS[cfg.prefs.labeller].shows_agent
@@ -464,7 +464,7 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
                             agent_episode=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow)
                 group.start("policy", "drlhp.policy.process:run_policy", cfg=cfg, segment_queue=ch.segment_queue,
                             weights_channel=ch.weights_to_policy, stop_event=ch.stop_event,
-                            gathering_done=ch.gathering_done, run_dir=run_dir,
+                            random_play_over=ch.random_play_over, run_dir=run_dir,
                             episode_channel=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow,
                             pair_updates=ch.pair_updates)
                 write_json(record.dir / "pids.json", {"parent": os.getpid(), **group.pids()})
@@ -570,7 +570,7 @@ def train_policy_without_labelling(cfg: RunConfig, record: RunRecord) -> int:
         try:
             with sitting_timer(cfg.stop_after_hours):
                 summary = run_policy(cfg, segment_queue=None, weights_channel=None, stop_event=None,
-                                     gathering_done=None, run_dir=str(record.dir), fixed_weights=weights)
+                                     random_play_over=None, run_dir=str(record.dir), fixed_weights=weights)
         except KeyboardInterrupt as e:  # run_policy saved a checkpoint
             if isinstance(e, SittingOver):
                 return end_sitting(record, cfg.stop_after_hours)

@@ -27,10 +27,10 @@ from drlhp.runtime.run_paths import RunPaths
 
 
 def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, weights_channels: list,
-                         stop_event, gathering_done, run_dir: str, collect_only: bool, log=print,
+                         stop_event, random_play_over, run_dir: str, collect_only: bool, log=print,
                          predictor_version=None, db_size=None, pair_updates=None) -> dict:
     """The reward-predictor process (see the module docstring and RewardPredictorProcess)."""
-    return RewardPredictorProcess(cfg, obs_shape, preference_queue, weights_channels, stop_event, gathering_done,
+    return RewardPredictorProcess(cfg, obs_shape, preference_queue, weights_channels, stop_event, random_play_over,
                                   run_dir, collect_only, log=log, predictor_version=predictor_version,
                                   db_size=db_size, pair_updates=pair_updates).run()
 
@@ -49,11 +49,11 @@ class RewardPredictorProcess:
     """
 
     def __init__(self, cfg: RunConfig, obs_shape: tuple, preference_queue, weights_channels: list,
-                 stop_event, gathering_done, run_dir: str, collect_only: bool, log=print,
+                 stop_event, random_play_over, run_dir: str, collect_only: bool, log=print,
                  predictor_version=None, db_size=None, pair_updates=None):
         self.cfg, self.obs_shape, self.collect_only, self.log = cfg, obs_shape, collect_only, log
         self.preference_queue, self.weights_channels = preference_queue, weights_channels
-        self.stop_event, self.gathering_done = stop_event, gathering_done
+        self.stop_event, self.random_play_over = stop_event, random_play_over
         self.predictor_version, self.db_size, self.pair_updates = predictor_version, db_size, pair_updates
         self.run_dir = Path(run_dir)
         self.prefs_path, self.ckpt_path = RunPaths(run_dir).prefs, RunPaths(run_dir).predictor
@@ -116,11 +116,11 @@ class RewardPredictorProcess:
         elif not self._wait_for_initial_prefs():
             return False
         if not loaded or (not cfg.load_reward_predictor_ckpt_dir and trainer.pretraining_unfinished):
-            self.gathering_done.set()  # the policy stops its random play while we pretrain
+            self.random_play_over.set()  # the policy stops its random play while we pretrain
             trainer.pretrain(cfg.reward.n_initial_epochs, log=lambda s: self.log(s, flush=True),
                              should_stop=self.stop_event.is_set, on_eval=self.logger.log)
             trainer.save(self.ckpt_path)
-        self.gathering_done.set()
+        self.random_play_over.set()
         self._publish()
         self.last_ckpt = self.last_log = time.monotonic()
         return True
