@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from drlhp.runtime.cpu import ONEDNN_SETTINGS
 from pref_interface.labellers import DEFAULT_LABELLER, LABELLERS
 
-MODES = ("train_policy_with_preferences", "gather_initial_prefs", "pretrain_reward_predictor",
+TRAIN_POLICY_WITH_PREFERENCES = "train_policy_with_preferences"
+MODES = (TRAIN_POLICY_WITH_PREFERENCES, "gather_initial_prefs", "pretrain_reward_predictor",
          "train_policy_with_original_rewards", "watch")
-DEFAULT_MODE = "train_policy_with_preferences"  # the paper's setting
+DEFAULT_MODE = TRAIN_POLICY_WITH_PREFERENCES  # the paper's setting
 QUERY_SELECTIONS = ("random", "variance")
 LABEL_SCHEDULES = ("constant", "paper")
 BACKENDS = ("local", "ray")
@@ -350,6 +351,12 @@ class RunConfig:
         """Where this sitting ends: the budget, or stop_at_million_timesteps if that is sooner."""
         stop = int(round(self.stop_at_million_timesteps * 1e6))
         return min(self.total_timesteps, stop) if stop > 0 else self.total_timesteps
+
+    @property
+    def labels_while_training(self) -> bool:
+        """train_policy_with_preferences with labelling (not --no_labelling): the three processes, the
+        labeller and the predictor learning beside the policy."""
+        return self.mode == TRAIN_POLICY_WITH_PREFERENCES and not self.no_labelling
 
     @property
     def lr_horizon_timesteps(self) -> int:

@@ -21,7 +21,7 @@ import traceback
 from dataclasses import replace
 from pathlib import Path
 
-from drlhp.config import DEFAULT_MODE, RunConfig, config_problem
+from drlhp.config import TRAIN_POLICY_WITH_PREFERENCES, RunConfig, config_problem
 from drlhp.runtime.atomic import write_json
 from drlhp.runtime.interrupts import (
     SittingOver,
@@ -42,7 +42,7 @@ class UsageError(Exception):
 
 
 def _mode_function(cfg: RunConfig):
-    if cfg.mode == "train_policy_with_preferences" and cfg.no_labelling:
+    if cfg.mode == TRAIN_POLICY_WITH_PREFERENCES and cfg.no_labelling:
         return train_policy_without_labelling
     return {"train_policy_with_original_rewards": train_policy_with_original_rewards, "watch": watch,
             "pretrain_reward_predictor": pretrain_reward_predictor}.get(cfg.mode, run_processes)
@@ -111,9 +111,9 @@ def tf_kernels(cfg: RunConfig) -> dict:
     flags = cpu_flags()
     out = {"cpu": cpu_model(), "cpu_flags": [f for f in ("avx2", "fma", "avx512f", "avx512_bf16", "amx_bf16")
                                              if f in flags]}
-    if cfg.mode == "pretrain_reward_predictor" or (cfg.mode == DEFAULT_MODE and not cfg.no_labelling):
+    if cfg.mode == "pretrain_reward_predictor" or cfg.labels_while_training:
         out["predictor_kernels"] = choose_kernels(cfg.reward.onednn, flags).to_dict()
-    if cfg.mode in (DEFAULT_MODE, "train_policy_with_original_rewards", "watch"):
+    if cfg.mode in (TRAIN_POLICY_WITH_PREFERENCES, "train_policy_with_original_rewards", "watch"):
         out["policy_kernels"] = default_kernels().to_dict()
     return out
 
@@ -222,13 +222,13 @@ def _check_inputs(cfg: RunConfig) -> None:
         problem = address_problem(cfg.ray_address)
         if problem:
             raise UsageError(problem)
-    trains_policy = cfg.mode in ("train_policy_with_original_rewards", DEFAULT_MODE)
+    trains_policy = cfg.mode in ("train_policy_with_original_rewards", TRAIN_POLICY_WITH_PREFERENCES)
     one_update = cfg.a2c.n_envs * cfg.a2c.n_steps
     if trains_policy and cfg.total_timesteps < one_update:
         raise UsageError(f"--million_timesteps {cfg.million_timesteps:g} is {cfg.total_timesteps:,} agent steps, "
                          f"less than one update (--n_envs x --n_steps = {one_update:,})")
     waits_for_initial_prefs = cfg.mode == "gather_initial_prefs" or (
-        cfg.mode == DEFAULT_MODE and not cfg.no_labelling and not cfg.load_reward_predictor_ckpt_dir)
+        cfg.labels_while_training and not cfg.load_reward_predictor_ckpt_dir)
     if waits_for_initial_prefs and cfg.prefs.n_initial_prefs > cfg.prefs.max_prefs:
         raise UsageError(f"--n_initial_prefs {cfg.prefs.n_initial_prefs} is more than --max_prefs "
                          f"{cfg.prefs.max_prefs}: the database would never hold them all")
@@ -249,7 +249,7 @@ def _check_inputs(cfg: RunConfig) -> None:
         if cfg.run_dir and RunPaths(cfg.run_dir).config.exists():
             raise UsageError(f"--run_dir {cfg.run_dir} already holds a run; watch records into a new run "
                              f"directory (leave --run_dir out, or give a new one; --video names the video)")
-    labelling = cfg.mode == "gather_initial_prefs" or (cfg.mode == DEFAULT_MODE and not cfg.no_labelling)
+    labelling = cfg.mode == "gather_initial_prefs" or cfg.labels_while_training
     if labelling and LABELLERS[cfg.prefs.labeller].needs_display:  # a person labels in a window: can one open?
         from pref_interface.display import display_problem  # no Qt import: that happens in the child
 
@@ -296,7 +296,7 @@ def _check_inputs(cfg: RunConfig) -> None:
 def _processes_load_prefs(cfg: RunConfig) -> bool:
     """Whether the mode's reward predictor process loads a preference database
     (drlhp.reward.checkpoint.prefs_to_load)."""
-    return cfg.mode == "gather_initial_prefs" or (cfg.mode == DEFAULT_MODE and not cfg.no_labelling)
+    return cfg.mode == "gather_initial_prefs" or cfg.labels_while_training
 
 
 def _drop_damaged_prefs(cfg: RunConfig, record: RunRecord) -> None:
