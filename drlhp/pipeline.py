@@ -135,29 +135,18 @@ RESUME_FREELY = ("log_interval", "stop_after_hours", "milestone_million_timestep
                  "prefs.prefs_save_interval", "skip_damaged_prefs", "prefs.web_host", "prefs.web_port")
 
 
-def _labeller_of_old_config(config: dict) -> dict:
-    """A run recorded before --labeller said who labels with the bool prefs.synthetic_prefs: the same
-    setting in today's words (True: "oracle", False: "window")."""
-    prefs = config.get("prefs")
-    if not isinstance(prefs, dict) or "synthetic_prefs" not in prefs:
-        return config
-    prefs = {k: v for k, v in prefs.items() if k != "synthetic_prefs"}
-    prefs.setdefault("labeller", "oracle" if config["prefs"]["synthetic_prefs"] else "window")
-    return {**config, "prefs": prefs}
-
-
 PATH_SETTINGS = ("run_dir", "load_policy_ckpt_dir", "load_prefs_dir", "load_reward_predictor_ckpt_dir", "video")
 
 
 def _check_resume(cfg: RunConfig, record: RunRecord, derived: tuple[str, ...]) -> None:
     """A run directory that already holds a run of other settings goes on only with
     --resume_with_changes (else the weights would be recorded as trained with settings they were not)."""
-    from drlhp.runtime.run_record import ABSENT, config_changes, flatten
+    from drlhp.runtime.run_record import ABSENT, config_changes, config_in_todays_names, flatten
 
     before = record.read_json(RunPaths.CONFIG)
     if before is None or cfg.mode == "watch" or cfg.resume_with_changes:
         return
-    before = _labeller_of_old_config(before)
+    before = config_in_todays_names(before)
     changes = config_changes(before, cfg.to_dict(), ignore=(*derived, *RESUME_FREELY))
     defaults = flatten(RunConfig(mode=cfg.mode, env=cfg.env).to_dict())
     # a setting that did not exist when the run was recorded counts as its default then

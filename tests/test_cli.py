@@ -529,3 +529,22 @@ def test_a_run_recorded_with_synthetic_prefs_resumes_as_the_oracle(tmp_path):
     _check_resume(oracle, record, ())
     with pytest.raises(UsageError, match="prefs.labeller 'oracle' -> 'window'"):
         _check_resume(RunConfig(env="MovingDot-v0", run_dir=str(tmp_path)), record, ())
+
+
+def test_a_recorded_config_is_read_in_todays_names(monkeypatch):
+    """Every reader of a config.json (resume, the run record, the predictor's saved config, floyd) reads
+    it through config_in_todays_names: a renamed setting under its new name (where the config does not
+    hold that already), the config given left as it was."""
+    from drlhp.runtime import run_record
+
+    monkeypatch.setattr(run_record, "RENAMED_SETTINGS", {"reward.old": "reward.new", "top": "a2c.moved"})
+    old = {"mode": "m", "top": 1, "a2c": {"lr": 2}, "reward": {"old": 3, "kept": 4},
+           "prefs": {"synthetic_prefs": False}}
+    frozen = json.loads(json.dumps(old))
+    assert run_record.config_in_todays_names(old) == {"mode": "m", "a2c": {"lr": 2, "moved": 1},
+                                                       "reward": {"new": 3, "kept": 4},
+                                                       "prefs": {"labeller": "window"}}
+    assert old == frozen
+    both = {"reward": {"old": 3, "new": 5}}
+    assert run_record.config_in_todays_names(both) == both  # the newer name wins; the old one stays in view
+    assert run_record.config_in_todays_names(None) is None and run_record.config_in_todays_names([1]) == [1]
