@@ -147,7 +147,7 @@ def load_ensemble(path: str):
 
     weights, meta = load_predictor_weights(path)
     # the architecture the predictor was trained with (dropout, batch norm), where its run recorded it
-    cfg = saved_reward_config(Path(meta["path"]).parent.parent) or RewardConfig(n_predictors=len(weights.weights))
+    cfg = saved_reward_config(Path(meta["path"]).parent.parent) or RewardConfig(n_members=len(weights.weights))
     return PredictedReward((84, 84, 4), cfg, seed=0, weights=weights).ensemble, meta
 
 

@@ -127,7 +127,7 @@ class RewardConfig:
     """The reward predictor (Christiano et al., 2017, section 2.2.3 and appendix A).
 
     Attributes:
-        n_predictors: ensemble members, each trained on its own (online, Poisson) bootstrap sample (paper: 3).
+        n_members: ensemble members, each trained on its own (online, Poisson) bootstrap sample (paper: 3).
         batch_size: preference pairs per member per training step.
         lr: Adam learning rate.
         dropout: dropout rate after every convolution (paper: 0.5).
@@ -179,7 +179,7 @@ class RewardConfig:
             timesteps" (appendix A.2): 0.1. Use it with --reward_train_fraction 1.
     """
 
-    n_predictors: int = opt(3, check=whole(1), flag="n_predictors")
+    n_members: int = opt(3, check=whole(1), flag="n_predictors")
     batch_size: int = opt(16, check=whole(1))
     lr: float = opt(2e-4, check=POSITIVE)
     dropout: float = opt(0.5, check=within(0, 1, high_in=False))

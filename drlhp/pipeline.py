@@ -551,7 +551,7 @@ def train_policy_without_labelling(cfg: RunConfig, record: RunRecord) -> int:
 
     weights, meta = load_predictor_weights(cfg.load_reward_predictor_ckpt_dir)
     batchnorm = predictor_batchnorm(meta)  # the saved network's shape, whatever this command's flags say
-    cfg = replace(cfg, reward=replace(cfg.reward, n_predictors=len(weights.weights),
+    cfg = replace(cfg, reward=replace(cfg.reward, n_members=len(weights.weights),
                                       batchnorm=cfg.reward.batchnorm if batchnorm is None else batchnorm))
     print(f"[run] {cfg.mode} --no_labelling on {cfg.env} with predictor {meta['path']}, "
           f"{cfg.total_timesteps:,} agent steps -> {record.dir}", flush=True)

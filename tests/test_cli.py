@@ -294,7 +294,7 @@ def test_presets_put_their_flags_first_and_the_command_line_wins():
     argv, name, line = with_preset(["--env", "MovingDot-v0", "--synthetic_prefs", "--n_labels", "7"])
     cfg = config_from_args(build_parser().parse_args(argv))
     assert name == "moving-dot" and cfg.preset == "moving-dot" and line.startswith("[run] preset moving-dot")
-    assert cfg.prefs.segment_length == 5 and cfg.reward.n_predictors == 1 and not cfg.reward.batchnorm
+    assert cfg.prefs.segment_length == 5 and cfg.reward.n_members == 1 and not cfg.reward.batchnorm
     assert cfg.prefs.n_labels == 7  # the command line's own flag wins over the preset's 6000
     argv, name, line = with_preset(["--env", "MovingDot-v0", "--preset", "none"])
     cfg = config_from_args(build_parser().parse_args(argv))
@@ -548,3 +548,27 @@ def test_a_recorded_config_is_read_in_todays_names(monkeypatch):
     both = {"reward": {"old": 3, "new": 5}}
     assert run_record.config_in_todays_names(both) == both  # the newer name wins; the old one stays in view
     assert run_record.config_in_todays_names(None) is None and run_record.config_in_todays_names([1]) == [1]
+
+
+def test_a_run_recorded_before_a_setting_was_renamed_resumes_and_its_predictor_config_loads(tmp_path):
+    """config.json of an older version holds reward.n_predictors (today reward.n_members, the flag still
+    --n_predictors): the run goes on without --resume_with_changes, a change of it is still one, and the
+    predictor's saved config reads it."""
+    from drlhp.config import RunConfig
+    from drlhp.pipeline import UsageError, _check_resume
+    from drlhp.reward.checkpoint import saved_reward_config
+    from drlhp.runtime.run_record import RENAMED_SETTINGS, RunRecord
+
+    record = RunRecord(tmp_path)
+    cfg = RunConfig(env="MovingDot-v0", run_dir=str(tmp_path))
+    cfg = dataclasses.replace(cfg, reward=dataclasses.replace(cfg.reward, n_members=1))
+    old = cfg.to_dict()
+    for name, new in RENAMED_SETTINGS.items():
+        (section, _, old_name), new_name = name.rpartition("."), new.rpartition(".")[2]
+        old[section][old_name] = old[section].pop(new_name)
+    assert old["reward"]["n_predictors"] == 1 and "n_members" not in old["reward"]
+    (tmp_path / "config.json").write_text(json.dumps(old))
+    _check_resume(cfg, record, ())
+    with pytest.raises(UsageError, match="reward.n_members 1 -> 3"):
+        _check_resume(RunConfig(env="MovingDot-v0", run_dir=str(tmp_path)), record, ())
+    assert saved_reward_config(tmp_path).n_members == 1

@@ -45,11 +45,11 @@ class RewardTrainer:
 
         self.cfg, self.db, self.lock = cfg, db, lock
         self.ensemble = RewardEnsemble(obs_shape, cfg, seed)
-        self.l2 = np.full(cfg.n_predictors, cfg.l2_init, np.float32)
+        self.l2 = np.full(cfg.n_members, cfg.l2_init, np.float32)
         self.rng = np.random.default_rng(seed + 7)
         # bootstrap: per training entry (by order, ascending), a Poisson(1) count per member
         self._boot_orders = np.zeros(0, np.int64)
-        self._boot_counts = np.zeros((0, cfg.n_predictors), np.int64)
+        self._boot_counts = np.zeros((0, cfg.n_members), np.int64)
         self.steps = 0
         self.pretrain_target = 0  # the step at which pretraining ends (0: not started); kept in checkpoints
         self.last_eval: dict[str, float] = {}
@@ -80,7 +80,7 @@ class RewardTrainer:
 
     def save(self, path: Path) -> None:
         save_predictor(path, {**self.ensemble.get_state(), "l2": self.l2},
-                       {"steps": self.steps, "version": self.ensemble.version, "n_members": self.cfg.n_predictors,
+                       {"steps": self.steps, "version": self.ensemble.version, "n_members": self.cfg.n_members,
                         "pretrain_target": self.pretrain_target, "batchnorm": self.cfg.batchnorm,
                         "pretrain_best": None if math.isnan(self.pretrain_best) else self.pretrain_best,
                         "pretrain_best_step": self.pretrain_best_step, "pretrain_since_best": self.pretrain_since_best})
@@ -107,21 +107,21 @@ class RewardTrainer:
                 break
             new.append(e.order)
         orders = np.concatenate([orders, np.array(new[::-1], np.int64)])
-        counts = np.concatenate([counts, self.rng.poisson(1.0, (len(new), self.cfg.n_predictors))])
+        counts = np.concatenate([counts, self.rng.poisson(1.0, (len(new), self.cfg.n_members))])
         if len(orders) != n or (n and orders[0] != entries[0].order):  # removed from the middle (review tool)
             kept = dict(zip(orders.tolist(), counts))
             orders = np.array([e.order for e in entries], np.int64)
-            counts = np.array([kept.get(o, self.rng.poisson(1.0, self.cfg.n_predictors)) for o in orders.tolist()],
-                              np.int64).reshape(n, self.cfg.n_predictors)
+            counts = np.array([kept.get(o, self.rng.poisson(1.0, self.cfg.n_members)) for o in orders.tolist()],
+                              np.int64).reshape(n, self.cfg.n_members)
         self._boot_orders, self._boot_counts = orders, counts
 
     def _member_indices(self, size: int | None = None) -> np.ndarray:
         """(members, size) training indices (default: batch_size), each member's drawn from its own
         bootstrap sample (uniformly, if its sample is empty)."""
         size = size or self.cfg.batch_size
-        out = np.empty((self.cfg.n_predictors, size), np.int64)
+        out = np.empty((self.cfg.n_members, size), np.int64)
         n = len(self._boot_orders)
-        for m in range(self.cfg.n_predictors):
+        for m in range(self.cfg.n_members):
             cum = np.cumsum(self._boot_counts[:, m])
             if cum[-1] > 0:
                 out[m] = np.searchsorted(cum, self.rng.random(size) * cum[-1], side="right")
@@ -133,7 +133,7 @@ class RewardTrainer:
         with self.lock:
             entries = self.db.entries("train")
             if not entries:  # evicted since the caller looked (a tiny --max_prefs): nothing to train on
-                return np.full(self.cfg.n_predictors, np.nan), np.full(self.cfg.n_predictors, np.nan)
+                return np.full(self.cfg.n_members, np.nan), np.full(self.cfg.n_members, np.nan)
             self._sync_bootstrap(entries)
             s1, s2, mu = self.db.batches("train", self._member_indices())  # (members, B, T, ...)
         losses, accs = self.ensemble.train_step(s1, s2, mu, self.l2)
@@ -160,7 +160,7 @@ class RewardTrainer:
         validation pairs (``_val_subset``), each member alone on its own training pairs."""
         from drlhp.reward.model import adapt_l2
 
-        m_count = self.cfg.n_predictors
+        m_count = self.cfg.n_members
         with self.lock:
             n_val, n_train = self.db.n_val, self.db.n_train
             if n_val == 0 or n_train == 0:
@@ -227,7 +227,7 @@ class RewardTrainer:
                     f"{cfg.pretrain_patience} evaluations (every {cfg.eval_interval} steps)")
         log(f"[reward] pretraining on {len(self.db)} preferences: "
             + (f"resumed, {n_steps} steps left" if resumed else f"{n_epochs} epochs = {n_steps} steps")
-            + f" of {cfg.batch_size} pairs x {cfg.n_predictors} members" + rule)
+            + f" of {cfg.batch_size} pairs x {cfg.n_members} members" + rule)
         t0 = last = time.perf_counter()
         for i in range(n_steps):
             if should_stop():

@@ -153,7 +153,7 @@ def flatten(d: dict, prefix: str = "") -> dict:
 
 
 # Settings renamed since runs were first recorded: {flattened name in an older config.json: today's name}.
-RENAMED_SETTINGS: dict[str, str] = {}
+RENAMED_SETTINGS = {"reward.n_predictors": "reward.n_members"}  # the flag is still --n_predictors
 
 
 def config_in_todays_names(config):
