@@ -160,7 +160,7 @@ class RewardConfig:
             whose output is narrow on the normalization set but far off it on a few frames (game starts, states
             it never saw) otherwise pays those frames tens of standard deviations (docs/results.md, E4).
         ckpt_interval_s: seconds between predictor checkpoints (plus one at the end).
-        tf_intra_threads: TensorFlow intra-op threads of the predictor process in the three-process modes
+        tf_threads: TensorFlow intra-op threads of the predictor process in the three-process modes
             (pretrain_reward_predictor runs in one process and takes --tf_intra_threads). With 2, halve
             --reward_train_fraction to leave the policy the same share of 2 cores.
         onednn: the CPU kernel library of the predictor's TensorFlow (its process, and
@@ -197,7 +197,7 @@ class RewardConfig:
     norm_momentum: float = opt(0.1, check=within(0, 1, low_in=False))
     clip: float = opt(0.0, check=NOT_NEGATIVE)
     ckpt_interval_s: float = opt(60.0, check=POSITIVE)
-    tf_intra_threads: int = opt(1, check=whole(1), flag="reward_tf_threads")
+    tf_threads: int = opt(1, check=whole(1))
     onednn: str = opt("auto", choices=ONEDNN_SETTINGS, negatable=True)
     train_fraction: float = opt(0.5, check=within(0, 1, low_in=False))
     updates_per_step: float = opt(0.0, check=NOT_NEGATIVE)

@@ -131,7 +131,7 @@ RESUME_FREELY = ("log_interval", "stop_after_hours", "milestone_million_timestep
                  "backend", "ray_address", "policy_resources", "predictor_resources",
                  "labeller_resources", "stop_at_million_timesteps", "profile", "preset", "resume_with_changes",
                  "episodes", "video", "n_env_threads", "tf_intra_threads", "tf_inter_threads",
-                 "policy_ckpt_interval", "reward.tf_intra_threads", "reward.onednn", "reward.ckpt_interval_s",
+                 "policy_ckpt_interval", "reward.tf_threads", "reward.onednn", "reward.ckpt_interval_s",
                  "prefs.prefs_save_interval", "skip_damaged_prefs", "prefs.web_host", "prefs.web_port")
 
 

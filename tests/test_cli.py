@@ -405,7 +405,7 @@ def test_config_checks_name_the_flag():
 
     cfg = RunConfig(env="MovingDot-v0")
     assert config_problem(cfg) is None
-    assert config_problem(replace(cfg, reward=RewardConfig(tf_intra_threads=0))) == \
+    assert config_problem(replace(cfg, reward=RewardConfig(tf_threads=0))) == \
         "--reward_tf_threads must be a whole number of at least 1, got 0"
     assert config_problem(replace(cfg, mode="nope")).startswith("mode must be one of train_policy_with_preferences")
 

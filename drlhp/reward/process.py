@@ -88,7 +88,7 @@ class RewardPredictorProcess:
         from drlhp.runtime.tf_setup import configure_tensorflow, kernels_in_use
 
         cfg, p = self.cfg, self.cfg.prefs
-        configure_tensorflow(cfg.reward.tf_intra_threads, 1, seed=cfg.seed, onednn=cfg.reward.onednn)
+        configure_tensorflow(cfg.reward.tf_threads, 1, seed=cfg.seed, onednn=cfg.reward.onednn)
         self.kernels = kernels_in_use()
         if not self.collect_only:
             self.log(f"[reward] TensorFlow kernels: {self.kernels}", flush=True)

@@ -153,7 +153,8 @@ def flatten(d: dict, prefix: str = "") -> dict:
 
 
 # Settings renamed since runs were first recorded: {flattened name in an older config.json: today's name}.
-RENAMED_SETTINGS = {"reward.n_predictors": "reward.n_members"}  # the flag is still --n_predictors
+RENAMED_SETTINGS = {"reward.n_predictors": "reward.n_members",  # the flag is still --n_predictors
+                    "reward.tf_intra_threads": "reward.tf_threads"}  # its flag: --reward_tf_threads
 
 
 def config_in_todays_names(config):
