@@ -332,35 +332,34 @@ def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int
     print(f"[run] {cfg.mode} on {cfg.env}, seed {cfg.seed}, {cfg.total_timesteps:,} agent steps -> {record.dir}",
           flush=True)
     env = logger = trainer = None
-    with sigterm_as_interrupt():
-        try:
-            with sitting_timer(cfg.stop_after_hours):
-                env = make_vec_env(cfg.env, cfg.a2c.n_envs, n_threads=cfg.n_env_threads,
-                                   score_visible=cfg.score_visible)
-                policy = build_policy(cfg, env)
-                logger = MetricsLogger(record.dir)
-                try:
-                    source = (ScaledEnvReward(cfg.reward.norm_std) if cfg.a2c.original_reward == "scaled"
-                              else ClippedEnvReward())
-                    trainer = PolicyTrainer(cfg, env, policy, source, record, logger)
-                except CheckpointError as e:
-                    raise UsageError(str(e)) from None
-                summary = trainer.train()
-            return _finish(record, summary, cfg)
-        except KeyboardInterrupt as e:
-            if trainer is not None:
-                trainer.checkpoint()
-                record.write_summary(trainer.summary())
-                trainer.write_hparams()
-            if isinstance(e, SittingOver):
-                return end_sitting(record, cfg.stop_after_hours)
-            return mark_interrupted(record, f"\n[run] interrupted; checkpoint saved. Resume with: python run.py "
-                                            f"{cfg.mode} --env {cfg.env} --run_dir {record.dir}")
-        finally:
-            if logger is not None:
-                logger.close()
-            if env is not None:
-                env.close()
+    try:
+        with sitting_timer(cfg.stop_after_hours):
+            env = make_vec_env(cfg.env, cfg.a2c.n_envs, n_threads=cfg.n_env_threads,
+                               score_visible=cfg.score_visible)
+            policy = build_policy(cfg, env)
+            logger = MetricsLogger(record.dir)
+            try:
+                source = (ScaledEnvReward(cfg.reward.norm_std) if cfg.a2c.original_reward == "scaled"
+                          else ClippedEnvReward())
+                trainer = PolicyTrainer(cfg, env, policy, source, record, logger)
+            except CheckpointError as e:
+                raise UsageError(str(e)) from None
+            summary = trainer.train()
+        return _finish(record, summary, cfg)
+    except KeyboardInterrupt as e:
+        if trainer is not None:
+            trainer.checkpoint()
+            record.write_summary(trainer.summary())
+            trainer.write_hparams()
+        if isinstance(e, SittingOver):
+            return end_sitting(record, cfg.stop_after_hours)
+        return mark_interrupted(record, f"\n[run] interrupted; checkpoint saved. Resume with: python run.py "
+                                        f"{cfg.mode} --env {cfg.env} --run_dir {record.dir}")
+    finally:
+        if logger is not None:
+            logger.close()
+        if env is not None:
+            env.close()
 
 
 def watch(cfg: RunConfig, record: RunRecord) -> int:
@@ -434,45 +433,44 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
     if not gather and predictor_to_load(cfg, record.dir):
         ch.random_play_over.set()  # a predictor will be loaded: the policy waits for it instead of playing randomly
     time_up = False
-    with sigterm_as_interrupt():
-        try:
-            with sitting_timer(cfg.stop_after_hours):
-                group.start("reward_predictor", "drlhp.reward.process:run_reward_predictor", cfg=cfg,
-                            obs_shape=observation_shape(cfg.env),
-                            preference_queue=ch.preference_queue, weights_channels=[ch.weights_to_policy]
-                            + ([ch.weights_to_prefs] if cfg.prefs.query_selection == "variance" else []),
-                            stop_event=ch.stop_event, random_play_over=ch.random_play_over, run_dir=run_dir,
-                            collect_only=gather, predictor_version=ch.predictor_version, db_size=ch.db_size,
-                            pair_updates=ch.pair_updates)
-                show_agent = cfg.prefs.show_agent and LABELLERS[cfg.prefs.labeller].shows_agent
-                group.start("pref_interface", "pref_interface.process:run_pref_interface", cfg=cfg,
-                            frames_per_step=frames_per_agent_step(cfg.env),
-                            segment_queue=ch.segment_queue, preference_queue=ch.preference_queue,
-                            weights_channel=ch.weights_to_prefs, stop_event=ch.stop_event, run_dir=run_dir,
-                            predictor_version=ch.predictor_version, db_size=ch.db_size,
-                            agent_episode=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow)
-                group.start("policy", "drlhp.policy.process:run_policy", cfg=cfg, segment_queue=ch.segment_queue,
-                            weights_channel=ch.weights_to_policy, stop_event=ch.stop_event,
-                            random_play_over=ch.random_play_over, run_dir=run_dir,
-                            episode_channel=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow,
-                            pair_updates=ch.pair_updates)
-                write_json(record.dir / "pids.json", {"parent": os.getpid(), **group.pids()})
-                group.watch({"reward_predictor"} if gather else {"policy"})
-        except ChildFailed as e:
-            failure = e
-        except KeyboardInterrupt as e:
-            interrupted, time_up = True, isinstance(e, SittingOver)
-            print("\n[run] " + ("--stop_after_hours reached" if time_up else "interrupted")
-                  + ": stopping the processes (they save the database and checkpoints)...",
-                  file=sys.stderr, flush=True)
-        finally:
-            with sigterm_ignored():  # a second SIGTERM must not cut the children's saving short
-                try:
-                    killed = group.shutdown()
-                    if killed:
-                        print(f"[run] had to kill: {', '.join(killed)}", file=sys.stderr, flush=True)
-                except ChildFailed as e:
-                    failure = failure or e
+    try:
+        with sitting_timer(cfg.stop_after_hours):
+            group.start("reward_predictor", "drlhp.reward.process:run_reward_predictor", cfg=cfg,
+                        obs_shape=observation_shape(cfg.env),
+                        preference_queue=ch.preference_queue, weights_channels=[ch.weights_to_policy]
+                        + ([ch.weights_to_prefs] if cfg.prefs.query_selection == "variance" else []),
+                        stop_event=ch.stop_event, random_play_over=ch.random_play_over, run_dir=run_dir,
+                        collect_only=gather, predictor_version=ch.predictor_version, db_size=ch.db_size,
+                        pair_updates=ch.pair_updates)
+            show_agent = cfg.prefs.show_agent and LABELLERS[cfg.prefs.labeller].shows_agent
+            group.start("pref_interface", "pref_interface.process:run_pref_interface", cfg=cfg,
+                        frames_per_step=frames_per_agent_step(cfg.env),
+                        segment_queue=ch.segment_queue, preference_queue=ch.preference_queue,
+                        weights_channel=ch.weights_to_prefs, stop_event=ch.stop_event, run_dir=run_dir,
+                        predictor_version=ch.predictor_version, db_size=ch.db_size,
+                        agent_episode=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow)
+            group.start("policy", "drlhp.policy.process:run_policy", cfg=cfg, segment_queue=ch.segment_queue,
+                        weights_channel=ch.weights_to_policy, stop_event=ch.stop_event,
+                        random_play_over=ch.random_play_over, run_dir=run_dir,
+                        episode_channel=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow,
+                        pair_updates=ch.pair_updates)
+            write_json(record.dir / "pids.json", {"parent": os.getpid(), **group.pids()})
+            group.watch({"reward_predictor"} if gather else {"policy"})
+    except ChildFailed as e:
+        failure = e
+    except KeyboardInterrupt as e:
+        interrupted, time_up = True, isinstance(e, SittingOver)
+        print("\n[run] " + ("--stop_after_hours reached" if time_up else "interrupted")
+              + ": stopping the processes (they save the database and checkpoints)...",
+              file=sys.stderr, flush=True)
+    finally:
+        with sigterm_ignored():  # a second SIGTERM must not cut the children's saving short
+            try:
+                killed = group.shutdown()
+                if killed:
+                    print(f"[run] had to kill: {', '.join(killed)}", file=sys.stderr, flush=True)
+            except ChildFailed as e:
+                failure = failure or e
     figures = {}
     roles = ("reward_predictor", "pref_interface") if gather else ("policy", "reward_predictor", "pref_interface")
     for role in roles:
@@ -555,14 +553,13 @@ def train_policy_without_labelling(cfg: RunConfig, record: RunRecord) -> int:
                                       batchnorm=cfg.reward.batchnorm if batchnorm is None else batchnorm))
     print(f"[run] {cfg.mode} --no_labelling on {cfg.env} with predictor {meta['path']}, "
           f"{cfg.total_timesteps:,} agent steps -> {record.dir}", flush=True)
-    with sigterm_as_interrupt():
-        try:
-            with sitting_timer(cfg.stop_after_hours):
-                summary = run_policy(cfg, segment_queue=None, weights_channel=None, stop_event=None,
-                                     random_play_over=None, run_dir=str(record.dir), fixed_weights=weights)
-        except KeyboardInterrupt as e:  # run_policy saved a checkpoint
-            if isinstance(e, SittingOver):
-                return end_sitting(record, cfg.stop_after_hours)
-            return mark_interrupted(record, f"\n[run] interrupted; checkpoint saved in {record.ckpt_dir}")
+    try:
+        with sitting_timer(cfg.stop_after_hours):
+            summary = run_policy(cfg, segment_queue=None, weights_channel=None, stop_event=None,
+                                 random_play_over=None, run_dir=str(record.dir), fixed_weights=weights)
+    except KeyboardInterrupt as e:  # run_policy saved a checkpoint
+        if isinstance(e, SittingOver):
+            return end_sitting(record, cfg.stop_after_hours)
+        return mark_interrupted(record, f"\n[run] interrupted; checkpoint saved in {record.ckpt_dir}")
     return _finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "no_labelling": True, **summary})
 
