@@ -43,7 +43,7 @@ bn, dropout = sys.argv[3] == "1", float(sys.argv[4])
 configure_tensorflow(threads, 1, seed=0, onednn=sys.argv[6])
 from drlhp.config import RewardConfig
 from drlhp.reward.model import RewardEnsemble
-ens = RewardEnsemble((84, 84, 4), RewardConfig(n_predictors=members, batchnorm=bn, dropout=dropout), seed=0)
+ens = RewardEnsemble((84, 84, 4), RewardConfig(n_members=members, batchnorm=bn, dropout=dropout), seed=0)
 rng = np.random.default_rng(0)
 s1 = rng.integers(0, 255, (members, 16, 25, 84, 84, 4), dtype=np.uint8)
 s2 = rng.integers(0, 255, (members, 16, 25, 84, 84, 4), dtype=np.uint8)

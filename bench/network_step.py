@@ -110,7 +110,7 @@ def child(spec: dict) -> dict:
                     return (tf.reduce_sum(tf.reshape(r1, (b, t)), axis=1),
                             tf.reduce_sum(tf.reshape(r2, (b, t)), axis=1))
             cls = TwoCalls
-        ens = cls(OBS, RewardConfig(n_predictors=1, lr=1e-3, dropout=0.0, batchnorm=False), seed=0)
+        ens = cls(OBS, RewardConfig(n_members=1, lr=1e-3, dropout=0.0, batchnorm=False), seed=0)
         if spec["dtype"] == "bfloat16":  # bfloat16 inside the network, its output (and the loss) float32
             net = ens.members[0]
             ens.members = [keras.Model(net.input, layers_cast_float32(keras, net.output))]

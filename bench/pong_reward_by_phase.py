@@ -116,8 +116,8 @@ def main(argv=None) -> None:
 
     from drlhp.config import RewardConfig
     from drlhp.policy.reward_source import PredictedReward
+    from drlhp.reward.checkpoint import load_predictor_weights, saved_reward_config
     from drlhp.reward.pref_db import PrefDB
-    from drlhp.reward.trainer import load_predictor_weights, saved_reward_config
     from drlhp.runtime.run_paths import RunPaths
 
     cfg = saved_reward_config(run) or RewardConfig()

@@ -143,11 +143,11 @@ def play(name: str, n_steps: int, seed: int, chunk: int = CLIP, score_visible: b
 def load_ensemble(path: str):
     from drlhp.config import RewardConfig
     from drlhp.policy.reward_source import PredictedReward
-    from drlhp.reward.trainer import load_predictor_weights, saved_reward_config
+    from drlhp.reward.checkpoint import load_predictor_weights, saved_reward_config
 
     weights, meta = load_predictor_weights(path)
     # the architecture the predictor was trained with (dropout, batch norm), where its run recorded it
-    cfg = saved_reward_config(Path(meta["path"]).parent.parent) or RewardConfig(n_predictors=len(weights.weights))
+    cfg = saved_reward_config(Path(meta["path"]).parent.parent) or RewardConfig(n_members=len(weights.weights))
     return PredictedReward((84, 84, 4), cfg, seed=0, weights=weights).ensemble, meta
 
 

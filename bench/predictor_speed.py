@@ -57,7 +57,7 @@ t0 = time.perf_counter()
 for k in range(n_prefs):
     db.add(oracle(segs[2 * k], segs[2 * k + 1]))
 add_s = time.perf_counter() - t0
-cfg = RewardConfig(n_predictors=1, batch_size=16, lr=1e-3, dropout=0.0, batchnorm=False)
+cfg = RewardConfig(n_members=1, batch_size=16, lr=1e-3, dropout=0.0, batchnorm=False)
 trainer = RewardTrainer(obs.shape[2:], cfg, db, threading.Lock(), seed=0)
 for _ in range(5):
     trainer.train_step()

@@ -33,15 +33,9 @@ def main(argv=None) -> None:
     from drlhp.runtime.tf_setup import configure_tensorflow
 
     configure_tensorflow(1, 1, seed=0)
+    from drlhp.reward.checkpoint import PREDICTOR_FILE, PREFS_FILE, find_file, saved_reward_config
     from drlhp.reward.pref_db import PrefDB
-    from drlhp.reward.trainer import (
-        FIRST_NORM_FACTOR,
-        PREDICTOR_FILE,
-        PREFS_FILE,
-        RewardTrainer,
-        find_file,
-        saved_reward_config,
-    )
+    from drlhp.reward.trainer import FIRST_NORM_FACTOR, RewardTrainer
 
     run = Path(args.run_dir)
     cfg = saved_reward_config(run)

@@ -39,7 +39,7 @@ def add(n):
         k += 1
 
 def steps_per_s(n_members):
-    cfg = RewardConfig(n_predictors=n_members, batch_size=16, lr=1e-3, dropout=0.0, batchnorm=False)
+    cfg = RewardConfig(n_members=n_members, batch_size=16, lr=1e-3, dropout=0.0, batchnorm=False)
     trainer = RewardTrainer(obs.shape[2:], cfg, db, threading.Lock(), seed=0)
     for _ in range(3):
         trainer.train_step()

@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from drlhp.runtime.cpu import ONEDNN_SETTINGS
 from pref_interface.labellers import DEFAULT_LABELLER, LABELLERS
 
-MODES = ("train_policy_with_preferences", "gather_initial_prefs", "pretrain_reward_predictor",
+TRAIN_POLICY_WITH_PREFERENCES = "train_policy_with_preferences"
+MODES = (TRAIN_POLICY_WITH_PREFERENCES, "gather_initial_prefs", "pretrain_reward_predictor",
          "train_policy_with_original_rewards", "watch")
-DEFAULT_MODE = "train_policy_with_preferences"  # the paper's setting
+DEFAULT_MODE = TRAIN_POLICY_WITH_PREFERENCES  # the paper's setting
 QUERY_SELECTIONS = ("random", "variance")
 LABEL_SCHEDULES = ("constant", "paper")
 BACKENDS = ("local", "ray")
@@ -90,10 +91,7 @@ class A2CConfig:
         rms_eps: RMSprop epsilon.
         rmsprop_style: "torch" (PyTorch's RMSprop: mean square initialized to 0, epsilon outside the square
             root) or "tf1" (TensorFlow 1's RMSProp, which OpenAI baselines' A2C used: mean square initialized
-            to 1, epsilon inside the square root, as Keras 3's RMSprop also has it). Measured
-            (docs/results.md): with "tf1" the policy barely moves on Pong in 4M steps and MovingDot needs
-            ~130k steps; with "torch" Pong improves from 1M steps and MovingDot learns by ~40k: the epsilon
-            inside the root caps the step of every parameter whose gradient is below ~3e-3, here nearly all.
+            to 1, epsilon inside the square root, as Keras 3's RMSprop also has it); docs/results.md compares them.
         ent_coef: weight of the entropy bonus.
         vf_coef: weight of the value loss (mean squared error).
         gamma: discount factor per agent step.
@@ -126,14 +124,13 @@ class RewardConfig:
     """The reward predictor (Christiano et al., 2017, section 2.2.3 and appendix A).
 
     Attributes:
-        n_predictors: ensemble members, each trained on its own (online, Poisson) bootstrap sample (paper: 3).
+        n_members: ensemble members, each trained on its own (online, Poisson) bootstrap sample (paper: 3).
         batch_size: preference pairs per member per training step.
         lr: Adam learning rate.
         dropout: dropout rate after every convolution (paper: 0.5).
         dropout_layers: how many of the 4 convolutions, from the first, dropout follows (paper: 4; the original
             reproduction: 3).
-        batchnorm: batch normalization after every convolution (paper: yes). On MovingDot it slows the
-            predictor down several times (docs/results.md, "MovingDot from preferences").
+        batchnorm: batch normalization after every convolution (paper: yes).
         random_answer_prob: assumed chance that a label is a uniformly random answer (paper: 10%).
         l2_init: starting L2 coefficient (on the sum of squared kernel weights); then adapted per member so
             that its validation loss / training loss stays in [1.1, 1.5] (paper).
@@ -155,20 +152,17 @@ class RewardConfig:
             to those measured on the newest segments (1: replaced). Small values keep the policy's reward on
             one offset and scale as the predictor's weights change.
         clip: each member's normalized output is clipped to this many standard deviations either side of its
-            mean before the members are averaged and scaled to norm_std; 0: not clipped (the paper). A predictor
-            whose output is narrow on the normalization set but far off it on a few frames (game starts, states
-            it never saw) otherwise pays those frames tens of standard deviations (docs/results.md, E4).
+            mean before the members are averaged and scaled to norm_std; 0: not clipped (the paper).
         ckpt_interval_s: seconds between predictor checkpoints (plus one at the end).
-        tf_intra_threads: TensorFlow intra-op threads of the predictor process in the three-process modes
+        tf_threads: TensorFlow intra-op threads of the predictor process in the three-process modes
             (pretrain_reward_predictor runs in one process and takes --tf_intra_threads). With 2, halve
             --reward_train_fraction to leave the policy the same share of 2 cores.
         onednn: the CPU kernel library of the predictor's TensorFlow (its process, and
             pretrain_reward_predictor): "on" oneDNN's, "off" Eigen's, "auto" by the CPU's flags: oneDNN with
-            AVX-512 (avx512f: its training step 2.4-2.8x faster there, on an Intel Xeon and an AMD EPYC), Eigen
-            without (faster on an AVX2-only AMD EPYC: 161-202 against 207-228 ms); other CPUs TensorFlow's
-            default. The choice and why are printed at start and recorded in run.json's sitting and
+            AVX-512 (avx512f), Eigen on x86-64 without it, TensorFlow's default on other CPUs (why:
+            drlhp/runtime/cpu.py). The choice and why are printed at start and recorded in run.json's sitting and
             summary.json. --reward_onednn alone means on, --no-reward_onednn off. The policy keeps TensorFlow's
-            default (oneDNN on x86-64), faster for its A2C update on all three machines (drlhp.runtime.cpu).
+            default (oneDNN on x86-64).
         train_fraction: the largest fraction of wall time the predictor spends training beside the policy
             (after a step of d seconds it rests d x (1/f - 1)), so it does not starve the policy of a core;
             1: flat out. Pretraining, while the policy waits, is not paced.
@@ -178,7 +172,7 @@ class RewardConfig:
             timesteps" (appendix A.2): 0.1. Use it with --reward_train_fraction 1.
     """
 
-    n_predictors: int = opt(3, check=whole(1), flag="n_predictors")
+    n_members: int = opt(3, check=whole(1), flag="n_predictors")
     batch_size: int = opt(16, check=whole(1))
     lr: float = opt(2e-4, check=POSITIVE)
     dropout: float = opt(0.5, check=within(0, 1, high_in=False))
@@ -196,7 +190,7 @@ class RewardConfig:
     norm_momentum: float = opt(0.1, check=within(0, 1, low_in=False))
     clip: float = opt(0.0, check=NOT_NEGATIVE)
     ckpt_interval_s: float = opt(60.0, check=POSITIVE)
-    tf_intra_threads: int = opt(1, check=whole(1), flag="reward_tf_threads")
+    tf_threads: int = opt(1, check=whole(1))
     onednn: str = opt("auto", choices=ONEDNN_SETTINGS, negatable=True)
     train_fraction: float = opt(0.5, check=within(0, 1, low_in=False))
     updates_per_step: float = opt(0.0, check=NOT_NEGATIVE)
@@ -350,6 +344,12 @@ class RunConfig:
         """Where this sitting ends: the budget, or stop_at_million_timesteps if that is sooner."""
         stop = int(round(self.stop_at_million_timesteps * 1e6))
         return min(self.total_timesteps, stop) if stop > 0 else self.total_timesteps
+
+    @property
+    def labels_while_training(self) -> bool:
+        """train_policy_with_preferences with labelling (not --no_labelling): the three processes, the
+        labeller and the predictor learning beside the policy."""
+        return self.mode == TRAIN_POLICY_WITH_PREFERENCES and not self.no_labelling
 
     @property
     def lr_horizon_timesteps(self) -> int:

@@ -21,7 +21,7 @@ import traceback
 from dataclasses import replace
 from pathlib import Path
 
-from drlhp.config import DEFAULT_MODE, RunConfig, config_problem
+from drlhp.config import TRAIN_POLICY_WITH_PREFERENCES, RunConfig, config_problem
 from drlhp.runtime.atomic import write_json
 from drlhp.runtime.interrupts import (
     SittingOver,
@@ -42,7 +42,7 @@ class UsageError(Exception):
 
 
 def _mode_function(cfg: RunConfig):
-    if cfg.mode == "train_policy_with_preferences" and cfg.no_labelling:
+    if cfg.mode == TRAIN_POLICY_WITH_PREFERENCES and cfg.no_labelling:
         return train_policy_without_labelling
     return {"train_policy_with_original_rewards": train_policy_with_original_rewards, "watch": watch,
             "pretrain_reward_predictor": pretrain_reward_predictor}.get(cfg.mode, run_processes)
@@ -111,9 +111,9 @@ def tf_kernels(cfg: RunConfig) -> dict:
     flags = cpu_flags()
     out = {"cpu": cpu_model(), "cpu_flags": [f for f in ("avx2", "fma", "avx512f", "avx512_bf16", "amx_bf16")
                                              if f in flags]}
-    if cfg.mode == "pretrain_reward_predictor" or (cfg.mode == DEFAULT_MODE and not cfg.no_labelling):
+    if cfg.mode == "pretrain_reward_predictor" or cfg.labels_while_training:
         out["predictor_kernels"] = choose_kernels(cfg.reward.onednn, flags).to_dict()
-    if cfg.mode in (DEFAULT_MODE, "train_policy_with_original_rewards", "watch"):
+    if cfg.mode in (TRAIN_POLICY_WITH_PREFERENCES, "train_policy_with_original_rewards", "watch"):
         out["policy_kernels"] = default_kernels().to_dict()
     return out
 
@@ -131,19 +131,8 @@ RESUME_FREELY = ("log_interval", "stop_after_hours", "milestone_million_timestep
                  "backend", "ray_address", "policy_resources", "predictor_resources",
                  "labeller_resources", "stop_at_million_timesteps", "profile", "preset", "resume_with_changes",
                  "episodes", "video", "n_env_threads", "tf_intra_threads", "tf_inter_threads",
-                 "policy_ckpt_interval", "reward.tf_intra_threads", "reward.onednn", "reward.ckpt_interval_s",
+                 "policy_ckpt_interval", "reward.tf_threads", "reward.onednn", "reward.ckpt_interval_s",
                  "prefs.prefs_save_interval", "skip_damaged_prefs", "prefs.web_host", "prefs.web_port")
-
-
-def _labeller_of_old_config(config: dict) -> dict:
-    """A run recorded before --labeller said who labels with the bool prefs.synthetic_prefs: the same
-    setting in today's words (True: "oracle", False: "window")."""
-    prefs = config.get("prefs")
-    if not isinstance(prefs, dict) or "synthetic_prefs" not in prefs:
-        return config
-    prefs = {k: v for k, v in prefs.items() if k != "synthetic_prefs"}
-    prefs.setdefault("labeller", "oracle" if config["prefs"]["synthetic_prefs"] else "window")
-    return {**config, "prefs": prefs}
 
 
 PATH_SETTINGS = ("run_dir", "load_policy_ckpt_dir", "load_prefs_dir", "load_reward_predictor_ckpt_dir", "video")
@@ -152,12 +141,12 @@ PATH_SETTINGS = ("run_dir", "load_policy_ckpt_dir", "load_prefs_dir", "load_rewa
 def _check_resume(cfg: RunConfig, record: RunRecord, derived: tuple[str, ...]) -> None:
     """A run directory that already holds a run of other settings goes on only with
     --resume_with_changes (else the weights would be recorded as trained with settings they were not)."""
-    from drlhp.runtime.run_record import ABSENT, config_changes, flatten
+    from drlhp.runtime.run_record import ABSENT, config_changes, config_in_todays_names, flatten
 
     before = record.read_json(RunPaths.CONFIG)
     if before is None or cfg.mode == "watch" or cfg.resume_with_changes:
         return
-    before = _labeller_of_old_config(before)
+    before = config_in_todays_names(before)
     changes = config_changes(before, cfg.to_dict(), ignore=(*derived, *RESUME_FREELY))
     defaults = flatten(RunConfig(mode=cfg.mode, env=cfg.env).to_dict())
     # a setting that did not exist when the run was recorded counts as its default then
@@ -202,8 +191,8 @@ def _check_inputs(cfg: RunConfig) -> None:
     the env id, every number of the config, what the mode needs, the display, and every file to load."""
     import envs
     from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
+    from drlhp.reward.checkpoint import PredictorCheckpointError, find_file, load_predictor
     from drlhp.reward.pref_db import PrefDB, PrefDBDamaged, PrefDBError
-    from drlhp.reward.trainer import PredictorCheckpointError, find_file, load_predictor
 
     if not cfg.env:
         raise UsageError("--env is required (list valid ids with: python run.py --list_envs)")
@@ -222,13 +211,13 @@ def _check_inputs(cfg: RunConfig) -> None:
         problem = address_problem(cfg.ray_address)
         if problem:
             raise UsageError(problem)
-    trains_policy = cfg.mode in ("train_policy_with_original_rewards", DEFAULT_MODE)
+    trains_policy = cfg.mode in ("train_policy_with_original_rewards", TRAIN_POLICY_WITH_PREFERENCES)
     one_update = cfg.a2c.n_envs * cfg.a2c.n_steps
     if trains_policy and cfg.total_timesteps < one_update:
         raise UsageError(f"--million_timesteps {cfg.million_timesteps:g} is {cfg.total_timesteps:,} agent steps, "
                          f"less than one update (--n_envs x --n_steps = {one_update:,})")
     waits_for_initial_prefs = cfg.mode == "gather_initial_prefs" or (
-        cfg.mode == DEFAULT_MODE and not cfg.no_labelling and not cfg.load_reward_predictor_ckpt_dir)
+        cfg.labels_while_training and not cfg.load_reward_predictor_ckpt_dir)
     if waits_for_initial_prefs and cfg.prefs.n_initial_prefs > cfg.prefs.max_prefs:
         raise UsageError(f"--n_initial_prefs {cfg.prefs.n_initial_prefs} is more than --max_prefs "
                          f"{cfg.prefs.max_prefs}: the database would never hold them all")
@@ -249,7 +238,7 @@ def _check_inputs(cfg: RunConfig) -> None:
         if cfg.run_dir and RunPaths(cfg.run_dir).config.exists():
             raise UsageError(f"--run_dir {cfg.run_dir} already holds a run; watch records into a new run "
                              f"directory (leave --run_dir out, or give a new one; --video names the video)")
-    labelling = cfg.mode == "gather_initial_prefs" or (cfg.mode == DEFAULT_MODE and not cfg.no_labelling)
+    labelling = cfg.mode == "gather_initial_prefs" or cfg.labels_while_training
     if labelling and LABELLERS[cfg.prefs.labeller].needs_display:  # a person labels in a window: can one open?
         from pref_interface.display import display_problem  # no Qt import: that happens in the child
 
@@ -294,16 +283,17 @@ def _check_inputs(cfg: RunConfig) -> None:
 
 
 def _processes_load_prefs(cfg: RunConfig) -> bool:
-    """Whether the mode's reward predictor process loads a preference database (drlhp.reward.trainer.prefs_to_load)."""
-    return cfg.mode == "gather_initial_prefs" or (cfg.mode == DEFAULT_MODE and not cfg.no_labelling)
+    """Whether the mode's reward predictor process loads a preference database
+    (drlhp.reward.checkpoint.prefs_to_load)."""
+    return cfg.mode == "gather_initial_prefs" or cfg.labels_while_training
 
 
 def _drop_damaged_prefs(cfg: RunConfig, record: RunRecord) -> None:
     """--skip_damaged_prefs: the database the processes start from, read without its damaged chunks, saved
     whole into this run's prefs/ (a damaged chunk there moved aside to <name>.damaged), so that they load
     a sound one; says what was lost."""
+    from drlhp.reward.checkpoint import prefs_to_load
     from drlhp.reward.pref_db import PrefDB
-    from drlhp.reward.trainer import prefs_to_load
 
     source = prefs_to_load(cfg, record.dir) if _processes_load_prefs(cfg) else None
     if source is None:
@@ -342,35 +332,34 @@ def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int
     print(f"[run] {cfg.mode} on {cfg.env}, seed {cfg.seed}, {cfg.total_timesteps:,} agent steps -> {record.dir}",
           flush=True)
     env = logger = trainer = None
-    with sigterm_as_interrupt():
-        try:
-            with sitting_timer(cfg.stop_after_hours):
-                env = make_vec_env(cfg.env, cfg.a2c.n_envs, n_threads=cfg.n_env_threads,
-                                   score_visible=cfg.score_visible)
-                policy = build_policy(cfg, env)
-                logger = MetricsLogger(record.dir)
-                try:
-                    source = (ScaledEnvReward(cfg.reward.norm_std) if cfg.a2c.original_reward == "scaled"
-                              else ClippedEnvReward())
-                    trainer = PolicyTrainer(cfg, env, policy, source, record, logger)
-                except CheckpointError as e:
-                    raise UsageError(str(e)) from None
-                summary = trainer.train()
-            return _finish(record, summary, cfg)
-        except KeyboardInterrupt as e:
-            if trainer is not None:
-                trainer.checkpoint()
-                record.write_summary(trainer.summary())
-                trainer.write_hparams()
-            if isinstance(e, SittingOver):
-                return end_sitting(record, cfg.stop_after_hours)
-            return mark_interrupted(record, f"\n[run] interrupted; checkpoint saved. Resume with: python run.py "
-                                            f"{cfg.mode} --env {cfg.env} --run_dir {record.dir}")
-        finally:
-            if logger is not None:
-                logger.close()
-            if env is not None:
-                env.close()
+    try:
+        with sitting_timer(cfg.stop_after_hours):
+            env = make_vec_env(cfg.env, cfg.a2c.n_envs, n_threads=cfg.n_env_threads,
+                               score_visible=cfg.score_visible)
+            policy = build_policy(cfg, env)
+            logger = MetricsLogger(record.dir)
+            try:
+                source = (ScaledEnvReward(cfg.reward.norm_std) if cfg.a2c.original_reward == "scaled"
+                          else ClippedEnvReward())
+                trainer = PolicyTrainer(cfg, env, policy, source, record, logger)
+            except CheckpointError as e:
+                raise UsageError(str(e)) from None
+            summary = trainer.train()
+        return _finish(record, summary, cfg)
+    except KeyboardInterrupt as e:
+        if trainer is not None:
+            trainer.checkpoint()
+            record.write_summary(trainer.summary())
+            trainer.write_hparams()
+        if isinstance(e, SittingOver):
+            return end_sitting(record, cfg.stop_after_hours)
+        return mark_interrupted(record, f"\n[run] interrupted; checkpoint saved. Resume with: python run.py "
+                                        f"{cfg.mode} --env {cfg.env} --run_dir {record.dir}")
+    finally:
+        if logger is not None:
+            logger.close()
+        if env is not None:
+            env.close()
 
 
 def watch(cfg: RunConfig, record: RunRecord) -> int:
@@ -440,49 +429,48 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
         ch = Channels.create(ctx, cfg.prefs.segment_queue_size)
         group = ProcessGroup(ch, ctx, profile_dir=profile_dir, log_dir=run_dir)
     failure, interrupted = None, False
-    from drlhp.reward.trainer import predictor_to_load
+    from drlhp.reward.checkpoint import predictor_to_load
     if not gather and predictor_to_load(cfg, record.dir):
-        ch.gathering_done.set()  # a predictor will be loaded: the policy waits for it instead of playing randomly
+        ch.random_play_over.set()  # a predictor will be loaded: the policy waits for it instead of playing randomly
     time_up = False
-    with sigterm_as_interrupt():
-        try:
-            with sitting_timer(cfg.stop_after_hours):
-                group.start("reward_predictor", "drlhp.reward.trainer:run_reward_predictor", cfg=cfg,
-                            obs_shape=observation_shape(cfg.env),
-                            preference_queue=ch.preference_queue, weights_channels=[ch.weights_to_policy]
-                            + ([ch.weights_to_prefs] if cfg.prefs.query_selection == "variance" else []),
-                            stop_event=ch.stop_event, gathering_done=ch.gathering_done, run_dir=run_dir,
-                            collect_only=gather, predictor_version=ch.predictor_version, db_size=ch.db_size,
-                            pair_updates=ch.pair_updates)
-                show_agent = cfg.prefs.show_agent and LABELLERS[cfg.prefs.labeller].shows_agent
-                group.start("pref_interface", "pref_interface.process:run_pref_interface", cfg=cfg,
-                            frames_per_step=frames_per_agent_step(cfg.env),
-                            segment_queue=ch.segment_queue, preference_queue=ch.preference_queue,
-                            weights_channel=ch.weights_to_prefs, stop_event=ch.stop_event, run_dir=run_dir,
-                            predictor_version=ch.predictor_version, db_size=ch.db_size,
-                            agent_episode=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow)
-                group.start("policy", "drlhp.policy.process:run_policy", cfg=cfg, segment_queue=ch.segment_queue,
-                            weights_channel=ch.weights_to_policy, stop_event=ch.stop_event,
-                            gathering_done=ch.gathering_done, run_dir=run_dir,
-                            episode_channel=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow,
-                            pair_updates=ch.pair_updates)
-                write_json(record.dir / "pids.json", {"parent": os.getpid(), **group.pids()})
-                group.watch({"reward_predictor"} if gather else {"policy"})
-        except ChildFailed as e:
-            failure = e
-        except KeyboardInterrupt as e:
-            interrupted, time_up = True, isinstance(e, SittingOver)
-            print("\n[run] " + ("--stop_after_hours reached" if time_up else "interrupted")
-                  + ": stopping the processes (they save the database and checkpoints)...",
-                  file=sys.stderr, flush=True)
-        finally:
-            with sigterm_ignored():  # a second SIGTERM must not cut the children's saving short
-                try:
-                    killed = group.shutdown()
-                    if killed:
-                        print(f"[run] had to kill: {', '.join(killed)}", file=sys.stderr, flush=True)
-                except ChildFailed as e:
-                    failure = failure or e
+    try:
+        with sitting_timer(cfg.stop_after_hours):
+            group.start("reward_predictor", "drlhp.reward.process:run_reward_predictor", cfg=cfg,
+                        obs_shape=observation_shape(cfg.env),
+                        preference_queue=ch.preference_queue, weights_channels=[ch.weights_to_policy]
+                        + ([ch.weights_to_prefs] if cfg.prefs.query_selection == "variance" else []),
+                        stop_event=ch.stop_event, random_play_over=ch.random_play_over, run_dir=run_dir,
+                        collect_only=gather, predictor_version=ch.predictor_version, db_size=ch.db_size,
+                        pair_updates=ch.pair_updates)
+            show_agent = cfg.prefs.show_agent and LABELLERS[cfg.prefs.labeller].shows_agent
+            group.start("pref_interface", "pref_interface.process:run_pref_interface", cfg=cfg,
+                        frames_per_step=frames_per_agent_step(cfg.env),
+                        segment_queue=ch.segment_queue, preference_queue=ch.preference_queue,
+                        weights_channel=ch.weights_to_prefs, stop_event=ch.stop_event, run_dir=run_dir,
+                        predictor_version=ch.predictor_version, db_size=ch.db_size,
+                        agent_episode=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow)
+            group.start("policy", "drlhp.policy.process:run_policy", cfg=cfg, segment_queue=ch.segment_queue,
+                        weights_channel=ch.weights_to_policy, stop_event=ch.stop_event,
+                        random_play_over=ch.random_play_over, run_dir=run_dir,
+                        episode_channel=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow,
+                        pair_updates=ch.pair_updates)
+            write_json(record.dir / "pids.json", {"parent": os.getpid(), **group.pids()})
+            group.watch({"reward_predictor"} if gather else {"policy"})
+    except ChildFailed as e:
+        failure = e
+    except KeyboardInterrupt as e:
+        interrupted, time_up = True, isinstance(e, SittingOver)
+        print("\n[run] " + ("--stop_after_hours reached" if time_up else "interrupted")
+              + ": stopping the processes (they save the database and checkpoints)...",
+              file=sys.stderr, flush=True)
+    finally:
+        with sigterm_ignored():  # a second SIGTERM must not cut the children's saving short
+            try:
+                killed = group.shutdown()
+                if killed:
+                    print(f"[run] had to kill: {', '.join(killed)}", file=sys.stderr, flush=True)
+            except ChildFailed as e:
+                failure = failure or e
     figures = {}
     roles = ("reward_predictor", "pref_interface") if gather else ("policy", "reward_predictor", "pref_interface")
     for role in roles:
@@ -522,8 +510,9 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
     Metrics (every evaluation): progress_reward.csv and tb/reward/, as in the three-process modes."""
     import threading
 
+    from drlhp.reward.checkpoint import find_file
     from drlhp.reward.pref_db import PrefDB
-    from drlhp.reward.trainer import RewardTrainer, find_file
+    from drlhp.reward.trainer import RewardTrainer
     from drlhp.runtime.metrics import MetricsLogger
     from drlhp.runtime.tf_setup import configure_tensorflow, kernels_in_use
 
@@ -556,22 +545,21 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
 def train_policy_without_labelling(cfg: RunConfig, record: RunRecord) -> int:
     """--no_labelling: the policy alone, on a saved predictor's reward; no labeller, no predictor training."""
     from drlhp.policy.process import run_policy
-    from drlhp.reward.trainer import load_predictor_weights, predictor_batchnorm
+    from drlhp.reward.checkpoint import load_predictor_weights, predictor_batchnorm
 
     weights, meta = load_predictor_weights(cfg.load_reward_predictor_ckpt_dir)
     batchnorm = predictor_batchnorm(meta)  # the saved network's shape, whatever this command's flags say
-    cfg = replace(cfg, reward=replace(cfg.reward, n_predictors=len(weights.weights),
+    cfg = replace(cfg, reward=replace(cfg.reward, n_members=len(weights.weights),
                                       batchnorm=cfg.reward.batchnorm if batchnorm is None else batchnorm))
     print(f"[run] {cfg.mode} --no_labelling on {cfg.env} with predictor {meta['path']}, "
           f"{cfg.total_timesteps:,} agent steps -> {record.dir}", flush=True)
-    with sigterm_as_interrupt():
-        try:
-            with sitting_timer(cfg.stop_after_hours):
-                summary = run_policy(cfg, segment_queue=None, weights_channel=None, stop_event=None,
-                                     gathering_done=None, run_dir=str(record.dir), fixed_weights=weights)
-        except KeyboardInterrupt as e:  # run_policy saved a checkpoint
-            if isinstance(e, SittingOver):
-                return end_sitting(record, cfg.stop_after_hours)
-            return mark_interrupted(record, f"\n[run] interrupted; checkpoint saved in {record.ckpt_dir}")
+    try:
+        with sitting_timer(cfg.stop_after_hours):
+            summary = run_policy(cfg, segment_queue=None, weights_channel=None, stop_event=None,
+                                 random_play_over=None, run_dir=str(record.dir), fixed_weights=weights)
+    except KeyboardInterrupt as e:  # run_policy saved a checkpoint
+        if isinstance(e, SittingOver):
+            return end_sitting(record, cfg.stop_after_hours)
+        return mark_interrupted(record, f"\n[run] interrupted; checkpoint saved in {record.ckpt_dir}")
     return _finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "no_labelling": True, **summary})
 

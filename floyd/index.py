@@ -21,7 +21,7 @@ from pathlib import Path
 
 from drlhp.runtime.curves import read_progress_csv
 from drlhp.runtime.run_paths import RunPaths
-from drlhp.runtime.run_record import RUN_FORMAT_VERSION
+from drlhp.runtime.run_record import RUN_FORMAT_VERSION, config_in_todays_names
 
 RUN_FILES = RunPaths.RECORD_FILES
 GROUP_DEPTH = 3  # how deep a group of runs may nest under the runs folder
@@ -165,6 +165,7 @@ def read_run(path: Path, name: str | None = None) -> RunEntry:
         entry.notes.append("not a run: no run.json, config.json, status.json or command.txt")
         return entry
     entry.config, config_why = _read_json(paths.config)
+    entry.config = config_in_todays_names(entry.config)  # floyd compares and shows settings by today's names
     if entry.config is None:
         entry.kind = "incomplete"
         entry.notes.append(f"incomplete: config.json {config_why}")

@@ -380,8 +380,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         p.error(f"--size must be WxH, got {args.size!r}")
 
+    from drlhp.reward.checkpoint import PREFS_FILE, find_file
     from drlhp.reward.pref_db import PrefDB, PrefDBError
-    from drlhp.reward.trainer import PREFS_FILE, find_file
     from pref_interface.display import DisplayError, display_problem, require_display
 
     try:

@@ -240,8 +240,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--web_port", type=int, default=0, help="--web: the port (default 0: a free one)")
     args = p.parse_args(argv)
 
+    from drlhp.reward.checkpoint import PREFS_FILE, find_file
     from drlhp.reward.pref_db import PrefDBError
-    from drlhp.reward.trainer import PREFS_FILE, find_file
     from pref_interface.display import DisplayError, require_display
 
     path = find_file(args.load_prefs_dir, PREFS_FILE)

@@ -4,6 +4,9 @@
              imports inside functions (a lazy import defers the cost of a module, not the knot: a file
              cycle, lazy or not, is two modules that each need the other)
     envs     envs/ imports nothing of drlhp, pref_interface or floyd, anywhere in a file
+    layers   drlhp/ and pref_interface/ import nothing of floyd (the run archive sits above them: a run's
+             curves are drawn by drlhp.runtime.curves); pref_interface/ imports nothing of drlhp.policy (it
+             sees segments, not the policy: their wire codec is drlhp.runtime.segment_wire), anywhere in a file
     parent   the run archive's listing loads no TensorFlow; the parent process's modules and run.py's
              argument parsing load neither TensorFlow nor Qt
 
@@ -164,15 +167,21 @@ def _one_cycle(graph: dict[str, set[str]], component: set[str]) -> list[str]:
     return sorted(component)  # unreachable for a strongly connected component
 
 
+def _under(module: str, packages: tuple[str, ...]) -> bool:
+    """Whether ``module`` is one of ``packages`` (dotted names) or inside one."""
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
 def forbidden_imports(modules: dict[str, Path], package: str, forbidden: tuple[str, ...],
                       root: Path = REPO) -> list[str]:
-    """'file: module' for each import, anywhere in ``package``'s files, of a module under ``forbidden``."""
+    """'file: module' for each import, anywhere in ``package``'s files, of a module under ``forbidden``
+    (top-level packages or dotted subpackages: "drlhp.policy")."""
     bad = set()
     for module, path in modules.items():
         if module.split(".")[0] == package:
             bad.update(f"{path.relative_to(root)}: {imported}"
                        for imported in imports(path, module, module_level_only=False)
-                       if imported.split(".")[0] in forbidden)
+                       if _under(imported, forbidden))
     return sorted(bad)
 
 
@@ -209,6 +218,17 @@ def test_no_import_cycles_through_imports_inside_functions_either():
 def test_envs_imports_nothing_of_the_learning_side():
     bad = forbidden_imports(project_modules(), "envs", ("drlhp", "pref_interface", "floyd"))
     assert not bad, "envs/ imports learning code:\n" + "\n".join(bad)
+
+
+def test_drlhp_and_pref_interface_import_nothing_of_floyd():
+    bad = [line for package in ("drlhp", "pref_interface")
+           for line in forbidden_imports(project_modules(), package, ("floyd",))]
+    assert not bad, "an import up the layers, of the run archive:\n" + "\n".join(bad)
+
+
+def test_pref_interface_imports_nothing_of_the_policy():
+    bad = forbidden_imports(project_modules(), "pref_interface", ("drlhp.policy",))
+    assert not bad, "pref_interface/ imports the policy's code:\n" + "\n".join(bad)
 
 
 def test_listing_runs_loads_no_tensorflow(tmp_path):
@@ -285,6 +305,20 @@ def test_an_envs_import_of_drlhp_is_found_even_inside_a_function(tmp_path):
     bad = forbidden_imports(modules, "envs", ("drlhp", "pref_interface", "floyd"), root=tmp_path)
     assert bad == ["envs/lazy.py: drlhp.config", "envs/lazy.py: drlhp.config.RunConfig",
                    "envs/sub/__init__.py: floyd.index"]
+
+
+def test_an_import_of_a_forbidden_subpackage_is_found_and_its_neighbours_are_not(tmp_path):
+    modules = _tree(tmp_path, {
+        "pref_interface/__init__.py": "",
+        "pref_interface/a.py": "def f():\n    from drlhp.policy.segments import SegmentCutter\n",
+        "pref_interface/b.py": "import drlhp.policy\n",
+        "pref_interface/c.py": "from drlhp.runtime import segment_wire\nimport drlhp.policyish\n",
+        "pref_interface/d.py": "from drlhp import policy\n",
+    })
+    bad = forbidden_imports(modules, "pref_interface", ("drlhp.policy",), root=tmp_path)
+    assert bad == ["pref_interface/a.py: drlhp.policy.segments",
+                   "pref_interface/a.py: drlhp.policy.segments.SegmentCutter",
+                   "pref_interface/b.py: drlhp.policy", "pref_interface/d.py: drlhp.policy"]
 
 
 def test_the_probe_sees_a_module_that_was_imported():

@@ -295,7 +295,7 @@ def test_presets_put_their_flags_first_and_the_command_line_wins():
     argv, name, line = with_preset(["--env", "MovingDot-v0", "--synthetic_prefs", "--n_labels", "7"])
     cfg = config_from_args(build_parser().parse_args(argv))
     assert name == "moving-dot" and cfg.preset == "moving-dot" and line.startswith("[run] preset moving-dot")
-    assert cfg.prefs.segment_length == 5 and cfg.reward.n_predictors == 1 and not cfg.reward.batchnorm
+    assert cfg.prefs.segment_length == 5 and cfg.reward.n_members == 1 and not cfg.reward.batchnorm
     assert cfg.prefs.n_labels == 7  # the command line's own flag wins over the preset's 6000
     argv, name, line = with_preset(["--env", "MovingDot-v0", "--preset", "none"])
     cfg = config_from_args(build_parser().parse_args(argv))
@@ -441,7 +441,7 @@ def test_config_checks_name_the_flag():
 
     cfg = RunConfig(env="MovingDot-v0")
     assert config_problem(cfg) is None
-    assert config_problem(replace(cfg, reward=RewardConfig(tf_intra_threads=0))) == \
+    assert config_problem(replace(cfg, reward=RewardConfig(tf_threads=0))) == \
         "--reward_tf_threads must be a whole number of at least 1, got 0"
     assert config_problem(replace(cfg, mode="nope")).startswith("mode must be one of train_policy_with_preferences")
 
@@ -489,7 +489,7 @@ def test_resume_sees_a_relative_and_an_absolute_path_to_the_same_place_as_the_sa
 
 def test_a_resumed_run_goes_on_from_its_own_predictor_not_the_one_it_was_first_given(tmp_path):
     from drlhp.config import RunConfig
-    from drlhp.reward.trainer import predictor_to_load
+    from drlhp.reward.checkpoint import predictor_to_load
     from drlhp.runtime.run_paths import RunPaths
 
     cfg = RunConfig(env="MovingDot-v0", load_reward_predictor_ckpt_dir=str(tmp_path / "given"))
@@ -517,7 +517,7 @@ def test_resume_lets_where_the_roles_run_change_but_not_what_they_learn(tmp_path
 
 def test_a_resumed_run_goes_on_from_its_own_preference_database(tmp_path):
     from drlhp.config import RunConfig
-    from drlhp.reward.trainer import prefs_to_load
+    from drlhp.reward.checkpoint import prefs_to_load
     from drlhp.runtime.run_paths import RunPaths
 
     given = tmp_path / "given.npz"
@@ -565,3 +565,46 @@ def test_a_run_recorded_with_synthetic_prefs_resumes_as_the_oracle(tmp_path):
     _check_resume(oracle, record, ())
     with pytest.raises(UsageError, match="prefs.labeller 'oracle' -> 'window'"):
         _check_resume(RunConfig(env="MovingDot-v0", run_dir=str(tmp_path)), record, ())
+
+
+def test_a_recorded_config_is_read_in_todays_names(monkeypatch):
+    """Every reader of a config.json (resume, the run record, the predictor's saved config, floyd) reads
+    it through config_in_todays_names: a renamed setting under its new name (where the config does not
+    hold that already), the config given left as it was."""
+    from drlhp.runtime import run_record
+
+    monkeypatch.setattr(run_record, "RENAMED_SETTINGS", {"reward.old": "reward.new", "top": "a2c.moved"})
+    old = {"mode": "m", "top": 1, "a2c": {"lr": 2}, "reward": {"old": 3, "kept": 4},
+           "prefs": {"synthetic_prefs": False}}
+    frozen = json.loads(json.dumps(old))
+    assert run_record.config_in_todays_names(old) == {"mode": "m", "a2c": {"lr": 2, "moved": 1},
+                                                       "reward": {"new": 3, "kept": 4},
+                                                       "prefs": {"labeller": "window"}}
+    assert old == frozen
+    both = {"reward": {"old": 3, "new": 5}}
+    assert run_record.config_in_todays_names(both) == both  # the newer name wins; the old one stays in view
+    assert run_record.config_in_todays_names(None) is None and run_record.config_in_todays_names([1]) == [1]
+
+
+def test_a_run_recorded_before_a_setting_was_renamed_resumes_and_its_predictor_config_loads(tmp_path):
+    """config.json of an older version holds reward.n_predictors (today reward.n_members, the flag still
+    --n_predictors): the run goes on without --resume_with_changes, a change of it is still one, and the
+    predictor's saved config reads it."""
+    from drlhp.config import RunConfig
+    from drlhp.pipeline import UsageError, _check_resume
+    from drlhp.reward.checkpoint import saved_reward_config
+    from drlhp.runtime.run_record import RENAMED_SETTINGS, RunRecord
+
+    record = RunRecord(tmp_path)
+    cfg = RunConfig(env="MovingDot-v0", run_dir=str(tmp_path))
+    cfg = dataclasses.replace(cfg, reward=dataclasses.replace(cfg.reward, n_members=1))
+    old = cfg.to_dict()
+    for name, new in RENAMED_SETTINGS.items():
+        (section, _, old_name), new_name = name.rpartition("."), new.rpartition(".")[2]
+        old[section][old_name] = old[section].pop(new_name)
+    assert old["reward"]["n_predictors"] == 1 and "n_members" not in old["reward"]
+    (tmp_path / "config.json").write_text(json.dumps(old))
+    _check_resume(cfg, record, ())
+    with pytest.raises(UsageError, match="reward.n_members 1 -> 3"):
+        _check_resume(RunConfig(env="MovingDot-v0", run_dir=str(tmp_path)), record, ())
+    assert saved_reward_config(tmp_path).n_members == 1

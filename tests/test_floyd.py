@@ -300,15 +300,15 @@ def test_show_lists_each_sitting_and_what_it_changed(tmp_path):
 
     run_dir = tmp_path / "runs" / "resumed"
     config = {"mode": "train_policy_with_preferences", "env": "PongNoFrameskip-v4", "seed": 0,
-              "reward": {"tf_intra_threads": 1, "lr": 2e-4}}
+              "reward": {"tf_threads": 1, "lr": 2e-4}}
     RunRecord(run_dir).start(config, argv=["run.py", "--env", "PongNoFrameskip-v4"])
-    RunRecord(run_dir).start({**config, "reward": {"tf_intra_threads": 2, "lr": 2e-4}},
+    RunRecord(run_dir).start({**config, "reward": {"tf_threads": 2, "lr": 2e-4}},
                              argv=["run.py", "--env", "PongNoFrameskip-v4", "--reward_tf_threads", "2"])
     assert _json(run_dir / "status.json")["status"] == "running"
     first, second = _json(run_dir / "run.json")["sittings"]
     assert first["command"].endswith("run.py --env PongNoFrameskip-v4") and "config_changes" not in first
     assert second["command"].endswith("--reward_tf_threads 2")
-    assert second["config_changes"] == {"reward.tf_intra_threads": [1, 2]}
+    assert second["config_changes"] == {"reward.tf_threads": [1, 2]}
     from drlhp.runtime.run_record import ABSENT, config_changes
 
     # an argument on one side only (another version) shows as absent; a None value is not absent
@@ -319,7 +319,7 @@ def test_show_lists_each_sitting_and_what_it_changed(tmp_path):
     shown = floyd("--runs_dir", tmp_path / "runs", "show", "resumed")
     assert shown.returncode == 0, shown.stderr
     assert "2 sitting(s)" in shown.stdout
-    assert "reward.tf_intra_threads 1 -> 2" in shown.stdout
+    assert "reward.tf_threads 1 -> 2" in shown.stdout
 
 
 def test_durations_and_numbers_are_written_one_way():

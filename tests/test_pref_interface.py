@@ -146,7 +146,7 @@ def test_compact_pickling_gives_back_an_equal_segment(case):
     import pickle
     from multiprocessing.reduction import ForkingPickler
 
-    from drlhp.policy.segments import compact_nbytes_sent, register_compact_pickling
+    from drlhp.runtime.segment_wire import compact_nbytes_sent, register_compact_pickling
 
     obs = _stacked(5)
     frames = obs[..., -1].copy()

@@ -35,7 +35,7 @@ def test_loss_with_the_10_percent_term_matches_a_hand_computation():
 
 @pytest.fixture(scope="module")
 def ensemble():
-    return RewardEnsemble(OBS, RewardConfig(n_predictors=2), seed=0)
+    return RewardEnsemble(OBS, RewardConfig(n_members=2), seed=0)
 
 
 def _segments(rng, b, t=5):
@@ -61,7 +61,7 @@ def test_both_segments_share_dropout_masks(ensemble):
 def test_both_segments_share_batch_norm_statistics():
     """Training mode without dropout: swapping the segments swaps the sums exactly, and segment 1's
     reward depends on segment 2 (one set of batch statistics over both), as one call on the pair."""
-    ens = RewardEnsemble(OBS, RewardConfig(n_predictors=1, dropout=0.0), seed=1)
+    ens = RewardEnsemble(OBS, RewardConfig(n_members=1, dropout=0.0), seed=1)
     rng = np.random.default_rng(1)
     a, b, c = _segments(rng, 2), _segments(rng, 2), _segments(rng, 2) // 4
     model = ens.members[0]
@@ -84,7 +84,7 @@ def test_weights_travel_and_rewards_are_normalized(ensemble):
     frames = rng.integers(0, 256, (64, *OBS), dtype=np.uint8)
     ensemble.update_normalization(frames)
     weights = ensemble.publish()
-    other = RewardEnsemble(OBS, RewardConfig(n_predictors=2), seed=99)
+    other = RewardEnsemble(OBS, RewardConfig(n_members=2), seed=99)
     assert not np.allclose(other.predict(frames), ensemble.predict(frames))
     other.load_weights(weights)
     np.testing.assert_allclose(other.predict(frames), ensemble.predict(frames), rtol=1e-5, atol=1e-6)
@@ -100,7 +100,7 @@ def test_weights_travel_and_rewards_are_normalized(ensemble):
 
 def test_the_ensemble_learns_a_preference():
     """Segments with a brighter left half are preferred: a few steps of training reach accuracy 1."""
-    cfg = RewardConfig(n_predictors=2, lr=1e-3, batch_size=8)
+    cfg = RewardConfig(n_members=2, lr=1e-3, batch_size=8)
     ens = RewardEnsemble(OBS, cfg, seed=3)
     rng = np.random.default_rng(3)
 
@@ -124,7 +124,7 @@ def test_the_ensemble_learns_a_preference():
 
 
 def test_vector_observations_use_an_mlp():
-    ens = RewardEnsemble((6,), replace(RewardConfig(), n_predictors=1), seed=0)
+    ens = RewardEnsemble((6,), replace(RewardConfig(), n_members=1), seed=0)
     assert ens.predict(np.zeros((4, 6), np.uint8)).shape == (1, 4)
     assert not any("conv" in layer.name for layer in ens.members[0].layers)
 
@@ -147,7 +147,7 @@ def test_pretraining_stopped_midway_resumes_with_the_steps_left(tmp_path):
 
     for i in range(40):
         db.add(Preference(seg(2 * i), seg(2 * i + 1), (1.0, 0.0)))
-    cfg = RewardConfig(n_predictors=1, batch_size=4, eval_interval=5)
+    cfg = RewardConfig(n_members=1, batch_size=4, eval_interval=5)
     first = RewardTrainer((6,), cfg, db, threading.Lock(), seed=0)
     calls = iter(range(10_000))
     first.pretrain(2, log=lambda s: None, should_stop=lambda: next(calls) >= 3)  # stopped after 3 steps
@@ -184,7 +184,7 @@ def test_bootstrap_counts_follow_the_training_entries():
                        np.zeros(3, np.float32), "test", 0, i)
 
     db = PrefDB(max_prefs=30, val_fraction=0.0, seed=0)
-    trainer = RewardTrainer((6,), RewardConfig(n_predictors=3, batch_size=8), db, threading.Lock(), seed=0)
+    trainer = RewardTrainer((6,), RewardConfig(n_members=3, batch_size=8), db, threading.Lock(), seed=0)
     for i in range(20):
         db.add(Preference(seg(2 * i), seg(2 * i + 1), (1.0, 0.0)))
     trainer._sync_bootstrap(db.train)
@@ -208,7 +208,7 @@ def test_bootstrap_counts_follow_the_training_entries():
 def test_normalization_moves_by_its_momentum():
     """The first statistics replace the defaults; later ones move mean and variance by the momentum,
     so one publication cannot jump the policy's reward offset."""
-    ens = RewardEnsemble((6,), RewardConfig(n_predictors=2, dropout=0.0, batchnorm=False), seed=0)
+    ens = RewardEnsemble((6,), RewardConfig(n_members=2, dropout=0.0, batchnorm=False), seed=0)
     rng = np.random.default_rng(0)
     a = rng.integers(0, 50, (200, 6), dtype=np.uint8)
     b = rng.integers(150, 255, (200, 6), dtype=np.uint8)
@@ -226,7 +226,7 @@ def test_normalization_moves_by_its_momentum():
 def test_clip_bounds_each_members_normalized_reward():
     """With clip c, no frame is paid more than c standard deviations (times norm_std) from the mean, however
     far the raw output of a frame outside the normalization set lies; inside the set nothing changes."""
-    cfg = RewardConfig(n_predictors=2, dropout=0.0, batchnorm=False)
+    cfg = RewardConfig(n_members=2, dropout=0.0, batchnorm=False)
     plain = RewardEnsemble((6,), cfg, seed=0)
     clipped = RewardEnsemble((6,), replace(cfg, clip=2.0), seed=0)
     rng = np.random.default_rng(0)
@@ -271,7 +271,7 @@ def test_evaluation_runs_each_member_on_its_own_training_pairs_only():
     from drlhp.reward.trainer import RewardTrainer
 
     db = _vector_db(60)
-    trainer = RewardTrainer((6,), RewardConfig(n_predictors=3, batch_size=8), db, threading.Lock(), seed=0)
+    trainer = RewardTrainer((6,), RewardConfig(n_members=3, batch_size=8), db, threading.Lock(), seed=0)
     ens, calls = trainer.ensemble, []
     real = ens.evaluate_pairs
 
@@ -307,7 +307,7 @@ def test_the_validation_pairs_stay_the_same_while_the_validation_set_does():
     from drlhp.runtime.messages import Preference
 
     db = _vector_db(80)
-    trainer = RewardTrainer((6,), RewardConfig(n_predictors=1, batch_size=8), db, threading.Lock(), seed=0)
+    trainer = RewardTrainer((6,), RewardConfig(n_members=1, batch_size=8), db, threading.Lock(), seed=0)
     first = trainer._val_subset(10).copy()
     assert len(first) == 10 == len(set(first.tolist())) and first.max() < db.n_val
     trainer.train_step()
@@ -342,7 +342,7 @@ def test_pretraining_stops_once_the_validation_accuracy_stops_rising(tmp_path):
     from drlhp.reward.trainer import RewardTrainer
 
     db = _vector_db(60)
-    cfg = RewardConfig(n_predictors=1, batch_size=4, eval_interval=2, pretrain_patience=3, pretrain_min_gain=0.01)
+    cfg = RewardConfig(n_members=1, batch_size=4, eval_interval=2, pretrain_patience=3, pretrain_min_gain=0.01)
     trainer = RewardTrainer((6,), cfg, db, threading.Lock(), seed=0)
     # at step:         2    4    6      8    10     12   14    16     18
     _scripted(trainer, [0.5, 0.6, 0.605, nan, 0.609, 0.7, 0.70, 0.705, 0.709, 0.9])
@@ -380,7 +380,7 @@ def test_early_stopped_pretraining_still_teaches():
     from drlhp.reward.trainer import RewardTrainer
 
     db = _vector_db(200)
-    cfg = RewardConfig(n_predictors=1, batch_size=16, lr=1e-3, dropout=0.0, batchnorm=False, eval_interval=10,
+    cfg = RewardConfig(n_members=1, batch_size=16, lr=1e-3, dropout=0.0, batchnorm=False, eval_interval=10,
                        pretrain_patience=5, pretrain_min_gain=0.005)
     trainer = RewardTrainer((6,), cfg, db, threading.Lock(), seed=0)
     trainer.pretrain(100, log=lambda s: None)

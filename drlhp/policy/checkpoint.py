@@ -43,7 +43,7 @@ def save_milestone(milestone_dir: str | Path, timesteps: int, policy_weights: di
     path = milestone_dir / f"policy-{timesteps}.npz"
     npz_json.write(path, policy_weights, {**meta, "format_version": FORMAT_VERSION, "weights_only": True})
     if predictor_weights is not None:
-        from drlhp.reward.trainer import save_predictor_weights
+        from drlhp.reward.checkpoint import save_predictor_weights
 
         save_predictor_weights(milestone_dir / f"reward_predictor-{timesteps}.npz", predictor_weights, batchnorm)
     return path

@@ -20,9 +20,10 @@ import numpy as np
 
 from drlhp.config import RunConfig
 from drlhp.policy.reward_source import RewardSource
-from drlhp.policy.segments import SegmentCutter, compact_nbytes_sent, register_compact_pickling
+from drlhp.policy.segments import SegmentCutter
 from drlhp.policy.trainer import RolloutObserver, TrainingState
 from drlhp.runtime.queues import feeder_cpu_s, put_or_drop
+from drlhp.runtime.segment_wire import compact_nbytes_sent, register_compact_pickling
 
 RECENT_SEGMENTS = 200
 MAX_EPISODE_FRAMES = 1500  # an episode sent to the window keeps its last 1,500 frames (100 s at 15 fps)
@@ -172,7 +173,7 @@ class PredictorPace(RolloutObserver):
         return {"pair_updates_per_agent_step": None if value is None else round(value, 5)}
 
 
-def run_policy(cfg: RunConfig, segment_queue, weights_channel, stop_event, gathering_done, run_dir: str,
+def run_policy(cfg: RunConfig, segment_queue, weights_channel, stop_event, random_play_over, run_dir: str,
                log=print, fixed_weights=None, episode_channel=None, segment_flow=None, pair_updates=None) -> dict:
     """Train the policy until the budget or the stop event; returns the summary figures.
     ``segment_flow`` (queues.SegmentFlow): cut and send only the segments the preference interface
@@ -193,11 +194,12 @@ def run_policy(cfg: RunConfig, segment_queue, weights_channel, stop_event, gathe
         feed = SegmentFeed(cfg, env, reward, segment_queue, segment_flow)
         logger = MetricsLogger(run_dir)
         stop = stop_event.is_set if stop_event is not None else (lambda: False)
-        pretraining = gathering_done.is_set if gathering_done is not None else (lambda: False)
+        no_more_random_play = random_play_over.is_set if random_play_over is not None else (lambda: False)
 
         def waiting() -> bool:
-            """Random play only makes segments: none while the predictor pretrains or nobody wants them."""
-            return pretraining() or feed.budget() == 0
+            """Random play only makes segments: none once the predictor has what it needs (it pretrains on the
+            initial preferences, or loads a predictor) or while nobody wants them."""
+            return no_more_random_play() or feed.budget() == 0
 
         observers = [feed] + ([EpisodeFeed(env, episode_channel)] if episode_channel else [])
         pace = None

@@ -1,17 +1,17 @@
 """Training the policy: rollout -> A2C update, with progress, metrics and checkpoints.
 
-    run_experiment:  for each update until the timestep budget (or should_stop()):
-                         while the reward source is not ready (no predictor weights yet):
-                             random play: rollouts with random actions, shown to the observers,
-                             not trained on and not counted in the budget (paused while
-                             wait_for_reward() says so: the predictor is pretraining, or the
-                             labeller wants no segments now)
-                         rollout = runner.run()            (n_steps x n_envs agent steps)
-                         observers see the rollout         (segments for the labeller, metrics)
-                         policy.train(rollout, lr(t))      (lr decays linearly to 0 at the horizon)
-                         every log_interval s: progress line + metrics
-                         every policy_ckpt_interval updates: checkpoint
-                     final checkpoint + summary.json + the HParams record (drlhp.runtime.metrics.write_hparams)
+    PolicyTrainer.train: until this sitting's end (the budget, or --stop_at_million_timesteps) or should_stop():
+        while the reward source is not ready (no predictor weights yet):
+            random play: rollouts with random actions, shown to the observers, not trained on and not
+            counted in the budget (paused while wait_for_reward() says so: the predictor needs no more
+            random-play segments, or the labeller wants none now)
+        rollout = runner.run()            (n_steps x n_envs agent steps)
+        observers see the rollout         (segments for the labeller, metrics)
+        policy.train(rollout, lr(t))      (lr decays linearly to 0 at the horizon)
+        every --milestone_million_timesteps: milestone; every policy_ckpt_interval updates: checkpoint
+        every log_interval s: progress line + metrics
+    then a final checkpoint and the HParams record (drlhp.runtime.metrics.write_hparams); it returns the
+    summary (the pipeline writes summary.json)
 
 Metrics: drlhp's own names (``policy/``, ``system/``) and the usual Stable-Baselines3 ones beside them
 (``rollout/ep_rew_mean``, ``rollout/ep_len_mean``, ``rollout/success_rate``, ``train/entropy_loss``,

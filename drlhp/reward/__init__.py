@@ -1,2 +1,2 @@
-"""The reward model's role: the ensemble, its trainer and process, the preference database.
+"""The reward model's role: the ensemble, its trainer, its checkpoints and its process, the preference database.
 """

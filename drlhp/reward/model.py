@@ -112,7 +112,7 @@ class RewardEnsemble:
     def __init__(self, obs_shape: tuple, cfg: RewardConfig, seed: int):
         self.cfg = cfg
         self.obs_shape = tuple(obs_shape)
-        self.n_members = cfg.n_predictors
+        self.n_members = cfg.n_members
         self.members = [reward_network(self.obs_shape, seed * 1000 + 37 * m, cfg.dropout, cfg.batchnorm,
                                        cfg.dropout_layers)
                         for m in range(self.n_members)]

@@ -1,3 +1,4 @@
-"""The runtime every role shares: the launcher, queues and messages between processes, the run record, metrics,
-atomic files, profiling, output tee, the CPU (cpu.py) and TensorFlow set-up.
+"""The runtime every role shares: the launcher, queues and messages between processes (a segment's compact
+form on the wire: segment_wire.py), the run record, metrics, atomic files, profiling, output tee, the CPU
+(cpu.py) and TensorFlow set-up.
 """

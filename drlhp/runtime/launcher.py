@@ -5,7 +5,9 @@ the ``spawn`` context (TensorFlow is not fork-safe), watching them, and stopping
                    weights to the policy and to the preference interface (latest wins),
                    agent_episode (the policy's newest episode frames for the labelling window, latest wins),
                    predictor_version and db_size (shared integers the predictor writes, the window shows),
-                   report_queue (child -> parent), stop_event, gathering_done,
+                   report_queue (child -> parent), stop_event,
+                   random_play_over (set once the predictor needs no more random-play segments: it
+                   pretrains, or a predictor is loaded; the policy then waits for the first weights),
                    segment_flow (segments the preference interface wants, the policy's step: queues.py)
     ProcessGroup   start(role, "module:function", **kwargs); watch(until_done=roles) -> figures per role;
                    shutdown(): set stop, wait for every child to save and exit, kill stragglers
@@ -65,7 +67,7 @@ class Channels:
     weights_to_prefs: LatestValue
     report_queue: object
     stop_event: SharedFlag  # not multiprocessing.Event: a killed child can leave its lock held (queues.py)
-    gathering_done: SharedFlag
+    random_play_over: SharedFlag
     agent_episode: LatestValue
     predictor_version: object  # multiprocessing.Value("q"): the newest published weights' version
     db_size: object  # multiprocessing.Value("q"): preferences in the predictor's database

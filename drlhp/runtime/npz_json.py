@@ -1,6 +1,6 @@
 """drlhp's one file format: an .npz archive of plain arrays plus a JSON ``meta`` string.
 
-Policy checkpoints (``drlhp.policy.checkpoint``), reward predictor checkpoints (``drlhp.reward.trainer``)
+Policy checkpoints (``drlhp.policy.checkpoint``), reward predictor checkpoints (``drlhp.reward.checkpoint``)
 and the preference database (``drlhp.reward.pref_db``) are all written with ``write`` (atomic, see
 ``drlhp.runtime.atomic``) and read with ``read``: never with ``allow_pickle``, and a file that is not one of
 ours gives ``NpzJsonError`` with a short reason instead of numpy's hint to load it with pickle.

@@ -202,7 +202,8 @@ def create_channels(segment_queue_size: int, preference_queue_size: int = 16):
     hub = ray.remote(ChannelHub).options(num_cpus=0, max_concurrency=64, scheduling_strategy=here).remote(
         {"segments": segment_queue_size, "preferences": preference_queue_size})
     channels = Channels(RayQueue(hub, "segments"), RayQueue(hub, "preferences"), RayLatest(hub, "weights_to_policy"),
-                        RayLatest(hub, "weights_to_prefs"), None, RayFlag(hub, "stop"), RayFlag(hub, "gathering_done"),
-                        RayLatest(hub, "agent_episode"), RayInt(hub, "predictor_version"), RayInt(hub, "db_size"),
+                        RayLatest(hub, "weights_to_prefs"), None, RayFlag(hub, "stop"),
+                        RayFlag(hub, "random_play_over"), RayLatest(hub, "agent_episode"),
+                        RayInt(hub, "predictor_version"), RayInt(hub, "db_size"),
                         RayInt(hub, "pair_updates"), segment_flow=RayFlow(hub, "segment_flow"))
     return channels, hub

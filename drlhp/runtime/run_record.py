@@ -152,6 +152,31 @@ def flatten(d: dict, prefix: str = "") -> dict:
     return out
 
 
+# Settings renamed since runs were first recorded: {flattened name in an older config.json: today's name}.
+RENAMED_SETTINGS = {"reward.n_predictors": "reward.n_members",  # the flag is still --n_predictors
+                    "reward.tf_intra_threads": "reward.tf_threads"}  # its flag: --reward_tf_threads
+
+
+def config_in_todays_names(config):
+    """A recorded config (config.json, of any version) in today's names, for whatever reads one back:
+    each of RENAMED_SETTINGS under its new name, and prefs.synthetic_prefs (before --labeller said who
+    labels) as prefs.labeller (True: "oracle", False: "window"). Settings it lacks stay absent, the
+    rest as they were; anything but a dict is returned as it is."""
+    if not isinstance(config, dict):
+        return config
+    config = {k: dict(v) if isinstance(v, dict) else v for k, v in config.items()}
+    for old, new in RENAMED_SETTINGS.items():
+        (old_section, _, old_name), (new_section, _, new_name) = old.rpartition("."), new.rpartition(".")
+        before = config.get(old_section) if old_section else config
+        after = config.get(new_section) if new_section else config
+        if isinstance(before, dict) and isinstance(after, dict) and old_name in before and new_name not in after:
+            after[new_name] = before.pop(old_name)
+    prefs = config.get("prefs")
+    if isinstance(prefs, dict) and "synthetic_prefs" in prefs:
+        prefs.setdefault("labeller", "oracle" if prefs.pop("synthetic_prefs") else "window")
+    return config
+
+
 ABSENT = "(absent)"  # config_changes: the argument did not exist on that side (an older or newer version)
 
 
@@ -185,7 +210,7 @@ class RunRecord:
             sitting["machine"] = machine
         previous = self.read_json(RunPaths.RUN) or {}
         sittings = previous.get("sittings") if isinstance(previous.get("sittings"), list) else []
-        before = self.read_json(RunPaths.CONFIG)
+        before = config_in_todays_names(self.read_json(RunPaths.CONFIG))
         if before is not None:
             sitting["config_changes"] = config_changes(before, config, ignore=derived)
         meta = {"format_version": RUN_FORMAT_VERSION, "started": previous.get("started", sitting["started"]),
