@@ -63,3 +63,26 @@ def pytest_collection_modifyitems(config, items):
             return (1 if item.get_closest_marker("slow") else 2), 0
 
         items.sort(key=start_order)  # stable: a file's tests keep their order
+
+
+class _GroupsInNodeIds:
+    """pytest-xdist 3.8.0 tells its scheduler a test's group by renaming the test "<node id>@<group>" through
+    item._nodeid, which pytest 9.2 no longer reads (node ids are structured now; pytest-xdist issue #1386, fix
+    proposed in PR #1388): without this, --dist loadgroup hands grouped tests to both workers, silently. The
+    same renaming, through the structured id; it does nothing where pytest-xdist has renamed the test."""
+
+    @pytest.hookimpl(trylast=True)  # after xdist's own hook
+    def pytest_collection_modifyitems(self, items):
+        from _pytest.nodeid import NodeId
+
+        for item in items:
+            names = {str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                     for m in item.iter_markers("xdist_group")}
+            suffix = "@" + "_".join(sorted(names))
+            if names and not item.nodeid.endswith(suffix):
+                item._id = NodeId.parse(item.nodeid + suffix)
+
+
+def pytest_configure(config):
+    if hasattr(config, "workerinput") and getattr(config.option, "loadgroup", False):
+        config.pluginmanager.register(_GroupsInNodeIds(), "drlhp-xdist-groups")
