@@ -73,13 +73,13 @@ class _GroupsInNodeIds:
 
     @pytest.hookimpl(trylast=True)  # after xdist's own hook
     def pytest_collection_modifyitems(self, items):
-        from _pytest.nodeid import NodeId
-
         for item in items:
             names = {str(m.args[0] if m.args else m.kwargs.get("name", "default"))
                      for m in item.iter_markers("xdist_group")}
             suffix = "@" + "_".join(sorted(names))
             if names and not item.nodeid.endswith(suffix):
+                from _pytest.nodeid import NodeId  # pytest 9.2's structured ids (before 9.2 xdist's renaming works)
+
                 item._id = NodeId.parse(item.nodeid + suffix)
 
 
