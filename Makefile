@@ -28,12 +28,15 @@ lint: $(STAMP)
 
 # System packages are not make's: the Xvfb tests (Xvfb, xdotool) and the browser tests (Debian's chromium and
 # chromium-driver) install theirs with apt-get where they run as root, and skip with the reason elsewhere.
+# Two workers (pytest-xdist; pytest.ini gives --dist loadgroup): docs/tests.md, "How the suite runs".
+# TEST_WORKERS=0 runs the suite in this one process, in file order.
+TEST_WORKERS ?= 2
 test: lint
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q --durations=15 tests
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n $(TEST_WORKERS) --durations=15 tests
 
 # The suite without the tests marked slow (pytest.ini): learning, real runs of the three processes, Xvfb.
 test-fast: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q --durations=15 -m "not slow" tests
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n $(TEST_WORKERS) --durations=15 -m "not slow" tests
 
 bench: $(STAMP)
 	$(PY) bench/throughput.py --env PongNoFrameskip-v4

@@ -20,7 +20,8 @@ from conftest import REPO
 from pref_interface.display import display_problem
 
 WINDOW_TITLE = "drlhp: which clip is better?"
-pytestmark = pytest.mark.slow  # an X server (apt-get installs on a fresh machine) and real runs
+pytestmark = [pytest.mark.slow,  # an X server (apt-get installs on a fresh machine) and real runs
+              pytest.mark.xdist_group("display")]  # one worker for these and the browser tests: one apt-get
 
 
 @pytest.fixture(scope="module")

@@ -95,9 +95,10 @@ ARGS = ["train_policy_with_original_rewards", "--env", "MovingDot-v0", "--preset
 def test_a_sitting_ends_itself_saved_keeps_milestones_and_resumes(cli, tmp_path):
     """--stop_after_hours ends the sitting as Ctrl-C does but with status "stopped" and exit 0; milestones
     (float16 weights) stay; the same command resumes without --resume_with_changes, even with another
-    time limit; a milestone loads as a policy (watch)."""
+    time limit; a milestone loads as a policy (watch). Sittings of 20 and 15 s: a milestone comes every 200
+    steps, a fraction of a second of training on an idle machine, so a loaded one still makes several."""
     run_dir = tmp_path / "run"
-    first = cli(*ARGS, "--stop_after_hours", 40 / 3600, "--run_dir", run_dir, timeout=300)
+    first = cli(*ARGS, "--stop_after_hours", 20 / 3600, "--run_dir", run_dir, timeout=300)
     assert first.returncode == 0, first.stderr[-3000:]
     assert "stopped after --stop_after_hours" in first.stdout
     assert json.loads((run_dir / "status.json").read_text())["status"] == "stopped"
@@ -109,7 +110,7 @@ def test_a_sitting_ends_itself_saved_keeps_milestones_and_resumes(cli, tmp_path)
         weights = [k for k in data.files if k.startswith("weight_")]
         assert weights and all(data[k].dtype == np.float16 for k in weights)
         assert not any(k.startswith("rms_") for k in data.files)
-    second = cli(*ARGS, "--stop_after_hours", 40 / 3600, "--run_dir", run_dir, timeout=300)
+    second = cli(*ARGS, "--stop_after_hours", 15 / 3600, "--run_dir", run_dir, timeout=300)
     assert second.returncode == 0, second.stderr[-3000:]
     assert "resumed from" in second.stdout
     assert json.loads((run_dir / "summary.json").read_text())["timesteps"] > steps_1

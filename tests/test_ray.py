@@ -26,7 +26,8 @@ from test_pipeline import SMALL, _json, _kill_session, _load_prefs, _our_lines, 
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install ray; pinned in requirements.txt)")
 
-pytestmark = pytest.mark.slow
+# one Ray at a time (make test runs two workers): ray.init without an address joins the newest Ray on the machine
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
 ARGS = ["--env", "MovingDot-v0", "--synthetic_prefs", *SMALL, "--n_initial_prefs", 20]
 
 

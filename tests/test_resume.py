@@ -11,12 +11,14 @@ import pytest
 
 from test_pipeline import _json, _kill_session, _load_prefs, _output, _popen, _wait_for
 
-BUDGET = 20_000
+# stopped once the policy has made STOP_AT steps, then resumed to BUDGET; a policy checkpoint every
+# CKPT_UPDATES updates of 4 envs x 5 steps (1,000 steps), so a resume from 0 cannot pass for one from a checkpoint
+BUDGET, STOP_AT, CKPT_UPDATES = 8_000, 2_000, 50
 N_INITIAL, N_LABELS = 20, 200
 ARGS = ["--env", "MovingDot-v0", "--synthetic_prefs", "--preset", "none", "--n_envs", 4, "--segment_length", 5,
         "--n_initial_prefs", N_INITIAL, "--n_initial_epochs", 1, "--n_labels", N_LABELS,
         "--million_timesteps", BUDGET / 1e6, "--log_interval", 1, "--n_predictors", 2, "--reward_batch_size", 4,
-        "--policy_ckpt_interval", 100, "--prefs_save_interval", 5, "--seed", 3]
+        "--policy_ckpt_interval", CKPT_UPDATES, "--prefs_save_interval", 5, "--seed", 3]
 
 
 def _steps(path, column="step") -> list[float]:
@@ -35,7 +37,7 @@ def test_stop_and_resume_continues_the_run(cli, tmp_path):
     proc = _popen(tmp_path, *ARGS, "--run_dir", run_dir)
     try:
         _wait_for(lambda: (run_dir / "progress.csv").exists() and any(
-            s >= 4000 for s in _steps(run_dir / "progress.csv")), 240, proc, "4,000 policy steps")
+            s >= STOP_AT for s in _steps(run_dir / "progress.csv")), 240, proc, f"{STOP_AT:,} policy steps")
         proc.send_signal(signal.SIGINT)
         try:
             code = proc.wait(timeout=60)
@@ -47,7 +49,7 @@ def test_stop_and_resume_continues_the_run(cli, tmp_path):
     assert _json(run_dir / "status.json")["status"] == "interrupted"
     first_steps = _steps(run_dir / "progress.csv")
     stopped_at = first_steps[-1]
-    assert 4000 <= stopped_at < BUDGET
+    assert STOP_AT <= stopped_at < BUDGET
     labels_1 = _json(run_dir / "prefs" / "labeller_state.json")["labels_given"]
     n_prefs_1 = len(_load_prefs(run_dir / "prefs" / "prefs.npz"))
     predictor_1 = _predictor_steps(run_dir)
@@ -61,7 +63,7 @@ def test_stop_and_resume_continues_the_run(cli, tmp_path):
     assert summary["timesteps"] == BUDGET and _json(run_dir / "status.json")["status"] == "finished"
     steps = _steps(run_dir / "progress.csv")
     resumed = steps[len(first_steps):]
-    assert resumed and min(resumed) > stopped_at - 4 * 5 * 100 - 1  # from the last checkpoint, not from 0
+    assert resumed and min(resumed) > stopped_at - 4 * 5 * CKPT_UPDATES - 1  # from the last checkpoint, not from 0
     assert resumed[-1] == BUDGET
     # the label schedule counts on: all sittings together give at most the schedule's total
     labels_2 = _json(run_dir / "prefs" / "labeller_state.json")["labels_given"]

@@ -19,7 +19,8 @@ from bench.browser import chromium, install_chromium
 from conftest import REPO, default_sigint
 from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
 
-pytestmark = pytest.mark.slow  # a browser (apt-get installs it on a fresh machine) and real runs
+pytestmark = [pytest.mark.slow,  # a browser (apt-get installs it on a fresh machine) and real runs
+              pytest.mark.xdist_group("display")]  # one worker for these and the Xvfb tests: one apt-get
 pytest.importorskip("selenium")
 # a tiny run (tests/test_pipeline.py's SMALL): MovingDot's 5-step clips, one small predictor
 SMALL = ["--env", "MovingDot-v0", "--labeller", "web", "--preset", "none", "--n_envs", 4, "--segment_length", 5,
