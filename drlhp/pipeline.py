@@ -191,10 +191,14 @@ def _resolve_run_dir(cfg: RunConfig) -> RunConfig:
 def _check_inputs(cfg: RunConfig) -> None:
     """Bad inputs fail here, in one line (UsageError), before any run directory or process exists:
     the env id, every number of the config, what the mode needs, the display, and every file to load."""
+    _check_env(cfg)
+    _check_settings(cfg)
+    _check_labeller(cfg)
+    _check_files(cfg)
+
+
+def _check_env(cfg: RunConfig) -> None:
     import envs
-    from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
-    from drlhp.reward.checkpoint import PredictorCheckpointError, find_file, load_predictor
-    from drlhp.reward.pref_db import PrefDB, PrefDBDamaged, PrefDBError
 
     if not cfg.env:
         raise UsageError("--env is required (list valid ids with: python run.py --list_envs)")
@@ -204,6 +208,10 @@ def _check_inputs(cfg: RunConfig) -> None:
         raise UsageError(f"unknown env {cfg.env!r}; list valid ids with: python run.py --list_envs") from None
     except envs.UnsupportedEnvError as e:  # "Pendulum-v1: continuous actions (Box) are not supported: ..."
         raise UsageError(str(e)) from None
+
+
+def _check_settings(cfg: RunConfig) -> None:
+    """The config's numbers, the Ray cluster to join, and what the mode needs."""
     problem = config_problem(cfg)
     if problem:
         raise UsageError(problem)
@@ -240,6 +248,10 @@ def _check_inputs(cfg: RunConfig) -> None:
         if cfg.run_dir and RunPaths(cfg.run_dir).config.exists():
             raise UsageError(f"--run_dir {cfg.run_dir} already holds a run; watch records into a new run "
                              f"directory (leave --run_dir out, or give a new one; --video names the video)")
+
+
+def _check_labeller(cfg: RunConfig) -> None:
+    """Where a person labels: a display for the window, a free address for the page."""
     labelling = cfg.mode == "gather_initial_prefs" or cfg.labels_while_training
     if labelling and LABELLERS[cfg.prefs.labeller].needs_display:  # a person labels in a window: can one open?
         from pref_interface.display import display_problem  # no Qt import: that happens in the child
@@ -254,6 +266,14 @@ def _check_inputs(cfg: RunConfig) -> None:
         problem = address_problem(cfg.prefs.web_host, cfg.prefs.web_port)
         if problem:
             raise UsageError(problem)
+
+
+def _check_files(cfg: RunConfig) -> None:
+    """Checkpoints and databases to load: read now, so a wrong file costs one line."""
+    from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
+    from drlhp.reward.checkpoint import PredictorCheckpointError, find_file, load_predictor
+    from drlhp.reward.pref_db import PrefDB, PrefDBDamaged, PrefDBError
+
     if cfg.load_policy_ckpt_dir:  # checkpoints and databases: read now, so a wrong file costs one line
         try:
             load_policy_checkpoint(cfg.load_policy_ckpt_dir)
