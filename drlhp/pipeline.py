@@ -25,6 +25,7 @@ from pathlib import Path
 from drlhp.config import TRAIN_POLICY_WITH_PREFERENCES, RunConfig, config_problem
 from drlhp.roles import children, finishing_role, gathering, summary_roles
 from drlhp.runtime.atomic import write_json
+from drlhp.runtime.child import ChildFailed
 from drlhp.runtime.interrupts import (
     SittingOver,
     end_sitting,
@@ -467,7 +468,7 @@ def _start(cfg: RunConfig, record: RunRecord, channels, group) -> None:
 @dataclass
 class _Ending:
     """How the wait for the run's end ended: a child's failure, Ctrl-C / SIGTERM, --stop_after_hours."""
-    failure: Exception | None = None
+    failure: ChildFailed | None = None
     interrupted: bool = False
     time_up: bool = False
 
@@ -476,8 +477,6 @@ class _Ending:
 def _stopping(group):
     """Around the wait: a failed child or a stop is noted in the _Ending it yields, not raised; at the
     end every child is stopped, saved and gone (an error while they stop is a failure too)."""
-    from drlhp.runtime.child import ChildFailed
-
     ending = _Ending()
     try:
         yield ending
