@@ -18,11 +18,14 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from dataclasses import replace
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from drlhp.config import TRAIN_POLICY_WITH_PREFERENCES, RunConfig, config_problem
+from drlhp.roles import children, finishing_role, gathering, summary_roles
 from drlhp.runtime.atomic import write_json
+from drlhp.runtime.child import ChildFailed
 from drlhp.runtime.interrupts import (
     SittingOver,
     end_sitting,
@@ -189,10 +192,14 @@ def _resolve_run_dir(cfg: RunConfig) -> RunConfig:
 def _check_inputs(cfg: RunConfig) -> None:
     """Bad inputs fail here, in one line (UsageError), before any run directory or process exists:
     the env id, every number of the config, what the mode needs, the display, and every file to load."""
+    _check_env(cfg)
+    _check_settings(cfg)
+    _check_labeller(cfg)
+    _check_files(cfg)
+
+
+def _check_env(cfg: RunConfig) -> None:
     import envs
-    from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
-    from drlhp.reward.checkpoint import PredictorCheckpointError, find_file, load_predictor
-    from drlhp.reward.pref_db import PrefDB, PrefDBDamaged, PrefDBError
 
     if not cfg.env:
         raise UsageError("--env is required (list valid ids with: python run.py --list_envs)")
@@ -202,6 +209,10 @@ def _check_inputs(cfg: RunConfig) -> None:
         raise UsageError(f"unknown env {cfg.env!r}; list valid ids with: python run.py --list_envs") from None
     except envs.UnsupportedEnvError as e:  # "Pendulum-v1: continuous actions (Box) are not supported: ..."
         raise UsageError(str(e)) from None
+
+
+def _check_settings(cfg: RunConfig) -> None:
+    """The config's numbers, the Ray cluster to join, and what the mode needs."""
     problem = config_problem(cfg)
     if problem:
         raise UsageError(problem)
@@ -238,6 +249,10 @@ def _check_inputs(cfg: RunConfig) -> None:
         if cfg.run_dir and RunPaths(cfg.run_dir).config.exists():
             raise UsageError(f"--run_dir {cfg.run_dir} already holds a run; watch records into a new run "
                              f"directory (leave --run_dir out, or give a new one; --video names the video)")
+
+
+def _check_labeller(cfg: RunConfig) -> None:
+    """Where a person labels: a display for the window, a free address for the page."""
     labelling = cfg.mode == "gather_initial_prefs" or cfg.labels_while_training
     if labelling and LABELLERS[cfg.prefs.labeller].needs_display:  # a person labels in a window: can one open?
         from pref_interface.display import display_problem  # no Qt import: that happens in the child
@@ -252,6 +267,14 @@ def _check_inputs(cfg: RunConfig) -> None:
         problem = address_problem(cfg.prefs.web_host, cfg.prefs.web_port)
         if problem:
             raise UsageError(problem)
+
+
+def _check_files(cfg: RunConfig) -> None:
+    """Checkpoints and databases to load: read now, so a wrong file costs one line."""
+    from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
+    from drlhp.reward.checkpoint import PredictorCheckpointError, find_file, load_predictor
+    from drlhp.reward.pref_db import PrefDB, PrefDBDamaged, PrefDBError
+
     if cfg.load_policy_ckpt_dir:  # checkpoints and databases: read now, so a wrong file costs one line
         try:
             load_policy_checkpoint(cfg.load_policy_ckpt_dir)
@@ -408,61 +431,61 @@ def _finish(record: RunRecord, summary: dict, cfg: RunConfig | None = None) -> i
 
 
 def run_processes(cfg: RunConfig, record: RunRecord) -> int:
-    """train_policy_with_preferences and gather_initial_prefs: the three processes."""
-    import multiprocessing as mp
-
-    from drlhp.runtime.launcher import Channels, ChildFailed, ProcessGroup
-    from envs import frames_per_agent_step, observation_shape
-
-    gather = cfg.mode == "gather_initial_prefs"
-    print(f"[run] {cfg.mode} on {cfg.env}, seed {cfg.seed}, "
-          + (f"{cfg.prefs.n_initial_prefs} preferences" if gather else f"{cfg.total_timesteps:,} agent steps")
-          + f" -> {record.dir}", flush=True)
-    run_dir = str(record.dir)
-    profile_dir = str(record.paths.profile) if cfg.profile else None
-    if cfg.backend == "ray":  # the roles as Ray actors (drlhp.runtime.ray_backend); Ray is imported only here
-        from drlhp.runtime.ray_backend import create
-
-        ch, group = create(cfg, profile_dir, run_dir)
-    else:
-        ctx = mp.get_context("spawn")
-        ch = Channels.create(ctx, cfg.prefs.segment_queue_size)
-        group = ProcessGroup(ch, ctx, profile_dir=profile_dir, log_dir=run_dir)
-    failure, interrupted = None, False
-    from drlhp.reward.checkpoint import predictor_to_load
-    if not gather and predictor_to_load(cfg, record.dir):
-        ch.random_play_over.set()  # a predictor will be loaded: the policy waits for it instead of playing randomly
-    time_up = False
-    try:
+    """train_policy_with_preferences and gather_initial_prefs: the three roles (drlhp.roles) on the
+    backend --backend names. Start them, wait for the run's end, summarize, conclude."""
+    print(f"[run] {cfg.mode} on {cfg.env}, seed {cfg.seed}, " + (f"{cfg.prefs.n_initial_prefs} preferences"
+          if gathering(cfg) else f"{cfg.total_timesteps:,} agent steps") + f" -> {record.dir}", flush=True)
+    channels, group = _open_backend(cfg, record)
+    with _stopping(group) as ending:  # run() takes SIGTERM as Ctrl-C
         with sitting_timer(cfg.stop_after_hours):
-            group.start("reward_predictor", "drlhp.reward.process:run_reward_predictor", cfg=cfg,
-                        obs_shape=observation_shape(cfg.env),
-                        preference_queue=ch.preference_queue, weights_channels=[ch.weights_to_policy]
-                        + ([ch.weights_to_prefs] if cfg.prefs.query_selection == "variance" else []),
-                        stop_event=ch.stop_event, random_play_over=ch.random_play_over, run_dir=run_dir,
-                        collect_only=gather, predictor_version=ch.predictor_version, db_size=ch.db_size,
-                        pair_updates=ch.pair_updates)
-            show_agent = cfg.prefs.show_agent and LABELLERS[cfg.prefs.labeller].shows_agent
-            group.start("pref_interface", "pref_interface.process:run_pref_interface", cfg=cfg,
-                        frames_per_step=frames_per_agent_step(cfg.env),
-                        segment_queue=ch.segment_queue, preference_queue=ch.preference_queue,
-                        weights_channel=ch.weights_to_prefs, stop_event=ch.stop_event, run_dir=run_dir,
-                        predictor_version=ch.predictor_version, db_size=ch.db_size,
-                        agent_episode=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow)
-            group.start("policy", "drlhp.policy.process:run_policy", cfg=cfg, segment_queue=ch.segment_queue,
-                        weights_channel=ch.weights_to_policy, stop_event=ch.stop_event,
-                        random_play_over=ch.random_play_over, run_dir=run_dir,
-                        episode_channel=ch.agent_episode if show_agent else None, segment_flow=ch.segment_flow,
-                        pair_updates=ch.pair_updates)
-            write_json(record.dir / "pids.json", {"parent": os.getpid(), **group.pids()})
-            group.watch({"reward_predictor"} if gather else {"policy"})
+            _start(cfg, record, channels, group)
+            group.watch({finishing_role(cfg)})
+    summary = _summarize(cfg, group)
+    return _conclude(cfg, record, summary, ending)
+
+
+def _open_backend(cfg: RunConfig, record: RunRecord):
+    """The run's channels and its group of children (drlhp.runtime.child.ChildGroup), of --backend."""
+    if cfg.backend == "ray":  # the roles as Ray actors; Ray is imported only here
+        from drlhp.runtime.ray_backend import create
+    else:
+        from drlhp.runtime.launcher import create
+    return create(cfg, str(record.dir))
+
+
+def _start(cfg: RunConfig, record: RunRecord, channels, group) -> None:
+    """Every role started (drlhp.roles' order), and their pids in <run_dir>/pids.json."""
+    from drlhp.reward.checkpoint import predictor_to_load
+
+    if not gathering(cfg) and predictor_to_load(cfg, record.dir):
+        channels.random_play_over.set()  # a predictor will be loaded: the policy waits for it, no random play
+    profile_dir = str(record.paths.profile) if cfg.profile else None
+    for child in children(cfg, channels, str(record.dir), profile_dir):
+        group.start(child)
+    write_json(record.dir / "pids.json", {"parent": os.getpid(), **group.pids()})
+
+
+@dataclass
+class _Ending:
+    """How the wait for the run's end ended: a child's failure, Ctrl-C / SIGTERM, --stop_after_hours."""
+    failure: ChildFailed | None = None
+    interrupted: bool = False
+    time_up: bool = False
+
+
+@contextmanager
+def _stopping(group):
+    """Around the wait: a failed child or a stop is noted in the _Ending it yields, not raised; at the
+    end every child is stopped, saved and gone (an error while they stop is a failure too)."""
+    ending = _Ending()
+    try:
+        yield ending
     except ChildFailed as e:
-        failure = e
+        ending.failure = e
     except KeyboardInterrupt as e:
-        interrupted, time_up = True, isinstance(e, SittingOver)
-        print("\n[run] " + ("--stop_after_hours reached" if time_up else "interrupted")
-              + ": stopping the processes (they save the database and checkpoints)...",
-              file=sys.stderr, flush=True)
+        ending.interrupted, ending.time_up = True, isinstance(e, SittingOver)
+        print("\n[run] " + ("--stop_after_hours reached" if ending.time_up else "interrupted")
+              + ": stopping the processes (they save the database and checkpoints)...", file=sys.stderr, flush=True)
     finally:
         with sigterm_ignored():  # a second SIGTERM must not cut the children's saving short
             try:
@@ -470,29 +493,36 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
                 if killed:
                     print(f"[run] had to kill: {', '.join(killed)}", file=sys.stderr, flush=True)
             except ChildFailed as e:
-                failure = failure or e
-    figures = {}
-    roles = ("reward_predictor", "pref_interface") if gather else ("policy", "reward_predictor", "pref_interface")
-    for role in roles:
-        figures.update(group.figures.get(role, {}))
-    summary = {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, **figures}
-    if summary.get("timesteps") and summary.get("labels_given") is not None:  # how fed the loop was
-        after_initial = max(0, summary["labels_given"] - cfg.prefs.n_initial_prefs)
-        summary["labels_per_agent_step"] = round(after_initial / summary["timesteps"], 6)
+                ending.failure = ending.failure or e
     # A SIGTERM that the children acted on before this process's handler ran (they stopped, saved and
     # reported "done", and watch() returned), or that reached only a child, stopped the run all the same.
-    interrupted = interrupted or bool(group.stopped_by_signal)
-    if failure is not None:
+    ending.interrupted = ending.interrupted or bool(group.stopped_by_signal)
+
+
+def _summarize(cfg: RunConfig, group) -> dict:
+    """The run's summary: the roles' figures, and how fed the loop was."""
+    summary = {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed}
+    for role in summary_roles(cfg):
+        summary.update(group.figures.get(role, {}))
+    if summary.get("timesteps") and summary.get("labels_given") is not None:
+        after_initial = max(0, summary["labels_given"] - cfg.prefs.n_initial_prefs)
+        summary["labels_per_agent_step"] = round(after_initial / summary["timesteps"], 6)
+    return summary
+
+
+def _conclude(cfg: RunConfig, record: RunRecord, summary: dict, ending: _Ending) -> int:
+    """The summary and the status written, the outcome said; the exit code."""
+    if ending.failure is not None:
         record.write_summary(summary)
-        record.set_status("crashed", error=f"{failure}\n{failure.detail}")
-        print(f"run.py: error: {failure} (details: {record.paths.status})", file=sys.stderr, flush=True)
+        record.set_status("crashed", error=f"{ending.failure}\n{ending.failure.detail}")
+        print(f"run.py: error: {ending.failure} (details: {record.paths.status})", file=sys.stderr, flush=True)
         return 1
-    if time_up:
+    if ending.time_up:
         return end_sitting(record, cfg.stop_after_hours, summary)
-    if interrupted:
+    if ending.interrupted:
         return mark_interrupted(record, f"[run] interrupted; database and checkpoints saved. Resume with the same "
                                         f"command and --run_dir {record.dir}", summary)
-    if figures.get("labelling_window_closed"):
+    if summary.get("labelling_window_closed"):
         # The person closed the labelling window: the run stops as with Ctrl-C (the stop event; every
         # process saved), but it is how a labelling session normally ends, so the exit code is 0.
         record.write_summary(summary)
@@ -500,7 +530,7 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
         print(f"[run] the labelling window was closed: stopped; database and checkpoints saved. Resume with "
               f"the same command and --run_dir {record.dir}", flush=True)
         return 0
-    if gather:
+    if gathering(cfg):
         summary["prefs_file"] = str(record.paths.prefs)
     return _finish(record, summary, cfg)
 
@@ -546,6 +576,7 @@ def train_policy_without_labelling(cfg: RunConfig, record: RunRecord) -> int:
     """--no_labelling: the policy alone, on a saved predictor's reward; no labeller, no predictor training."""
     from drlhp.policy.process import run_policy
     from drlhp.reward.checkpoint import load_predictor_weights, predictor_batchnorm
+    from drlhp.runtime.ports import PolicyPorts
 
     weights, meta = load_predictor_weights(cfg.load_reward_predictor_ckpt_dir)
     batchnorm = predictor_batchnorm(meta)  # the saved network's shape, whatever this command's flags say
@@ -555,8 +586,7 @@ def train_policy_without_labelling(cfg: RunConfig, record: RunRecord) -> int:
           f"{cfg.total_timesteps:,} agent steps -> {record.dir}", flush=True)
     try:
         with sitting_timer(cfg.stop_after_hours):
-            summary = run_policy(cfg, segment_queue=None, weights_channel=None, stop_event=None,
-                                 random_play_over=None, run_dir=str(record.dir), fixed_weights=weights)
+            summary = run_policy(cfg, PolicyPorts(), str(record.dir), fixed_weights=weights)  # no channels
     except KeyboardInterrupt as e:  # run_policy saved a checkpoint
         if isinstance(e, SittingOver):
             return end_sitting(record, cfg.stop_after_hours)

@@ -21,6 +21,7 @@ import time
 
 from drlhp.config import TRAIN_POLICY_WITH_PREFERENCES, RunConfig
 from drlhp.runtime.messages import Preference
+from drlhp.runtime.ports import PrefInterfacePorts
 from drlhp.runtime.queues import drain, put_blocking
 from drlhp.runtime.run_paths import RunPaths
 from drlhp.runtime.segment_wire import register_compact_pickling
@@ -35,8 +36,8 @@ SEGMENTS_PER_PAIR = 2  # fresh segments asked of the policy per pair asked: each
 class _VarianceScorer:
     """The ensemble's P[s1 > s2] per member, from the newest published weights."""
 
-    def __init__(self, cfg: RunConfig, weights_channel):
-        self.cfg, self.channel, self.ensemble = cfg, weights_channel, None
+    def __init__(self, cfg: RunConfig, weights_to_prefs):
+        self.cfg, self.channel, self.ensemble = cfg, weights_to_prefs, None
 
     def probs_fn(self, obs_shape: tuple):
         """preference_probs of the newest weights, or None before the first publication."""
@@ -55,7 +56,7 @@ class _VarianceScorer:
 class PrefInterface:
     """Segments in, pairs out, preferences sent, figures logged (see the module docstring)."""
 
-    def __init__(self, cfg: RunConfig, frames_per_step: int, segment_queue, preference_queue, weights_channel,
+    def __init__(self, cfg: RunConfig, frames_per_step: int, segment_queue, preference_queue, weights_to_prefs,
                  stop_event, run_dir: str, segment_flow=None):
         from drlhp.runtime.metrics import MetricsLogger
 
@@ -66,7 +67,7 @@ class PrefInterface:
         n_initial = 0 if (cfg.load_prefs_dir or cfg.load_reward_predictor_ckpt_dir) else p.n_initial_prefs
         n_labels = p.n_labels if cfg.mode == TRAIN_POLICY_WITH_PREFERENCES else 0
         self.schedule = LabelSchedule(p.label_schedule, n_initial, n_labels, cfg.total_timesteps * frames_per_step)
-        self.scorer = _VarianceScorer(cfg, weights_channel) if p.query_selection == "variance" else None
+        self.scorer = _VarianceScorer(cfg, weights_to_prefs) if p.query_selection == "variance" else None
         self.logger = MetricsLogger(run_dir, tb_subdir=RunPaths.TB / "prefs", csv_name="progress_prefs.csv")
         self.given = self.discarded = self.received = 0
         self.policy_step = 0
@@ -195,21 +196,21 @@ class PrefInterface:
                 "labels_per_minute": round(60.0 * self.given / max(1e-9, time.perf_counter() - self.t_start), 1)}
 
 
-def run_pref_interface(cfg: RunConfig, frames_per_step: int, segment_queue, preference_queue, weights_channel,
-                       stop_event, run_dir: str, log=print, predictor_version=None, db_size=None,
-                       agent_episode=None, segment_flow=None) -> dict:
-    """The process's main function: the labeller of --labeller runs its loop over a PrefInterface.
-    ``predictor_version`` and ``db_size`` (shared integers written by the reward predictor) and
-    ``agent_episode`` (latest-wins frames of the agent's newest episode, with --show_agent) feed a person's
-    status; the oracle reads none of them. ``segment_flow`` (queues.SegmentFlow): this process tells the
-    policy how many segments it wants, and reads its step."""
+def run_pref_interface(cfg: RunConfig, ports: PrefInterfacePorts, run_dir: str, log=print, *,
+                       frames_per_step: int) -> dict:
+    """The process's main function: the labeller of --labeller runs its loop over a PrefInterface on
+    ``ports`` (drlhp.runtime.ports.PrefInterfacePorts). ``predictor_version`` and ``db_size`` (shared
+    integers written by the reward predictor) and ``agent_episode`` (latest-wins frames of the agent's
+    newest episode, with --show_agent) feed a person's status; the oracle reads none of them. Through
+    ``segment_flow`` this process tells the policy how many segments it wants, and reads its step.
+    ``frames_per_step``: emulator frames per agent step (the label schedule counts frames)."""
     register_compact_pickling()  # the preferences' segments go to the predictor in compact form
     loop = LABELLERS[cfg.prefs.labeller].loop()
-    iface = PrefInterface(cfg, frames_per_step, segment_queue, preference_queue, weights_channel, stop_event,
-                          run_dir, segment_flow)
+    iface = PrefInterface(cfg, frames_per_step, ports.segment_queue, ports.preference_queue, ports.weights_to_prefs,
+                          ports.stop_event, run_dir, ports.segment_flow)
     try:
-        extra = loop(iface, stop_event, log=log, predictor_version=predictor_version, db_size=db_size,
-                     agent_episode=agent_episode)
+        extra = loop(iface, ports.stop_event, log=log, predictor_version=ports.predictor_version,
+                     db_size=ports.db_size, agent_episode=ports.agent_episode)
         return {**iface.figures(), **(extra or {})}
     finally:
         iface.close()

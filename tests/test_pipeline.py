@@ -1,9 +1,14 @@
 """run.py's preference modes end to end, as a user runs them: tiny budgets on MovingDot-v0, the real
 three processes (policy, preference interface, reward predictor), real files.
 
+The end-to-end tests of the three roles run on both backends (``backend``: local processes, and Ray
+actors where Ray is installed), through the one child wrapper (drlhp.runtime.child): a run to its end,
+a killed role, Ctrl-C.
+
 Each spawned process starts TensorFlow (several seconds on 2 cores), so a run costs ~15-30 s even
-with a budget of 2,000 agent steps; the tests that make more than one run are marked slow.
+with a budget of 2,000 agent steps (Ray: ~45-60 s); the tests that make more than one run are marked slow.
 """
+import importlib.util
 import json
 import os
 import signal
@@ -24,6 +29,11 @@ SMALL = ["--preset", "none", "--n_envs", 4, "--segment_length", 5, "--n_initial_
          "--reward_batch_size", 4]
 # TensorFlow's start-up banner (absl / oneDNN), printed on stderr when TF is imported; not ours.
 TF_NOISE = ("I0000", "WARNING: All log messages", "To enable the following")
+NO_RAY = "Ray is not installed (pip install ray; pinned in requirements.txt)"
+BACKENDS = ["local", pytest.param("ray", marks=pytest.mark.skipif(importlib.util.find_spec("ray") is None,
+                                                                  reason=NO_RAY))]
+START_S = {"local": 120, "ray": 180}  # until all three roles are in their main loops (Ray starts first)
+RUN_S = {"local": 180, "ray": 300}  # a tiny run to its end
 
 
 def _our_lines(stderr: str) -> list[str]:
@@ -163,10 +173,12 @@ def test_staged_path_gather_pretrain_train_with_loaded_predictor(cli, tmp_path):
 
 
 @pytest.mark.slow
-def test_default_mode_runs_three_processes_end_to_end(cli, tmp_path):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_default_mode_runs_three_processes_end_to_end(cli, tmp_path, backend):
     run_dir = tmp_path / "run"
     proc = cli("--env", "MovingDot-v0", "--synthetic_prefs", *SMALL, "--n_initial_prefs", 20,
-               "--reward_updates_per_step", 0.05, "--run_dir", run_dir, "--profile", timeout=180, check=True)
+               "--reward_updates_per_step", 0.05, "--run_dir", run_dir, "--profile", "--backend", backend,
+               timeout=RUN_S[backend], check=True)
     assert "pretraining on" in proc.stdout and "[policy]" in proc.stdout
     # the predictor process says which kernel library it runs (--reward_onednn auto: by this CPU's flags)
     from drlhp.runtime.cpu import choose_kernels
@@ -206,17 +218,21 @@ def test_default_mode_runs_three_processes_end_to_end(cli, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("role", ROLES)
-def test_a_killed_child_ends_the_run_within_seconds(tmp_path, role):
+def test_a_killed_child_ends_the_run_within_seconds(tmp_path, role, backend):
     run_dir = tmp_path / "run"
     proc = _popen(tmp_path, "--env", "MovingDot-v0", "--synthetic_prefs", *SMALL, "--million_timesteps", 5,
-                  "--n_initial_prefs", 20, "--run_dir", run_dir)
+                  "--n_initial_prefs", 20, "--run_dir", run_dir, "--backend", backend)
     try:
         # until the policy trains on the predictor's reward: all three roles are in their main loops
         _wait_for(lambda: (run_dir / "pids.json").exists() and (run_dir / "progress.csv").exists(),
-                  120, proc, "pids.json and progress.csv")
+                  START_S[backend], proc, "pids.json and progress.csv")
         children = _child_processes(run_dir)
         assert all(_alive(p) for p in children.values())
+        if backend == "ray":  # the role's Ray worker, named after it: ray::RewardPredictorActor.run
+            actor = "".join(word.title() for word in role.split("_")) + "Actor"
+            assert actor in " ".join(children[role].cmdline()), children[role].cmdline()
         children[role].kill()
         t0 = time.monotonic()
         try:
@@ -238,13 +254,14 @@ def test_a_killed_child_ends_the_run_within_seconds(tmp_path, role):
 
 
 @pytest.mark.slow
-def test_interrupt_saves_prefs_and_exits_130(tmp_path):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_interrupt_saves_prefs_and_exits_130(tmp_path, backend):
     run_dir = tmp_path / "run"
     prefs = run_dir / "prefs" / "prefs.npz"
     proc = _popen(tmp_path, "--env", "MovingDot-v0", "--synthetic_prefs", *SMALL, "--million_timesteps", 5,
-                  "--n_initial_prefs", 20, "--prefs_save_interval", 5, "--run_dir", run_dir)
+                  "--n_initial_prefs", 20, "--prefs_save_interval", 5, "--run_dir", run_dir, "--backend", backend)
     try:
-        _wait_for(lambda: prefs.exists() or (run_dir / "progress.csv").exists(), 120, proc,
+        _wait_for(lambda: prefs.exists() or (run_dir / "progress.csv").exists(), START_S[backend], proc,
                   "prefs/prefs.npz or progress.csv")
         time.sleep(1.0)
         training = (run_dir / "progress.csv").exists()

@@ -1,9 +1,10 @@
 """--backend ray (issue 14): the three roles as Ray actors, with the local backend's records and failure
 behaviour. Each test starts Ray (about 5-10 s here) and three actors that each start TensorFlow, so each
-costs ~45-60 s on 2 cores; all are slow. Skipped where Ray is not installed.
+costs ~45-60 s on 2 cores; all are slow. Skipped where Ray is not installed. The end-to-end tests both
+backends pass (a run to its end, a killed role's worker, Ctrl-C to run.py) are test_pipeline.py's, run
+with --backend local and --backend ray; these are Ray's own edges.
 
     a tiny MovingDot pipeline on ray.init(num_cpus=2) completes, with the local backend's summary keys
-    a killed role's Ray worker (ray::PolicyActor...) ends the run non-zero within 30 s
     Ctrl-C (SIGINT to run.py's process group, Ray's processes included), and SIGTERM to the group, save
     the database, predictor and policy checkpoint and exit 130
     an unreachable --ray_address is one line and exit 2 within 30 s, before anything starts
@@ -18,7 +19,6 @@ import subprocess
 import sys
 import time
 
-import psutil
 import pytest
 
 from conftest import REPO
@@ -65,31 +65,6 @@ def test_tiny_pipeline_on_local_ray_writes_the_local_summary(cli, tmp_path, no_r
     assert list((run_dir / "tb").rglob("events.out.tfevents.*"))
     pids = _json(run_dir / "pids.json")
     assert set(pids) == {"parent", "policy", "reward_predictor", "pref_interface"}
-
-
-def test_a_killed_ray_actor_ends_the_run_within_30_s(tmp_path):
-    run_dir = tmp_path / "run"
-    proc = _popen(tmp_path, *ARGS, "--million_timesteps", 5, "--backend", "ray", "--run_dir", run_dir)
-    try:
-        _wait_for(lambda: (run_dir / "pids.json").exists() and (run_dir / "progress.csv").exists(), 180, proc,
-                  "pids.json and progress.csv")
-        worker = psutil.Process(_json(run_dir / "pids.json")["policy"])
-        assert "Policy" in " ".join(worker.cmdline()), worker.cmdline()  # ray::PolicyActor.run
-        worker.kill()
-        t0 = time.monotonic()
-        try:
-            code = proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            raise AssertionError("run.py still running 30 s after the policy's Ray worker was killed\n"
-                                 + _output(tmp_path)[1][-3000:]) from None
-        assert code != 0
-        err = _output(tmp_path)[1]
-        last = _our_lines(err)[-1]
-        assert last.startswith("run.py: error: the policy process failed"), err[-3000:]
-        assert _json(run_dir / "status.json")["status"] == "crashed"
-        print(f"ended {time.monotonic() - t0:.1f} s after the kill")
-    finally:
-        _kill_session(proc)
 
 
 def test_two_node_cluster_with_the_predictor_pinned_by_a_custom_resource(tmp_path, no_ray_left):

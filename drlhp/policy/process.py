@@ -1,13 +1,13 @@
 """The policy process: A2C on the predictor's reward, feeding segments to the labeller.
 
     PolicyTrainer (drlhp.policy.trainer) with
-      reward source  PredictedReward: newest weights pulled from the weights channel, one batch per rollout
+      reward source  PredictedReward: newest weights pulled from weights_to_policy, one batch per rollout
       observer       SegmentFeed: cuts as many segments as the preference interface still wants
                      (segment_flow), offers them to segment_queue (full queue: dropped, counted), and
                      measures the predictor on fresh segments (correlation of predicted and true segment
                      returns) and per-episode predicted returns
       observer       EpisodeFeed (--show_agent): worker 0's frames of its newest finished episode to the
-                     labelling window (latest wins)
+                     labelling window (agent_episode, latest wins)
     before the first weights: random play (segments for the initial preferences), only while the
     preference interface wants segments, and paused while the predictor pretrains
 """
@@ -22,6 +22,7 @@ from drlhp.config import RunConfig
 from drlhp.policy.reward_source import RewardSource
 from drlhp.policy.segments import SegmentCutter
 from drlhp.policy.trainer import RolloutObserver, TrainingState
+from drlhp.runtime.ports import PolicyPorts
 from drlhp.runtime.queues import feeder_cpu_s, put_or_drop
 from drlhp.runtime.segment_wire import compact_nbytes_sent, register_compact_pickling
 
@@ -128,8 +129,8 @@ class SegmentFeed(RolloutObserver):
 class EpisodeFeed(RolloutObserver):
     """Worker 0's frames (what a person watches) of each finished episode, published latest-wins."""
 
-    def __init__(self, env, channel, max_frames: int = MAX_EPISODE_FRAMES):
-        self.env, self.channel = env, channel
+    def __init__(self, env, agent_episode, max_frames: int = MAX_EPISODE_FRAMES):
+        self.env, self.agent_episode = env, agent_episode
         self.frames = collections.deque(maxlen=max_frames)
         self.published = 0
 
@@ -137,7 +138,7 @@ class EpisodeFeed(RolloutObserver):
         for t in range(len(rollout.dones)):
             self.frames.append(self.env.frames_to_watch(rollout.next_obs[t, 0]))
             if rollout.dones[t, 0]:
-                self.channel.publish(np.ascontiguousarray(np.stack(self.frames)))
+                self.agent_episode.publish(np.ascontiguousarray(np.stack(self.frames)))
                 self.published += 1
                 self.frames.clear()
 
@@ -173,11 +174,12 @@ class PredictorPace(RolloutObserver):
         return {"pair_updates_per_agent_step": None if value is None else round(value, 5)}
 
 
-def run_policy(cfg: RunConfig, segment_queue, weights_channel, stop_event, random_play_over, run_dir: str,
-               log=print, fixed_weights=None, episode_channel=None, segment_flow=None, pair_updates=None) -> dict:
-    """Train the policy until the budget or the stop event; returns the summary figures.
-    ``segment_flow`` (queues.SegmentFlow): cut and send only the segments the preference interface
-    wants, and report the agent-step count it schedules labels by; None: ``segments_per_cut`` every cut."""
+def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixed_weights=None) -> dict:
+    """Train the policy until the budget or the stop event; returns the summary figures. ``ports``
+    (drlhp.runtime.ports.PolicyPorts): its channels; every one None (``PolicyPorts()``): the policy alone,
+    on ``fixed_weights`` (--no_labelling). With ``segment_flow`` it cuts and sends only the segments the
+    preference interface wants, and reports the agent-step count it schedules labels by; without, it
+    cuts ``segments_per_cut`` every cut."""
     from drlhp.policy.a2c import build_policy
     from drlhp.policy.reward_source import PredictedReward
     from drlhp.policy.trainer import PolicyTrainer
@@ -189,22 +191,23 @@ def run_policy(cfg: RunConfig, segment_queue, weights_channel, stop_event, rando
     logger = None
     try:
         policy = build_policy(cfg, env)
-        reward = PredictedReward(env.obs_shape, cfg.reward, cfg.seed, weights_channel, weights=fixed_weights)
+        reward = PredictedReward(env.obs_shape, cfg.reward, cfg.seed, ports.weights_to_policy, weights=fixed_weights)
         register_compact_pickling()  # segments leave this process without what the receiver can rebuild
-        feed = SegmentFeed(cfg, env, reward, segment_queue, segment_flow)
+        feed = SegmentFeed(cfg, env, reward, ports.segment_queue, ports.segment_flow)
         logger = MetricsLogger(run_dir)
-        stop = stop_event.is_set if stop_event is not None else (lambda: False)
-        no_more_random_play = random_play_over.is_set if random_play_over is not None else (lambda: False)
+        stop = ports.stop_event.is_set if ports.stop_event is not None else (lambda: False)
+        no_more_random_play = (ports.random_play_over.is_set if ports.random_play_over is not None
+                               else (lambda: False))
 
         def waiting() -> bool:
             """Random play only makes segments: none once the predictor has what it needs (it pretrains on the
             initial preferences, or loads a predictor) or while nobody wants them."""
             return no_more_random_play() or feed.budget() == 0
 
-        observers = [feed] + ([EpisodeFeed(env, episode_channel)] if episode_channel else [])
+        observers = [feed] + ([EpisodeFeed(env, ports.agent_episode)] if ports.agent_episode else [])
         pace = None
-        if pair_updates is not None:
-            pace = PredictorPace(cfg.reward.updates_per_step, pair_updates, stop)
+        if ports.pair_updates is not None:
+            pace = PredictorPace(cfg.reward.updates_per_step, ports.pair_updates, stop)
             observers.append(pace)
         trainer = PolicyTrainer(cfg, env, policy, reward, RunRecord(run_dir), logger, print_fn=log,
                                 observers=observers, should_stop=stop, wait_for_reward=waiting,
@@ -215,8 +218,8 @@ def run_policy(cfg: RunConfig, segment_queue, weights_channel, stop_event, rando
             trainer.checkpoint()
             raise
     finally:
-        if segment_queue is not None:
-            segment_queue.cancel_join_thread()  # unsent segments may be dropped at exit (by design)
+        if ports.segment_queue is not None:
+            ports.segment_queue.cancel_join_thread()  # unsent segments may be dropped at exit (by design)
         if logger is not None:
             logger.close()
         env.close()

@@ -59,15 +59,16 @@ class ScaledEnvReward(RewardSource):
 class PredictedReward(RewardSource):
     """The reward predictor ensemble's reward: each member normalized with its published statistics,
     then averaged (drlhp.reward.model). New weights are pulled, without blocking, before each
-    rollout's rewards; ``weights_channel`` is a LatestValue, or None for fixed weights."""
+    rollout's rewards; ``weights_to_policy`` is the predictor's channel (a LatestValue), or None for fixed
+    weights."""
 
     name = "predicted"
 
-    def __init__(self, obs_shape: tuple, cfg, seed: int, weights_channel=None, weights=None):
+    def __init__(self, obs_shape: tuple, cfg, seed: int, weights_to_policy=None, weights=None):
         from drlhp.reward.model import RewardEnsemble
 
         self.ensemble = RewardEnsemble(obs_shape, cfg, seed)
-        self.channel = weights_channel
+        self.channel = weights_to_policy
         self.weights = None  # the RewardWeights in use (a milestone keeps a copy)
         if weights is not None:
             self._load(weights)

@@ -23,38 +23,35 @@ from drlhp.config import RunConfig
 from drlhp.reward.checkpoint import predictor_to_load, prefs_to_load
 from drlhp.reward.pref_db import PrefDB
 from drlhp.reward.trainer import RewardTrainer
+from drlhp.runtime.ports import PredictorPorts
 from drlhp.runtime.run_paths import RunPaths
 
 
-def run_reward_predictor(cfg: RunConfig, obs_shape: tuple, preference_queue, weights_channels: list,
-                         stop_event, random_play_over, run_dir: str, collect_only: bool, log=print,
-                         predictor_version=None, db_size=None, pair_updates=None) -> dict:
+def run_reward_predictor(cfg: RunConfig, ports: PredictorPorts, run_dir: str, log=print, *,
+                         obs_shape: tuple) -> dict:
     """The reward-predictor process (see the module docstring and RewardPredictorProcess)."""
-    return RewardPredictorProcess(cfg, obs_shape, preference_queue, weights_channels, stop_event, random_play_over,
-                                  run_dir, collect_only, log=log, predictor_version=predictor_version,
-                                  db_size=db_size, pair_updates=pair_updates).run()
+    return RewardPredictorProcess(cfg, ports, run_dir, obs_shape, log=log).run()
 
 
 class RewardPredictorProcess:
     """The reward-predictor process's main loop: ``run`` = ``start``, then ``step`` until the stop event,
     then ``close``; returns its figures for the summary.
 
-    ``collect_only``: gather_initial_prefs mode: store preferences until n_initial_prefs, save the
-    database, return. ``predictor_version``, ``db_size``: shared integers (multiprocessing.Value) kept
-    up to date for the labelling window; ``pair_updates``: one the policy reads
-    (--reward_updates_per_step): pairs trained on per member since pretraining ended.
+    ``ports`` (drlhp.runtime.ports.PredictorPorts): preferences in (``preference_queue``), weights out
+    (``weights_to_policy``, and ``weights_to_prefs`` with --query_selection variance), ``random_play_over``
+    set when pretraining starts; ``predictor_version``, ``db_size``: shared integers kept up to date for
+    the labelling window; ``pair_updates``: one the policy reads (--reward_updates_per_step): pairs
+    trained on per member since pretraining ended. In gather_initial_prefs mode (``collect_only``) it
+    stores preferences until n_initial_prefs, saves the database and returns.
 
     A thread (``_drain_preferences``) moves preferences from ``preference_queue`` into the database,
     under ``lock``, while this one trains; an error there reaches the main loop (``_check_drain``).
     """
 
-    def __init__(self, cfg: RunConfig, obs_shape: tuple, preference_queue, weights_channels: list,
-                 stop_event, random_play_over, run_dir: str, collect_only: bool, log=print,
-                 predictor_version=None, db_size=None, pair_updates=None):
-        self.cfg, self.obs_shape, self.collect_only, self.log = cfg, obs_shape, collect_only, log
-        self.preference_queue, self.weights_channels = preference_queue, weights_channels
-        self.stop_event, self.random_play_over = stop_event, random_play_over
-        self.predictor_version, self.db_size, self.pair_updates = predictor_version, db_size, pair_updates
+    def __init__(self, cfg: RunConfig, ports: PredictorPorts, run_dir: str, obs_shape: tuple, log=print):
+        self.cfg, self.obs_shape, self.log = cfg, obs_shape, log
+        self.collect_only = cfg.mode == "gather_initial_prefs"
+        self.ports = ports
         self.run_dir = Path(run_dir)
         self.prefs_path, self.ckpt_path = RunPaths(run_dir).prefs, RunPaths(run_dir).predictor
         self.lock = threading.Lock()
@@ -75,7 +72,7 @@ class RewardPredictorProcess:
             if self.collect_only:
                 self._wait_for_initial_prefs()
             elif self._load_or_pretrain():
-                while not self.stop_event.is_set():
+                while not self.ports.stop_event.is_set():
                     self.step()
         finally:
             figures = self.close()
@@ -116,11 +113,11 @@ class RewardPredictorProcess:
         elif not self._wait_for_initial_prefs():
             return False
         if not loaded or (not cfg.load_reward_predictor_ckpt_dir and trainer.pretraining_unfinished):
-            self.random_play_over.set()  # the policy stops its random play while we pretrain
+            self.ports.random_play_over.set()  # the policy stops its random play while we pretrain
             trainer.pretrain(cfg.reward.n_initial_epochs, log=lambda s: self.log(s, flush=True),
-                             should_stop=self.stop_event.is_set, on_eval=self.logger.log)
+                             should_stop=self.ports.stop_event.is_set, on_eval=self.logger.log)
             trainer.save(self.ckpt_path)
-        self.random_play_over.set()
+        self.ports.random_play_over.set()
         self._publish()
         self.last_ckpt = self.last_log = time.monotonic()
         return True
@@ -129,7 +126,7 @@ class RewardPredictorProcess:
         p, last = self.cfg.prefs, 0.0
         while self._n_prefs() < p.n_initial_prefs:
             self._check_drain()
-            if self.stop_event.is_set() or self.drain_done.is_set():
+            if self.ports.stop_event.is_set() or self.drain_done.is_set():
                 return False
             if time.monotonic() - last > max(self.cfg.log_interval, 2):
                 last = time.monotonic()
@@ -150,8 +147,8 @@ class RewardPredictorProcess:
         losses, accs = trainer.train_step()
         step_s = time.perf_counter() - t0
         self.online += 1
-        if self.pair_updates is not None:
-            self.pair_updates.value += cfg.reward.batch_size
+        if self.ports.pair_updates is not None:
+            self.ports.pair_updates.value += cfg.reward.batch_size
         if trainer.steps % cfg.reward.publish_interval == 0:
             self._publish()
         if trainer.steps % cfg.reward.eval_interval == 0:
@@ -161,17 +158,18 @@ class RewardPredictorProcess:
             trainer.save(self.ckpt_path)
             self.last_ckpt = now
         if cfg.reward.train_fraction < 1.0:  # paced: all of this step's work counts, not only training
-            self.stop_event.wait((time.perf_counter() - t0) * (1.0 / cfg.reward.train_fraction - 1.0))
+            self.ports.stop_event.wait((time.perf_counter() - t0) * (1.0 / cfg.reward.train_fraction - 1.0))
         if now - self.last_log > cfg.log_interval:
             self.last_log = now
             self._log_metrics(losses, accs, step_s)
 
     def _publish(self) -> None:
         weights = self.trainer.publish()
-        for ch in self.weights_channels:
-            ch.publish(weights)
-        if self.predictor_version is not None:
-            self.predictor_version.value = weights.version
+        for channel in (self.ports.weights_to_policy, self.ports.weights_to_prefs):
+            if channel is not None:
+                channel.publish(weights)
+        if self.ports.predictor_version is not None:
+            self.ports.predictor_version.value = weights.version
 
     def _log_metrics(self, losses: np.ndarray, accs: np.ndarray, step_s: float) -> None:
         from drlhp.runtime.metrics import memory_mb
@@ -220,9 +218,9 @@ class RewardPredictorProcess:
         try:
             while True:
                 try:
-                    pref = self.preference_queue.get(timeout=0.5)
+                    pref = self.ports.preference_queue.get(timeout=0.5)
                 except queue_lib.Empty:
-                    if self.stop_event.is_set():
+                    if self.ports.stop_event.is_set():
                         quiet_since = quiet_since or time.monotonic()
                         if time.monotonic() - quiet_since > (2 if parent_gone() else 10):
                             return
@@ -250,8 +248,8 @@ class RewardPredictorProcess:
             return len(self.db)
 
     def _show_db_size(self) -> None:
-        if self.db_size is not None:
-            self.db_size.value = len(self.db)
+        if self.ports.db_size is not None:
+            self.ports.db_size.value = len(self.db)
 
     def _save_db(self) -> None:
         with self.lock:

@@ -1,16 +1,12 @@
-"""The one place that makes processes and queues: the three roles' channels, starting children with
-the ``spawn`` context (TensorFlow is not fork-safe), watching them, and stopping them.
+"""The local backend (the default): each role a child process of the ``spawn`` context (TensorFlow is
+not fork-safe), the channels multiprocessing's, made here and nowhere else.
 
-    Channels       segment_queue (bounded, drop when full), preference_queue (bounded, blocking),
-                   weights to the policy and to the preference interface (latest wins),
-                   agent_episode (the policy's newest episode frames for the labelling window, latest wins),
-                   predictor_version and db_size (shared integers the predictor writes, the window shows),
-                   report_queue (child -> parent), stop_event,
-                   random_play_over (set once the predictor needs no more random-play segments: it
-                   pretrains, or a predictor is loaded; the policy then waits for the first weights),
-                   segment_flow (segments the preference interface wants, the policy's step: queues.py)
-    ProcessGroup   start(role, "module:function", **kwargs); watch(until_done=roles) -> figures per role;
-                   shutdown(): set stop, wait for every child to save and exit, kill stragglers
+    create(cfg, run_dir)  -> (Channels, ProcessGroup): the run's channels (drlhp.runtime.ports), each
+                   of its kind: queue (multiprocessing.Queue, bounded), latest (queues.LatestValue), int
+                   (multiprocessing.Value("q")), flag (queues.SharedFlag), flow (queues.SegmentFlow)
+    ProcessGroup   drlhp.runtime.child.ChildGroup on processes: start(child) spawns a process that runs
+                   the one child wrapper (drlhp.runtime.child.run_child) and puts its Report on the
+                   group's report queue
 
 A child that raises reports its error and sets the stop event; a child that dies without a word
 (killed, out of memory) is noticed by its exit code. Either ends the run with ChildFailed.
@@ -23,7 +19,6 @@ PARENT_GONE_EXIT_S whatever it was doing (_watch_parent).
 from __future__ import annotations
 
 import atexit
-import importlib
 import multiprocessing as mp
 import os
 import queue as queue_lib
@@ -32,16 +27,14 @@ import signal
 import sys
 import threading
 import time
-import traceback
-from dataclasses import dataclass
+from dataclasses import replace
 
-from drlhp.runtime.messages import Report
-from drlhp.runtime.profiling import profiled
+from drlhp.runtime.child import STOPPED_BY_SIGTERM, Child, ChildGroup, run_child
+from drlhp.runtime.ports import Channels, queue_sizes
 from drlhp.runtime.queues import LatestValue, SegmentFlow, SharedFlag
 from drlhp.runtime.run_paths import RunPaths
 
 STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
-STOPPED_BY_SIGTERM = "stopped by SIGTERM"  # a "done" report's text when SIGTERM stopped the child
 PARENT_POLL_S = 0.5  # how often a child checks that its parent is alive
 PARENT_GONE_EXIT_S = 8.0  # once the parent is gone: the child's time to save and exit before os._exit
 _parent_gone = threading.Event()
@@ -53,33 +46,21 @@ def parent_gone() -> bool:
     return _parent_gone.is_set()
 
 
-class ChildFailed(Exception):
-    def __init__(self, role: str, message: str, detail: str = ""):
-        super().__init__(f"the {role} process failed: {message}")
-        self.role, self.detail = role, detail
+def create(cfg, run_dir: str) -> tuple[Channels, "ProcessGroup"]:
+    """The run's channels and its process group, of the ``spawn`` context."""
+    ctx = mp.get_context("spawn")
+    sizes = queue_sizes(cfg.prefs.segment_queue_size)
+    channels = Channels.make(lambda name, kind: _channel(ctx, sizes, name, kind))
+    return channels, ProcessGroup(channels.stop_event, ctx, log_dir=run_dir)
 
 
-@dataclass
-class Channels:
-    segment_queue: object
-    preference_queue: object
-    weights_to_policy: LatestValue
-    weights_to_prefs: LatestValue
-    report_queue: object
-    stop_event: SharedFlag  # not multiprocessing.Event: a killed child can leave its lock held (queues.py)
-    random_play_over: SharedFlag
-    agent_episode: LatestValue
-    predictor_version: object  # multiprocessing.Value("q"): the newest published weights' version
-    db_size: object  # multiprocessing.Value("q"): preferences in the predictor's database
-    pair_updates: object  # multiprocessing.Value("q"): the predictor's pair-updates since pretraining ended
-    segment_flow: SegmentFlow | None = None  # flow control on segment_queue (queues.py)
-
-    @classmethod
-    def create(cls, ctx, segment_queue_size: int, preference_queue_size: int = 16) -> "Channels":
-        return cls(ctx.Queue(maxsize=segment_queue_size), ctx.Queue(maxsize=preference_queue_size),
-                   LatestValue(ctx), LatestValue(ctx), ctx.Queue(), SharedFlag(ctx), SharedFlag(ctx),
-                   LatestValue(ctx), ctx.Value("q", 0), ctx.Value("q", 0), ctx.Value("q", 0),
-                   segment_flow=SegmentFlow(ctx))
+def _channel(ctx, sizes: dict[str, int], name: str, kind: str):
+    """One channel of the kind drlhp.runtime.ports gives it, multiprocessing's."""
+    if kind == "queue":
+        return ctx.Queue(maxsize=sizes[name])
+    if kind == "int":
+        return ctx.Value("q", 0)
+    return {"latest": LatestValue, "flag": SharedFlag, "flow": SegmentFlow}[kind](ctx)
 
 
 def _redirect_broken_output(log_dir: str | None) -> None:
@@ -128,8 +109,10 @@ def _watch_parent(role: str, parent_pid: int, stop_event, report_queue, log_dir:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def _child_main(role: str, target: str, kwargs: dict, report_queue, stop_event, profile_dir=None,
-                parent_pid: int | None = None, log_dir: str | None = None) -> None:
+def _child_main(child: Child, report_queue, parent_pid: int | None = None, log_dir: str | None = None) -> None:
+    """A child process: stop signals as stop requests, the parent watched, the child wrapper run, its
+    report sent to the parent."""
+    stop_event = child.ports.stop_event
     got_sigterm = []
 
     def on_sigterm(signum, frame):  # a stop, as Ctrl-C is for the parent: save and exit
@@ -140,7 +123,7 @@ def _child_main(role: str, target: str, kwargs: dict, report_queue, stop_event, 
     signal.signal(signal.SIGTERM, on_sigterm)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # blocked since ProcessGroup.start
     if parent_pid is not None:
-        _watch_parent(role, parent_pid, stop_event, report_queue, log_dir)
+        _watch_parent(child.role, parent_pid, stop_event, report_queue, log_dir)
 
     def log(*args, **kw):
         try:
@@ -149,38 +132,26 @@ def _child_main(role: str, target: str, kwargs: dict, report_queue, stop_event, 
             _redirect_broken_output(log_dir)
             print(*args, **{"flush": True, **kw})
 
-    try:
-        module, name = target.split(":")
-        fn = getattr(importlib.import_module(module), name)  # imported here: the parent stays TF-free
-        with profiled(profile_dir, role):  # --profile: <run_dir>/profile/<role>.{prof,txt}
-            figures = fn(**kwargs, log=log)
-        report_queue.put(Report(role, "done", text=STOPPED_BY_SIGTERM if got_sigterm else "",
-                                figures=figures or {}))
-    except BaseException as e:
-        detail = traceback.format_exc()
-        log(f"[{role}] crashed:\n{detail}", file=sys.stderr)
-        report_queue.put(Report(role, "error", text=f"{type(e).__name__}: {' '.join(str(e).split())}",
-                                figures={"traceback": detail}))
-        stop_event.set()
+    report = run_child(child, log)
+    if report.kind == "done" and got_sigterm:
+        report = replace(report, text=STOPPED_BY_SIGTERM)
+    report_queue.put(report)
+    if report.kind == "error":
         sys.exit(1)
 
 
-class ProcessGroup:
-    def __init__(self, channels: Channels, ctx=None, profile_dir=None, log_dir=None):
+class ProcessGroup(ChildGroup):
+    def __init__(self, stop_event, ctx=None, log_dir=None):
+        super().__init__(stop_event)
         self.ctx = ctx or mp.get_context("spawn")
-        self.profile_dir = profile_dir  # --profile: each child profiles itself (drlhp.runtime.profiling)
         self.log_dir = log_dir  # where a child's output goes once the parent (teeing it) is gone
-        self.ch = channels
+        self.report_queue = self.ctx.Queue()  # child -> parent: one Report each
         self.procs: dict[str, mp.Process] = {}
-        self.figures: dict[str, dict] = {}
-        self.failed: set[str] = set()
-        self.stopped_by_signal: set[str] = set()  # roles that stopped because they got SIGTERM
 
-    def start(self, role: str, target: str, **kwargs) -> None:
-        """Run ``target`` ("module:function", imported in the child) with kwargs and a ``log`` function."""
-        p = self.ctx.Process(target=_child_main, name=f"drlhp-{role}", daemon=False,
-                             args=(role, target, kwargs, self.ch.report_queue, self.ch.stop_event,
-                                   self.profile_dir, os.getpid(), self.log_dir))
+    def start(self, child: Child) -> None:
+        """Run ``child`` in a new process (its entry point is imported there)."""
+        p = self.ctx.Process(target=_child_main, name=f"drlhp-{child.role}", daemon=False,
+                             args=(child, self.report_queue, os.getpid(), self.log_dir))
         # The child starts with SIGINT and SIGTERM blocked (the mask is inherited) and unblocks them once
         # its handlers are in place: a signal to the whole group while it starts up is a stop, not a death
         # (multiprocessing's resource tracker starts the same way, bpo-33613).
@@ -189,73 +160,42 @@ class ProcessGroup:
             p.start()
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        self.procs[role] = p
+        self.procs[child.role] = p
 
     def pids(self) -> dict[str, int]:
         return {role: p.pid for role, p in self.procs.items()}
 
-    def _handle(self, report: Report) -> None:
-        if report.kind == "error":
-            self.ch.stop_event.set()
-            self.failed.add(report.role)
-            raise ChildFailed(report.role, report.text, (report.figures or {}).get("traceback", ""))
-        if report.text == STOPPED_BY_SIGTERM:
-            self.stopped_by_signal.add(report.role)
-        self.figures[report.role] = report.figures or {}
-
     def _poll(self, timeout: float) -> None:
         try:
-            self._handle(self.ch.report_queue.get(timeout=timeout))
+            self._take(self.report_queue.get(timeout=timeout))
         except queue_lib.Empty:
             pass
         for role, p in self.procs.items():
-            if role not in self.figures and role not in self.failed and p.exitcode is not None:
+            if not self._reported(role) and p.exitcode is not None:
                 try:  # its last report may still be in flight
                     while True:
-                        self._handle(self.ch.report_queue.get(timeout=1.0))
+                        self._take(self.report_queue.get(timeout=1.0))
                 except queue_lib.Empty:
                     pass
-                if role not in self.figures and role not in self.failed:
-                    self.ch.stop_event.set()
-                    self.failed.add(role)
-                    raise ChildFailed(role, f"it died with exit code {p.exitcode} (killed, or out of memory?)")
+                if not self._reported(role):
+                    self._fail(role, f"it died with exit code {p.exitcode} (killed, or out of memory?)")
 
-    def watch(self, until_done: set[str]) -> None:
-        """Return once every role in ``until_done`` has finished; ChildFailed when any child fails."""
-        while not until_done <= set(self.figures):
-            self._poll(0.2)
+    def _running(self) -> list[str]:
+        return [role for role, p in self.procs.items() if p.is_alive()]
 
-    def shutdown(self, timeout: float = 60.0, after_failure_timeout: float = 10.0) -> list[str]:
-        """Stop every child and wait for it (saving takes a moment); returns the roles that had to be
-        killed (SIGKILL: a child takes SIGTERM as a stop request, which a stuck one cannot honour).
-        Errors reported while stopping are raised as ChildFailed after all have stopped.
-
-        After a failure the wait is shorter: a child killed while writing a message leaves a partial
-        message in its queue's pipe, and its reader can block on it for good (measured: 2 kills in 11
-        of the policy mid-segment left the preference interface stuck in read())."""
-        if self.failed:
-            timeout = min(timeout, after_failure_timeout)
-        self.ch.stop_event.set()
-        deadline = time.monotonic() + timeout
-        failure = None
-        while any(p.is_alive() for p in self.procs.values()) and time.monotonic() < deadline:
-            try:
-                self._poll(0.2)
-            except ChildFailed as e:
-                failure = failure or e
+    def _kill_running(self) -> list[str]:
+        """SIGKILL: a child takes SIGTERM as a stop request, which a stuck one cannot honour."""
         killed = []
         for role, p in self.procs.items():
             if p.is_alive():
                 p.kill()
                 killed.append(role)
             p.join(timeout=5)
+        return killed
+
+    def _take_last(self) -> None:
         try:
             while True:
-                self._handle(self.ch.report_queue.get_nowait())
+                self._take(self.report_queue.get_nowait())
         except queue_lib.Empty:
             pass
-        except ChildFailed as e:
-            failure = failure or e
-        if failure is not None:
-            raise failure
-        return killed

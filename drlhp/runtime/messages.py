@@ -3,7 +3,7 @@
     policy ──segment_queue (bounded; put_nowait, a full queue drops the Segment)──▶ pref_interface
     pref_interface ──preference_queue (blocking; never drops a Preference)──▶ reward predictor
     reward predictor ──weights channels (latest wins: RewardWeights)──▶ policy, pref_interface
-    every child ──report_queue (Report: done, error)──▶ parent
+    every child ──its backend's way back (Report: done, error)──▶ parent
 
 Shapes and dtypes are checked where a message is made (``check()``), so a wrong array fails at the
 sender, not three processes later.

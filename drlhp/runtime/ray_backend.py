@@ -1,10 +1,11 @@
 """--backend ray: the three roles as Ray actors, in place of drlhp.runtime.launcher's processes. The same
-interface to drlhp.pipeline.run_processes: ``create(cfg, ...) -> (Channels, RayGroup)``, and RayGroup has
-ProcessGroup's start / watch / shutdown / figures / stopped_by_signal / pids, and raises ChildFailed.
+interface to drlhp.pipeline.run_processes: ``create(cfg, run_dir) -> (Channels, RayGroup)``, and RayGroup
+is a drlhp.runtime.child.ChildGroup, as the local backend's ProcessGroup.
 
-    actors     PolicyActor, RewardPredictorActor, PrefInterfaceActor (Ray names a worker process
-               ray::<class>: the policy's says "Policy"); each runs its role's function (the same as the
-               local backend's) in one long task whose return value is its Report
+    actors     one per role, its class named after the role: PolicyActor, RewardPredictorActor,
+               PrefInterfaceActor (Ray names a worker process ray::<class>: the policy's says "Policy");
+               each runs the one child wrapper (drlhp.runtime.child.run_child, as the local backend's
+               processes) in one long task whose return value is its Report
     channels   drlhp.runtime.ray_channels: one hub actor, same policies (segments dropped when full and counted,
                preferences blocking, weights latest-wins, the stop flag)
     placement  --policy_resources / --predictor_resources / --labeller_resources: JSON dicts of Ray resources
@@ -28,14 +29,12 @@ from __future__ import annotations
 import os
 import signal
 import socket
-import sys
 import time
-import traceback
 
 import ray
 from ray.exceptions import GetTimeoutError, RayError
 
-from drlhp.runtime.launcher import ChildFailed
+from drlhp.runtime.child import Child, ChildGroup, run_child
 from drlhp.runtime.messages import Report
 from drlhp.runtime.ray_channels import create_channels
 
@@ -53,46 +52,22 @@ class _Role:
     def where(self) -> tuple[int, str]:
         return os.getpid(), ray.get_runtime_context().get_node_id()
 
-    def run(self, role: str, target: str, kwargs: dict, stop_flag, profile_dir=None) -> Report:
-        import importlib
-
-        from drlhp.runtime.profiling import profiled
-
+    def run(self, child: Child) -> Report:
         def log(*args, **kw):
             print(*args, **{"flush": True, **kw})
 
-        try:
-            module, name = target.split(":")
-            fn = getattr(importlib.import_module(module), name)
-            with profiled(profile_dir, role):
-                figures = fn(**kwargs, log=log)
-            return Report(role, "done", figures=figures or {})
-        except BaseException as e:  # noqa: BLE001 -- every failure is the role's report
-            detail = traceback.format_exc()
-            log(f"[{role}] crashed:\n{detail}", file=sys.stderr)
-            try:
-                stop_flag.set()
-            except Exception:  # noqa: BLE001 -- the hub is gone too; the driver notices anyway
-                pass
-            return Report(role, "error", text=f"{type(e).__name__}: {' '.join(str(e).split())}",
-                          figures={"traceback": detail})
+        return run_child(child, log)
 
 
-class PolicyActor(_Role):
-    pass
+_ACTORS: dict[str, type] = {}
 
 
-class RewardPredictorActor(_Role):
-    pass
-
-
-class PrefInterfaceActor(_Role):
-    pass
-
-
-ACTORS = {"policy": PolicyActor, "reward_predictor": RewardPredictorActor, "pref_interface": PrefInterfaceActor}
-RESOURCE_FIELDS = {"policy": "policy_resources", "reward_predictor": "predictor_resources",
-                   "pref_interface": "labeller_resources"}
+def actor_class(role: str) -> type:
+    """The role's actor class, named after it ("reward_predictor": RewardPredictorActor)."""
+    if role not in _ACTORS:
+        name = "".join(word.title() for word in role.split("_")) + "Actor"
+        _ACTORS[role] = type(name, (_Role,), {"__module__": __name__, "__qualname__": name})
+    return _ACTORS[role]
 
 
 def actor_options(resources: dict | None) -> dict:
@@ -147,24 +122,24 @@ def address_problem(address: str | None, timeout_s: float = ADDRESS_TIMEOUT_S) -
     return None
 
 
-class RayGroup:
-    def __init__(self, channels, hub, cfg, profile_dir=None, owns_ray: bool = False, run_dir=None):
-        self.ch, self.hub, self.cfg, self.run_dir = channels, hub, cfg, run_dir
+class RayGroup(ChildGroup):
+    def __init__(self, stop_event, hub, owns_ray: bool = False, run_dir=None):
+        super().__init__(stop_event)  # stopped_by_signal stays empty: Ray workers take no SIGTERM from a terminal
+        self.hub, self.owns_ray, self.run_dir = hub, owns_ray, run_dir
         self.nodes: dict[str, str] = {}
-        self.profile_dir, self.owns_ray = profile_dir, owns_ray
+        self.options: dict[str, dict] = {}
         self.actors: dict = {}
         self.runs: dict = {}
         self._pid_refs: dict = {}
-        self.figures: dict[str, dict] = {}
-        self.failed: set[str] = set()
-        self.stopped_by_signal: set[str] = set()  # Ray workers take no SIGTERM from a terminal
 
-    def start(self, role: str, target: str, **kwargs) -> None:
-        options = actor_options(getattr(self.cfg, RESOURCE_FIELDS[role]))
-        actor = ray.remote(ACTORS[role]).options(**options).remote()
+    def start(self, child: Child) -> None:
+        """An actor for ``child`` (placed by its resources), running the child wrapper in one long task."""
+        role = child.role
+        self.options[role] = actor_options(child.resources)
+        actor = ray.remote(actor_class(role)).options(**self.options[role]).remote()
         self.actors[role] = actor
         self._pid_refs[role] = actor.where.remote()
-        self.runs[role] = actor.run.remote(role, target, kwargs, self.ch.stop_event, self.profile_dir)
+        self.runs[role] = actor.run.remote(child)
 
     def pids(self) -> dict[str, int]:
         """Each actor's worker pid on its node (waits for the actors to start); their Ray node ids go to
@@ -178,9 +153,8 @@ class RayGroup:
                     pids[role], self.nodes[role] = ray.get(ref, timeout=1.0)
                 except GetTimeoutError:
                     if time.monotonic() > deadline:
-                        wanted = actor_options(getattr(self.cfg, RESOURCE_FIELDS[role]))
                         self._fail(role, f"its Ray actor did not start within {START_TIMEOUT_S:.0f} s "
-                                         f"(does a node have its resources {wanted}?)")
+                                         f"(does a node have its resources {self.options[role]}?)")
                 except RayError as e:
                     self._fail(role, f"its Ray actor died: {type(e).__name__}")
         if self.run_dir:
@@ -190,26 +164,14 @@ class RayGroup:
                        {"driver": ray.get_runtime_context().get_node_id(), **self.nodes})
         return pids
 
-    def _fail(self, role: str, message: str, detail: str = ""):
-        self.failed.add(role)
+    def _set_stop(self) -> None:
         try:
-            self.ch.stop_event.set()
-        except RayError:
+            self.stop_event.set()
+        except RayError:  # the hub is gone
             pass
-        raise ChildFailed(role, message, detail)
-
-    def _handle(self, role: str) -> None:
-        try:
-            report = ray.get(self.runs[role])
-        except RayError as e:
-            first = str(e).strip().splitlines()[0] if str(e).strip() else ""
-            self._fail(role, f"its Ray actor died ({type(e).__name__}: killed, or out of memory?) {first}".strip())
-        if report.kind == "error":
-            self._fail(role, report.text, (report.figures or {}).get("traceback", ""))
-        self.figures[role] = report.figures or {}
 
     def _pending(self) -> dict:
-        return {ref: role for role, ref in self.runs.items() if role not in self.figures and role not in self.failed}
+        return {ref: role for role, ref in self.runs.items() if not self._reported(role)}
 
     def _poll(self, timeout: float) -> None:
         pending = self._pending()
@@ -218,29 +180,20 @@ class RayGroup:
             return
         ready, _ = ray.wait(list(pending), num_returns=1, timeout=timeout)
         for ref in ready:
-            self._handle(pending[ref])
-
-    def watch(self, until_done: set[str]) -> None:
-        while not until_done <= set(self.figures):
-            self._poll(0.2)
-
-    def shutdown(self, timeout: float = 60.0, after_failure_timeout: float = 10.0) -> list[str]:
-        """Set the stop flag, wait for every role to save and return, kill what has not; stop the hub
-        (and the local Ray this run started). ChildFailed for an error reported while stopping."""
-        if self.failed:
-            timeout = min(timeout, after_failure_timeout)
-        try:
-            self.ch.stop_event.set()
-        except RayError:
-            pass
-        deadline = time.monotonic() + timeout
-        failure = None
-        while self._pending() and time.monotonic() < deadline:
+            role = pending[ref]
             try:
-                self._poll(0.2)
-            except ChildFailed as e:
-                failure = failure or e
-        killed = [role for role in self._pending().values()]
+                report = ray.get(ref)
+            except RayError as e:
+                first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+                self._fail(role, f"its Ray actor died ({type(e).__name__}: killed, or out of memory?) {first}".strip())
+            self._take(report)
+
+    def _running(self) -> list[str]:
+        return list(self._pending().values())
+
+    def _kill_running(self) -> list[str]:
+        """ray.kill every actor and the channels' hub; the local Ray this run started is shut down."""
+        killed = self._running()
         for actor in [*self.actors.values(), self.hub]:
             try:
                 ray.kill(actor)
@@ -248,12 +201,10 @@ class RayGroup:
                 pass
         if self.owns_ray:
             ray.shutdown()
-        if failure is not None:
-            raise failure
         return killed
 
 
-def create(cfg, profile_dir=None, run_dir=None):
+def create(cfg, run_dir: str | None = None):
     """Join (or start) Ray, make the channels' hub: (Channels, RayGroup)."""
     owns = not ray.is_initialized()
     if owns:
@@ -268,4 +219,4 @@ def create(cfg, profile_dir=None, run_dir=None):
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             signal.signal(signal.SIGTERM, handler)
     channels, hub = create_channels(cfg.prefs.segment_queue_size)
-    return channels, RayGroup(channels, hub, cfg, profile_dir, owns_ray=owns, run_dir=run_dir)
+    return channels, RayGroup(channels.stop_event, hub, owns_ray=owns, run_dir=run_dir)

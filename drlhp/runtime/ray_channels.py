@@ -1,4 +1,4 @@
-"""The channels of drlhp.runtime.launcher.Channels on Ray (--backend ray): one hub actor holds every queue,
+"""The channels of drlhp.runtime.ports.Channels on Ray (--backend ray): one hub actor holds every queue,
 flag and value; the roles get small proxies with the methods they already call on the
 multiprocessing versions, so the roles' code is the same on both backends.
 
@@ -22,6 +22,8 @@ import threading
 import time
 
 import ray
+
+from drlhp.runtime.ports import Channels, queue_sizes
 
 FLAG_CACHE_S = 0.02
 
@@ -192,18 +194,15 @@ class RayFlow(_Proxy):
         return ray.get(self.hub.get_int.remote(self.name + ".policy_step"))
 
 
-def create_channels(segment_queue_size: int, preference_queue_size: int = 16):
-    """A hub actor on this (the driver's) node and launcher.Channels of proxies to it."""
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+PROXIES = {"queue": RayQueue, "latest": RayLatest, "flag": RayFlag, "int": RayInt, "flow": RayFlow}
 
-    from drlhp.runtime.launcher import Channels
+
+def create_channels(segment_queue_size: int):
+    """A hub actor on this (the driver's) node and the run's Channels (drlhp.runtime.ports): proxies to
+    it, each of its channel's kind, under the channel's name."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=True)
     hub = ray.remote(ChannelHub).options(num_cpus=0, max_concurrency=64, scheduling_strategy=here).remote(
-        {"segments": segment_queue_size, "preferences": preference_queue_size})
-    channels = Channels(RayQueue(hub, "segments"), RayQueue(hub, "preferences"), RayLatest(hub, "weights_to_policy"),
-                        RayLatest(hub, "weights_to_prefs"), None, RayFlag(hub, "stop"),
-                        RayFlag(hub, "random_play_over"), RayLatest(hub, "agent_episode"),
-                        RayInt(hub, "predictor_version"), RayInt(hub, "db_size"),
-                        RayInt(hub, "pair_updates"), segment_flow=RayFlow(hub, "segment_flow"))
-    return channels, hub
+        queue_sizes(segment_queue_size))
+    return Channels.make(lambda name, kind: PROXIES[kind](hub, name)), hub
