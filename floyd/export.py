@@ -14,21 +14,10 @@ import json
 import shutil
 from pathlib import Path
 
-import numpy as np
-
-from drlhp.policy.checkpoint import FORMAT_VERSION, CheckpointError, find_latest_checkpoint, load_policy_checkpoint
-from drlhp.runtime import npz_json
+from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint, save_weights_only
 from floyd.index import FloydError
 
 RECORD = ("summary.json", "config.json", "run.json", "progress.csv", "curves.png")
-
-
-def weights_only(state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """A checkpoint's network weights in float16; RMSprop slots and the RNG state left out."""
-    weights = {k: np.asarray(v, np.float16) for k, v in state.items() if k.startswith("weight_")}
-    if not weights:
-        raise FloydError("the checkpoint holds no network weights (weight_0, ...)")
-    return weights
 
 
 def export_model(run_dir: str | Path, out: str | Path, checkpoint: str | Path | None = None) -> Path:
@@ -39,11 +28,8 @@ def export_model(run_dir: str | Path, out: str | Path, checkpoint: str | Path | 
     missing = [name for name in RECORD if not (run_dir / name).is_file()]
     if missing:
         raise FloydError(f"{run_dir} has no {', '.join(missing)}: export a run that has finished or stopped")
-    source = Path(checkpoint) if checkpoint else find_latest_checkpoint(run_dir)
-    if source is None:
-        raise FloydError(f"no policy checkpoint in {run_dir}")
     try:
-        state, meta = load_policy_checkpoint(source)
+        state, meta = load_policy_checkpoint(checkpoint or run_dir)  # the newest, in run_dir/checkpoints
     except CheckpointError as e:
         raise FloydError(str(e)) from None
     summary_steps = json.loads((run_dir / "summary.json").read_text()).get("timesteps")
@@ -53,11 +39,12 @@ def export_model(run_dir: str | Path, out: str | Path, checkpoint: str | Path | 
                          "or name the checkpoint that its summary describes")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise FloydError(f"{out} exists and is not an empty folder; choose another --out or remove it")
-    out.mkdir(parents=True, exist_ok=True)
     keep = {k: v for k, v in meta.items() if k not in ("path", "format_version")}
-    policy = out / Path(meta["path"]).name
-    npz_json.write(policy, weights_only(state), {**keep, "format_version": FORMAT_VERSION, "weights_only": True,
-                                                  "exported_from": str(meta["path"])})
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        policy = save_weights_only(out / Path(meta["path"]).name, state, {**keep, "exported_from": meta["path"]})
+    except CheckpointError as e:
+        raise FloydError(str(e)) from None
     for name in RECORD:
         shutil.copyfile(run_dir / name, out / name)
     return policy

@@ -33,6 +33,17 @@ def save_policy_checkpoint(ckpt_dir: str | Path, updates: int, state: dict[str, 
     return path
 
 
+def save_weights_only(path: str | Path, state: dict[str, np.ndarray], meta: dict) -> Path:
+    """A policy file of the network's weights alone, in float16 (``state``'s weight_* arrays; no optimizer
+    state, no RNG): a milestone's or a model folder's. ``load_policy_checkpoint`` reads it, watch replays it.
+    CheckpointError if ``state`` holds no weights."""
+    weights = {k: np.asarray(v, np.float16) for k, v in state.items() if k.startswith("weight_")}
+    if not weights:
+        raise CheckpointError("the policy state holds no network weights (weight_0, ...)")
+    npz_json.write(path, weights, {**meta, "format_version": FORMAT_VERSION, "weights_only": True})
+    return Path(path)
+
+
 def save_milestone(milestone_dir: str | Path, timesteps: int, policy_weights: dict[str, np.ndarray], meta: dict,
                    predictor_weights=None, batchnorm: bool = False) -> Path:
     """Copies kept for good at a milestone: ``policy-<timesteps>.npz`` (float16 weights and the counters;
@@ -40,8 +51,7 @@ def save_milestone(milestone_dir: str | Path, timesteps: int, policy_weights: di
     predictor the policy was trained on then, ``reward_predictor-<timesteps>.npz`` (a predictor checkpoint
     that --load_reward_predictor_ckpt_dir and bench/pong_reward_ranks.py read)."""
     milestone_dir = Path(milestone_dir)
-    path = milestone_dir / f"policy-{timesteps}.npz"
-    npz_json.write(path, policy_weights, {**meta, "format_version": FORMAT_VERSION, "weights_only": True})
+    path = save_weights_only(milestone_dir / f"policy-{timesteps}.npz", policy_weights, meta)
     if predictor_weights is not None:
         from drlhp.reward.checkpoint import save_predictor_weights
 
