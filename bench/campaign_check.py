@@ -8,7 +8,9 @@ thing changes.
 
 Each checkpoint's figures are the means of the policy's metric rows in the WINDOW agent steps before it
 (the *_last100 figures: their last value there); the predictor's validation accuracy is its last value
-logged by the time the policy passed the checkpoint (by running time). Random play's figures, the
+logged by the time the policy passed the checkpoint (the last evaluation up to the published weights
+version the policy then held; until session 11 it was matched by running time, which restarts each sitting,
+so a resumed run showed its latest accuracy at every checkpoint). Random play's figures, the
 baseline (PongNoFrameskip-v4, 8 games, seed 0, this project's preprocessing): 975 agent steps per game,
 4.0 returns per game, -20.4 return.
 """
@@ -98,7 +100,12 @@ def figures_at(policy: list[dict], reward: list[dict], at: int) -> dict | None:
     if not policy or _num(policy[-1], "step") < at or not window:
         return None
     wall = _last(window, "system/wall_s")
-    before = [r for r in reward if _num(r, "system/wall_s") <= wall] or reward
+    # the predictor's figures as of the weights the policy held then: progress_reward.csv is by predictor
+    # step (no clock restarting per sitting), so align on the published version the policy had received
+    version = _last(window, "policy/predictor_version")
+    before = [r for r in reward if _num(r, "reward/published_version") <= version]
+    if not before:  # pretraining only (version 0 or none yet): the evaluations before the first publication
+        before = [r for r in reward if math.isnan(_num(r, "reward/published_version"))]
     return {"entropy": _mean(window, "policy/entropy"),
             "explained_variance": _mean(window, "policy/explained_variance"),
             "reward_mean": _mean(window, "reward/mean"),

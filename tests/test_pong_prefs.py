@@ -68,3 +68,23 @@ def test_phase_of_play_from_frames():
     ev = event_windows(clip, true, window=2)
     assert [w.tolist() for w in ev["return"]] == [[3, 4]] and [w.tolist() for w in ev["miss"]] == [[4, 5]]
     assert [w.tolist() for w in ev["point lost"]] == [[5]] and ev["point won"] == []
+
+
+def test_campaign_check_reads_the_predictor_accuracy_the_policy_held_at_each_checkpoint():
+    """Across sittings the policy's clock restarts, so the predictor's figures are matched by the weights
+    version the policy held, not by time (a resumed run once showed its latest accuracy everywhere)."""
+    sys.path.insert(0, str(BENCH))
+    from campaign_check import figures_at
+
+    policy = [{"step": str(s), "policy/predictor_version": str(v), "system/wall_s": str(w),
+               "policy/true_return_last100": "-20"} for s, v, w in
+              [(100_000, 5, 100.0), (300_000, 20, 300.0), (600_000, 40, 50.0), (1_000_000, 70, 400.0)]]
+    reward = ([{"step": str(s), "reward/published_version": "", "reward/val_accuracy": str(a)}
+               for s, a in [(25, 0.5), (50, 0.6)]]
+              + [{"step": str(s), "reward/published_version": str(v), "reward/val_accuracy": str(a)}
+                 for s, v, a in [(100, 10, 0.7), (200, 20, 0.8), (400, 40, 0.85), (800, 70, 0.9), (900, 80, 0.95)]])
+    assert figures_at(policy, reward, 300_000)["val_accuracy"] == 0.8
+    assert figures_at(policy, reward, 1_000_000)["val_accuracy"] == 0.9  # not 0.95, logged after
+    assert figures_at(policy, reward, 2_000_000) is None  # not reached
+    before_any = [{**policy[0], "policy/predictor_version": ""}]
+    assert figures_at(before_any, reward, 100_000)["val_accuracy"] == 0.6  # pretraining's last evaluation
