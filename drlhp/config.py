@@ -153,6 +153,12 @@ class RewardConfig:
             one offset and scale as the predictor's weights change.
         clip: each member's normalized output is clipped to this many standard deviations either side of its
             mean before the members are averaged and scaled to norm_std; 0: not clipped (the paper).
+        center_steps: the policy subtracts from the predictor's reward its own running mean over about this many
+            agent steps (an exponential average, updated every rollout); 0: not (the paper). A continuing
+            episode's policy gradient does not depend on a constant offset, but a jump in it does hurt: the
+            normalization measured on recent clips at each publication can move the policy's reward by half
+            a standard deviation, and until the value function catches up every advantage has that sign
+            (the Pong campaign's entropy shocks, docs/results.md, session 11). Restarts on resume.
         ckpt_interval_s: seconds between predictor checkpoints (plus one at the end).
         tf_threads: TensorFlow intra-op threads of the predictor process in the three-process modes
             (pretrain_reward_predictor runs in one process and takes --tf_intra_threads). With 2, halve
@@ -189,6 +195,7 @@ class RewardConfig:
     norm_segments: int = opt(20, check=whole(1))
     norm_momentum: float = opt(0.1, check=within(0, 1, low_in=False))
     clip: float = opt(0.0, check=NOT_NEGATIVE)
+    center_steps: int = opt(0, check=whole(0))
     ckpt_interval_s: float = opt(60.0, check=POSITIVE)
     tf_threads: int = opt(1, check=whole(1))
     onednn: str = opt("auto", choices=ONEDNN_SETTINGS, negatable=True)

@@ -5,6 +5,7 @@ teaches from one that does not, per log interval (docs/results.md, issue 19).
     reward/at_point_won        mean training reward at a true +1
     reward/mean                mean training reward over all steps (the baseline for both above)
     reward/clipped_share       share of (member, step) values --reward_clip cut (the predictor's reward)
+    reward/center_offset       the running mean --reward_center_steps removed, at the last rollout
     reward/points_won, reward/points_lost   true +1 and -1 steps seen in the interval
 
 A reward that can teach Pong pays a point won above the mean and the steps before a point lost below
@@ -53,6 +54,9 @@ class RewardFigures:
                "reward/points_lost": self.n_before, "reward/clipped_share": self.clipped / max(1, self.n_rollouts)}
         if self.steps_before:
             out["reward/before_point_lost"] = self.sum_before / self.steps_before
+        offset = getattr(self.reward_source, "offset", None)
+        if offset is not None:
+            out["reward/center_offset"] = offset
         if self.n_won:
             out["reward/at_point_won"] = self.sum_won / self.n_won
         self._reset()

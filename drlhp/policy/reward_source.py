@@ -70,6 +70,8 @@ class PredictedReward(RewardSource):
         self.ensemble = RewardEnsemble(obs_shape, cfg, seed)
         self.channel = weights_to_policy
         self.weights = None  # the RewardWeights in use (a milestone keeps a copy)
+        self.center_steps = getattr(cfg, "center_steps", 0)  # RewardConfig.center_steps
+        self.offset = None  # the running mean removed (--reward_center_steps), None until the first rollout
         if weights is not None:
             self._load(weights)
 
@@ -100,4 +102,10 @@ class PredictedReward(RewardSource):
         if self.ensemble.version == 0:
             return None
         t, n = obs.shape[:2]
-        return self.ensemble.reward(obs.reshape(t * n, *obs.shape[2:])).reshape(t, n)
+        r = self.ensemble.reward(obs.reshape(t * n, *obs.shape[2:])).reshape(t, n)
+        if self.center_steps:
+            w = min(1.0, r.size / self.center_steps)
+            m = float(r.mean())
+            self.offset = m if self.offset is None else (1.0 - w) * self.offset + w * m
+            r = (r - self.offset).astype(np.float32)
+        return r
