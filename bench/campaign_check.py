@@ -1,6 +1,7 @@
 #!/usr/bin/env python
 """The Pong campaign's rules (issue 19), applied to a run directory: its figures at the fixed checkpoints
-(300k, 1M and 2M agent steps; 3M, 4M and 6M added at 1.8M) and whether each rule holds. Each was written
+(300k, 1M and 2M agent steps; 3M, 4M and 6M added at 1.8M; 5.8M, 6.3M and 7.3M for the branch of session
+11), then the entropy shocks of H7 after 2M and whether each rule holds. Each was written
 down before the run reached it (docs/results.md, "Pong campaign"); a failed rule stops the run, then one
 thing changes.
 
@@ -65,10 +66,25 @@ RULES = {
          lambda f: f["true_return"] >= -4.5),
     ],
     6_000_000: [
-        ("score", "true return >= +10 (the goal: +15 with at most 10,000 labels by the 10M budget)",
-         lambda f: f["true_return"] >= 10),
+        ("score", "true return >= +10 (the goal: +15 with at most 10,000 labels by the 10M budget; the control "
+         "run, runs/pong-campaign-2, which stopped at 5.33M)", lambda f: f["true_return"] >= 10),
+    ],
+    # the branch runs/pong-campaign-3 (--reward_center_steps 2000 from 5.33M, H7), written before it started
+    5_800_000: [
+        ("healed", "true return >= 0 (back to its level before the shock at 5.1M)", lambda f: f["true_return"] >= 0),
+    ],
+    6_300_000: [
+        ("score", "true return >= +5", lambda f: f["true_return"] >= 5),
+    ],
+    7_300_000: [
+        ("score", "true return >= +10", lambda f: f["true_return"] >= 10),
     ],
 }
+RULES = dict(sorted(RULES.items()))
+
+# H7's signature of an entropy shock (docs/results.md, session 11): in one log row the entropy rises by more
+# than SHOCK_ENTROPY nats, or the value function's mean leaves +-SHOCK_VALUE
+SHOCK_ENTROPY, SHOCK_VALUE = 0.3, 1.2
 
 
 def _rows(path: Path) -> list[dict]:
@@ -120,6 +136,21 @@ def figures_at(policy: list[dict], reward: list[dict], at: int) -> dict | None:
             "wall_h": wall / 3600}
 
 
+def shocks(policy: list[dict], after: float = 2_000_000) -> list[dict]:
+    """The log rows after ``after`` agent steps that show H7's signature, with their figures."""
+    out = []
+    for prev, row in zip(policy, policy[1:]):
+        if _num(row, "step") <= after:
+            continue
+        rise = _num(row, "policy/entropy") - _num(prev, "policy/entropy")
+        value = _num(row, "policy/value_mean")
+        if rise > SHOCK_ENTROPY or abs(value) > SHOCK_VALUE:
+            out.append({"step": _num(row, "step"), "sitting": _num(row, "system/sitting"),
+                        "entropy": _num(row, "policy/entropy"), "value_mean": value,
+                        "training_reward_mean": _num(row, "policy/training_reward_mean")})
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("run_dir")
@@ -144,6 +175,12 @@ def main(argv=None) -> int:
             ok = test(f)
             failed |= not ok
             print(f"{'':>11}{'PASS' if ok else 'FAIL'} {name}: {text}")
+    found = shocks(policy)
+    print(f"entropy shocks after 2M (entropy up > {SHOCK_ENTROPY} nats in one row or |value mean| > "
+          f"{SHOCK_VALUE}): {len(found)}")
+    for f in found:
+        print(f"  {f['step']:>11,.0f} (sitting {f['sitting']:.0f}): entropy {f['entropy']:.2f}, value mean "
+              f"{f['value_mean']:+.2f}, training reward mean {f['training_reward_mean']:+.4f}")
     return 1 if failed else 0
 
 

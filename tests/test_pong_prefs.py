@@ -88,3 +88,16 @@ def test_campaign_check_reads_the_predictor_accuracy_the_policy_held_at_each_che
     assert figures_at(policy, reward, 2_000_000) is None  # not reached
     before_any = [{**policy[0], "policy/predictor_version": ""}]
     assert figures_at(before_any, reward, 100_000)["val_accuracy"] == 0.6  # pretraining's last evaluation
+
+
+def test_campaign_check_finds_entropy_shocks_after_2m():
+    """H7's signature: the entropy rising by more than 0.3 nats in one log row, or the value mean leaving
+    +-1.2; rows before 2M agent steps (the first phase, entropy near its maximum) do not count."""
+    sys.path.insert(0, str(BENCH))
+    from campaign_check import shocks
+
+    rows = [{"step": str(s), "policy/entropy": str(e), "policy/value_mean": str(v), "system/sitting": "3",
+             "policy/training_reward_mean": "-0.02"} for s, e, v in
+            [(1_900_000, 1.0, 0.1), (1_950_000, 1.7, 0.1), (2_100_000, 1.0, 0.2), (2_200_000, 1.2, 0.3),
+             (2_300_000, 1.6, -0.5), (2_400_000, 1.0, -1.5), (2_500_000, 1.0, 1.1)]]
+    assert [f["step"] for f in shocks(rows)] == [2_300_000, 2_400_000]
