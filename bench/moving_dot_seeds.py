@@ -13,7 +13,8 @@ where EXTRA is what follows `--` on this command line, or DEFAULT_ARGS below whe
 <runs_dir>/seed<S>.log; a short progress line per seed is printed here. Then each run's summary.json is
 read and a table printed: seed, exit code, success_rate_last100, whether it reached --threshold, wall
 time (measured here, around the whole subprocess: TensorFlow start-up, gathering and pretraining
-included), labels given, agent steps, and the predictor's predicted/true segment-return correlation;
+included), labels given, agent steps, the agent steps and wall time to the first log row with success
+>= 0.8 (first_success), and the predictor's predicted/true segment-return correlation;
 then "N of M seeds reached success_rate_last100 >= T; wall time mean X, max Y".
 
 A run that fails is a row with its exit code (the script goes on with the next seed). Existing
@@ -83,10 +84,33 @@ def run_seed(seed: int, runs_dir: Path, extra: list[str], python: str) -> dict:
         summary = {}
     for key in ("success_rate_last100", "labels_given", "n_preferences", "timesteps", "pred_true_corr"):
         row[key] = summary.get(key)
+    row.update(first_success(run_dir, wall))
     print(f"[seed {seed}] exit {code} after {format_duration(wall)}: success_rate_last100 "
           f"{format_number(row['success_rate_last100'], '.2f')}, {format_number(row['timesteps'], ',')} steps, "
           f"{format_number(row['labels_given'])} labels", flush=True)
     return row
+
+
+def first_success(run_dir: Path, wall: float, threshold: float = 0.8) -> dict:
+    """Agent steps and wall time to the first log row with success_rate_last100 >= threshold (progress.csv;
+    one row per --log_interval, so both are known to within one interval). The wall time counts the run's
+    set-up (TensorFlow's start, gathering, pretraining: the whole run's wall time less the policy's
+    training time, system/wall_s) plus the policy's training time at that row."""
+    import csv
+
+    try:
+        with open(RunPaths(run_dir) / RunPaths.PROGRESS, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError:
+        return {"steps_to_success": None, "time_to_success_s": None}
+    num = lambda r, k: float(r[k]) if r.get(k) not in (None, "") else None  # noqa: E731
+    rows = [r for r in rows if num(r, "system/wall_s") is not None]
+    setup = wall - num(rows[-1], "system/wall_s") if rows else None
+    for r in rows:
+        if (num(r, "policy/success_rate_last100") or 0.0) >= threshold:
+            return {"steps_to_success": int(num(r, "step")),
+                    "time_to_success_s": round(setup + num(r, "system/wall_s"), 1)}
+    return {"steps_to_success": None, "time_to_success_s": None}
 
 
 def _short(policy_line: str) -> str:
@@ -104,10 +128,12 @@ def add_reached(rows: list[dict], threshold: float) -> None:
 
 def table(rows: list[dict], threshold: float) -> str:
     header = ("seed", "exit", "success_last100", f"reached>={threshold:g}", "wall", "labels", "steps",
-              "pred/true corr")
+              "steps to 0.8", "time to 0.8", "pred/true corr")
     lines = [[str(r["seed"]), str(r["exit_code"]), format_number(r["success_rate_last100"], ".2f"),
               format_number(r["reached"]), format_duration(r["wall_s"]), format_number(r["labels_given"]),
-              format_number(r["timesteps"], ","), format_number(r["pred_true_corr"], ".3f")] for r in rows]
+              format_number(r["timesteps"], ","), format_number(r.get("steps_to_success"), ","),
+              format_duration(r.get("time_to_success_s")), format_number(r["pred_true_corr"], ".3f")]
+             for r in rows]
     widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
     out = ["  ".join(h.rjust(w) for h, w in zip(header, widths))]
     out += ["  ".join(c.rjust(w) for c, w in zip(line, widths)) for line in lines]
