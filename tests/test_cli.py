@@ -226,6 +226,7 @@ def _check(*argv):
     ("--reward_publish_interval", 0), ("--reward_norm_momentum", 0), ("--reward_norm_momentum", 1.5),
     ("--reward_train_fraction", 0), ("--reward_tf_threads", 0), ("--reward_dropout", 1),
     ("--reward_l2_init", -1e-4), ("--stop_at_true_return", "nan"), ("--stop_at_true_return", "inf"),
+    ("--stop_at_success_rate", 1.5), ("--stop_at_success_rate", -0.1),
 ])
 def test_every_count_budget_and_fraction_is_checked(flag, value):
     from drlhp.pipeline import UsageError
