@@ -46,6 +46,8 @@ def one_of(options):
 
 POSITIVE = "a finite number above 0", lambda v: 0 < v < math.inf
 NOT_NEGATIVE = "a finite number of at least 0", lambda v: 0 <= v < math.inf
+FINITE_OR_NONE = "a finite number", lambda v: v is None or math.isfinite(v)
+SHARE_OR_NONE = "a number from 0 to 1", lambda v: v is None or 0 <= v <= 1
 
 
 def json_resources(text: str) -> dict:
@@ -264,6 +266,13 @@ class RunConfig:
         stop_at_million_timesteps: end this sitting (checkpointed, status "stopped", resumable) once the
             policy has this many million agent steps, with the learning-rate schedule still that of
             --million_timesteps; 0: the whole budget.
+        stop_at_true_return: end the policy's training this sitting (checkpointed, summary written, status
+            "finished", summary.json "reached_target": true) as soon as the mean true return of its last 100
+            episodes is at least this, counted only once 100 episodes have ended; a resumed run whose last 100
+            episodes already reach it ends at once (leave the flag out, or raise it, to train on); default: never.
+            With --stop_at_success_rate too, both must be reached.
+        stop_at_success_rate: as --stop_at_true_return, for the share of the last 100 episodes that succeeded
+            (envs that report success, e.g. MovingDot: the dot on the centre); default: never.
         lr_horizon_million_timesteps: the policy's learning rate decays linearly to 0 at this many million agent
             steps, whatever the budget (the paper: 80, for runs of 50); 0: at --million_timesteps.
         stop_after_hours: end this sitting after this many hours of running time exactly as Ctrl-C does (every
@@ -313,6 +322,8 @@ class RunConfig:
     seed: int = opt(0, check=whole(0))
     million_timesteps: float = opt(10.0, check=POSITIVE)
     stop_at_million_timesteps: float = opt(0.0, check=NOT_NEGATIVE)
+    stop_at_true_return: float | None = opt(None, check=FINITE_OR_NONE, metavar="RETURN")
+    stop_at_success_rate: float | None = opt(None, check=SHARE_OR_NONE, metavar="RATE")
     lr_horizon_million_timesteps: float = opt(0.0, check=NOT_NEGATIVE)
     stop_after_hours: float = opt(0.0, check=NOT_NEGATIVE)
     milestone_million_timesteps: float = opt(0.5, check=NOT_NEGATIVE)

@@ -132,7 +132,9 @@ def tf_kernels_line(kernels: dict) -> str:
 # may go on with other values of these without --resume_with_changes.
 RESUME_FREELY = ("log_interval", "stop_after_hours", "milestone_million_timesteps",
                  "backend", "ray_address", "policy_resources", "predictor_resources",
-                 "labeller_resources", "stop_at_million_timesteps", "profile", "preset", "resume_with_changes",
+                 "labeller_resources", "stop_at_million_timesteps", "stop_at_true_return", "stop_at_success_rate",
+                 "profile", "preset",
+                 "resume_with_changes",
                  "episodes", "video", "n_env_threads", "tf_intra_threads", "tf_inter_threads",
                  "policy_ckpt_interval", "reward.tf_threads", "reward.onednn", "reward.ckpt_interval_s",
                  "prefs.prefs_save_interval", "skip_damaged_prefs", "prefs.web_host", "prefs.web_port")
@@ -414,12 +416,31 @@ def watch(cfg: RunConfig, record: RunRecord) -> int:
                             "checkpoint": str(meta["path"]), "video": str(video)})
 
 
+def _reached_line(cfg: RunConfig, summary: dict) -> str:
+    """What a run that reached its targets (--stop_at_true_return, --stop_at_success_rate) prints."""
+    given = []
+    if cfg.stop_at_true_return is not None:
+        given.append((f"--stop_at_true_return {cfg.stop_at_true_return:g}",
+                      f"true return {summary.get('true_return_last100', float('nan')):.2f}"))
+    if cfg.stop_at_success_rate is not None:
+        given.append((f"--stop_at_success_rate {cfg.stop_at_success_rate:g}",
+                      f"success rate {summary.get('success_rate_last100', float('nan')):.2f}"))
+    return (f"[run] reached {' and '.join(flag for flag, _ in given)}: {', '.join(fig for _, fig in given)} over "
+            f"the last 100 episodes at {summary['timesteps']:,} agent steps; to train on, run the same command "
+            f"without it (or with a higher value) and --run_dir {cfg.run_dir}")
+
+
 def _finish(record: RunRecord, summary: dict, cfg: RunConfig | None = None) -> int:
-    """Write the summary and the status: "finished", or "stopped" where the policy ended this sitting at
+    """Write the summary and the status: "finished" (the budget done, or the run's targets reached:
+    --stop_at_true_return, --stop_at_success_rate), or "stopped" where the policy ended this sitting at
     ``cfg.stop_at_million_timesteps`` before its budget."""
     record.write_summary(summary)
+    reached = cfg is not None and summary.get("reached_target") is True
     stopped_early = cfg is not None and summary.get("timesteps", 0) >= cfg.stop_timesteps
-    if stopped_early and cfg.stop_timesteps < cfg.total_timesteps:
+    if reached:
+        record.set_status("finished")
+        print(_reached_line(cfg, summary), flush=True)
+    elif stopped_early and cfg.stop_timesteps < cfg.total_timesteps:
         record.set_status("stopped")
         print(f"[run] stopped at --stop_at_million_timesteps {cfg.stop_at_million_timesteps:g}; to go on, run the "
               f"same command with a larger value (0: the whole budget) and --run_dir {record.dir}", flush=True)

@@ -79,7 +79,7 @@ def gathering(cfg: RunConfig) -> bool:
 
 def finishing_role(cfg: RunConfig) -> str:
     """The role whose end ends the run: the predictor once it holds the initial preferences
-    (gather_initial_prefs), else the policy at its budget."""
+    (gather_initial_prefs), else the policy at its budget (or at --stop_at_true_return)."""
     return "reward_predictor" if gathering(cfg) else "policy"
 
 

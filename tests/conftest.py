@@ -38,8 +38,9 @@ def cli():
 # one worker. Groups are marked in the test files where tests must not run beside each other (Ray, the
 # displays); here every test that uses a module-scoped fixture is grouped by its file, so that the fixture
 # (a shared run, a policy, a QApplication) is made once and its tests see it in their file's order.
-# The two learning tests take 40% of the suite's time: a worker starts each of them first, so that neither is
-# left running alone at the end.
+# The two learning tests took 40% of the suite's time with their whole budgets (they now end once learned,
+# --stop_at_success_rate; the preference one still pays its predictor's pretraining in full): a worker starts
+# each of them first, so that neither is left running alone at the end.
 LONGEST_FIRST = ("tests/test_learning.py::test_moving_dot_learns_from_synthetic_preferences",
                  "tests/test_learning.py::test_a2c_moves_the_dot_to_the_centre")
 

@@ -165,6 +165,7 @@ def _refused(proc, *fragments) -> str:
     ("train_policy_with_original_rewards", ["--n_envs", "0"], "--n_envs"),
     ("train_policy_with_preferences", ["--segment_length", "0"], "--segment_length"),
     ("train_policy_with_preferences", ["--n_envs", "lots"], "--n_envs"),  # argparse's own error
+    ("train_policy_with_original_rewards", ["--stop_at_true_return", "high"], "--stop_at_true_return"),
     ("train_policy_with_preferences", ["--env", "Nope"], "unknown env 'Nope'"),
 ])
 def test_bad_numbers_and_env_are_one_line_exit_2_before_any_run_directory(cli, tmp_path, mode, bad, fragment):
@@ -224,7 +225,8 @@ def _check(*argv):
     ("--n_predictors", 0), ("--n_initial_epochs", -1), ("--reward_batch_size", 0), ("--reward_lr", -1e-3),
     ("--reward_publish_interval", 0), ("--reward_norm_momentum", 0), ("--reward_norm_momentum", 1.5),
     ("--reward_train_fraction", 0), ("--reward_tf_threads", 0), ("--reward_dropout", 1),
-    ("--reward_l2_init", -1e-4),
+    ("--reward_l2_init", -1e-4), ("--stop_at_true_return", "nan"), ("--stop_at_true_return", "inf"),
+    ("--stop_at_success_rate", 1.5), ("--stop_at_success_rate", -0.1),
 ])
 def test_every_count_budget_and_fraction_is_checked(flag, value):
     from drlhp.pipeline import UsageError
@@ -454,7 +456,7 @@ def test_every_checked_flag_refuses_a_bad_value_in_one_line_naming_it():
     assert len(checked) >= 40
     for flag in checked:
         _, ok = flag.field.metadata["check"]
-        bad = next(v for v in (-1, 0, 1, 1.5) if not ok(flag.type(v)))
+        bad = next(v for v in (-1, 0, 1, 1.5, float("nan")) if not ok(flag.type(v)))  # nan: any finite number
         with pytest.raises(UsageError) as caught:
             _check(f"--{flag.name}", str(flag.type(bad)))
         assert str(caught.value).startswith(f"--{flag.name} must be "), (flag.name, str(caught.value))

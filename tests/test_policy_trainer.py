@@ -88,3 +88,152 @@ def test_reward_centering_removes_the_running_mean_and_follows_a_jump_in_the_off
     off = PredictedReward((84, 84, 4), RewardConfig(n_members=1, batchnorm=False), seed=0)  # the default: not centred
     off.ensemble.version, off.ensemble.reward = 1, source.ensemble.reward
     assert np.isclose(off.rewards(obs, true).mean(), -0.2 + 0.05) and off.offset is None
+
+
+# --- --stop_at_true_return, --stop_at_success_rate: the trainer's loop on made-up episodes (no training) ------
+
+class _Policy:
+    """A2CPolicy's surface as PolicyTrainer uses it, training nothing."""
+
+    def train(self, obs, actions, returns, lr):
+        return {"entropy": 1.0, "policy_loss": 0.0, "value_loss": 0.0}
+
+    def get_state(self):
+        return {"weight_0": np.zeros(1, np.float32)}
+
+    def set_state(self, arrays):
+        pass
+
+
+class _Runner:
+    """Every rollout ends ``per_rollout`` episodes, of true return ``returns(rollout index)`` and success
+    ``successes(rollout index)``."""
+
+    def __init__(self, returns, per_rollout=10, successes=lambda i: True):
+        self.returns, self.per_rollout, self.successes, self.calls = returns, per_rollout, successes, 0
+
+    def run(self, random_actions=False):
+        from drlhp.policy.rollout import Rollout
+        from envs import EpisodeStats
+
+        ret, success = self.returns(self.calls), self.successes(self.calls)
+        self.calls += 1
+        empty = np.zeros((5, 2), np.float32)
+        return Rollout(b_obs=np.zeros((10, 2)), b_actions=np.zeros(10, np.int32), b_returns=np.zeros(10, np.float32),
+                       rewards=empty, true_rewards=empty, next_obs=np.zeros((5, 2, 2)), dones=empty,
+                       finished=[EpisodeStats(worker=0, true_return=ret, length=20, success=success)]
+                       * self.per_rollout)
+
+
+class _Env:
+    """What the trainer's own RolloutRunner asks of an env when it is built (the test replaces it)."""
+
+    n_envs, obs_shape, obs_dtype = 2, (2,), np.float32
+
+    def reset(self, seed):
+        return np.zeros((2, 2), np.float32)
+
+
+class _Logger:
+    def __init__(self):
+        self.steps = []
+
+    def log(self, step, metrics):
+        self.steps.append(step)
+
+
+def _trainer(tmp_path, target, returns, successes=lambda i: True, **changes):
+    """A PolicyTrainer of 100 updates of 10 agent steps (2 envs x 5 steps) on MovingDot, whose rollouts end
+    10 episodes each (``returns``: the rollout's index -> their true return)."""
+    from drlhp.config import RunConfig
+    from drlhp.policy.reward_source import ClippedEnvReward
+    from drlhp.policy.trainer import PolicyTrainer
+    from drlhp.runtime.run_record import RunRecord
+
+    cfg = RunConfig(mode="train_policy_with_original_rewards", env="MovingDot-v0", million_timesteps=0.001,
+                    stop_at_true_return=target, log_interval=1e9, policy_ckpt_interval=0, **changes)
+    cfg = replace(cfg, a2c=replace(cfg.a2c, n_envs=2, n_steps=5))
+    logger = _Logger()
+    trainer = PolicyTrainer(cfg, _Env(), _Policy(), ClippedEnvReward(), RunRecord(tmp_path), logger,
+                            print_fn=lambda *a, **k: None)
+    trainer.runner = _Runner(returns, successes=successes)
+    trainer.write_hparams = lambda summary=None: None  # TensorBoard's HParams: not what is tested here
+    return trainer, logger
+
+
+def test_stop_at_true_return_ends_training_once_a_full_window_reaches_it(tmp_path):
+    """Returns of 10 for 10 rollouts (100 episodes), then 20: the last 100 episodes' mean reaches 15 after
+    the 15th update (50 of each), and training ends there, with a final checkpoint and metrics row."""
+    trainer, logger = _trainer(tmp_path, 15.0, lambda i: 10.0 if i < 10 else 20.0)
+    summary = trainer.train()
+    assert summary["timesteps"] == 150 and summary["updates"] == 15 and trainer.runner.calls == 15
+    assert summary["reached_target"] is True and summary["true_return_last100"] == 15.0
+    assert logger.steps[-1] == 150  # the last row is written at the stop, as at the budget's end
+    assert (tmp_path / "checkpoints" / "policy-15.npz").exists()
+
+
+def test_stop_at_true_return_waits_for_a_full_window_and_runs_the_budget_when_never_reached(tmp_path):
+    # every episode's return is above the target, but 100 episodes must have ended: 10 updates, not 1
+    early, _ = _trainer(tmp_path / "early", 5.0, lambda i: 10.0)
+    assert early.train()["timesteps"] == 100
+    # never reached: the whole budget, and the summary says so
+    never, logger = _trainer(tmp_path / "never", 25.0, lambda i: 10.0 if i < 10 else 20.0)
+    summary = never.train()
+    assert summary["timesteps"] == 1000 and summary["reached_target"] is False and logger.steps[-1] == 1000
+    # no target (the default): no such figure in the summary
+    plain, _ = _trainer(tmp_path / "plain", None, lambda i: 30.0)
+    summary = plain.train()
+    assert summary["timesteps"] == 1000 and "reached_target" not in summary
+
+
+def test_stop_at_success_rate_alone_and_with_a_return_target(tmp_path):
+    """Failures for 10 rollouts (100 episodes), then successes: the last 100 episodes' success rate reaches 0.9
+    after the 19th update. With a return target too, both must be reached: the return's, here, later."""
+    fail_first = lambda i: i >= 10  # noqa: E731
+    alone, _ = _trainer(tmp_path / "alone", None, lambda i: 20.0, successes=fail_first, stop_at_success_rate=0.9)
+    summary = alone.train()
+    assert summary["timesteps"] == 190 and summary["reached_target"] is True
+    assert summary["success_rate_last100"] == 0.9
+    both, _ = _trainer(tmp_path / "both", 15.0, lambda i: 10.0 if i < 20 else 20.0, successes=fail_first,
+                       stop_at_success_rate=0.9)
+    assert both.train()["timesteps"] == 250  # the return's mean reaches 15 after the 25th update
+
+
+def test_a_run_resumed_past_its_target_trains_only_when_the_flag_is_left_out(tmp_path):
+    """The checkpoint keeps the last 100 returns: the same command ends at once, with no update, as a
+    resumed run at its budget does; without --stop_at_true_return it trains on to the budget."""
+    first, _ = _trainer(tmp_path, 15.0, lambda i: 10.0 if i < 10 else 20.0)
+    first.train()
+    again, _ = _trainer(tmp_path, 15.0, lambda i: 20.0, load_policy_ckpt_dir=str(tmp_path / "checkpoints"))
+    summary = again.train()
+    assert again.runner.calls == 0 and summary["timesteps"] == 150 and summary["reached_target"] is True
+    on, _ = _trainer(tmp_path, None, lambda i: 20.0, load_policy_ckpt_dir=str(tmp_path / "checkpoints"))
+    assert on.train()["timesteps"] == 1000
+
+
+def test_a_run_that_reached_its_target_is_finished_and_says_so(tmp_path, capsys):
+    import json
+
+    from drlhp.config import RunConfig
+    from drlhp.pipeline import _finish
+    from drlhp.runtime.run_record import RunRecord
+
+    # with a --stop_at_million_timesteps too: reaching the goal is what ended it, so "finished", not "stopped"
+    cfg = RunConfig(mode="train_policy_with_original_rewards", env="MovingDot-v0", million_timesteps=0.1,
+                    stop_at_million_timesteps=0.01, stop_at_true_return=15.0)
+    record = RunRecord(tmp_path)
+    summary = {"mode": cfg.mode, "timesteps": 10_000, "true_return_last100": 15.25, "reached_target": True}
+    assert _finish(record, summary, cfg) == 0
+    assert json.loads((tmp_path / "status.json").read_text())["status"] == "finished"
+    assert json.loads((tmp_path / "summary.json").read_text())["reached_target"] is True
+    out = capsys.readouterr().out
+    assert ("[run] reached --stop_at_true_return 15: true return 15.25 over the last 100 episodes at 10,000 agent "
+            "steps") in out and "stopped at --stop_at_million_timesteps" not in out
+    # not reached by the sitting's stop: "stopped", as without the flag
+    assert _finish(record, {**summary, "reached_target": False}, cfg) == 0
+    assert json.loads((tmp_path / "status.json").read_text())["status"] == "stopped"
+    assert "reached --stop_at_true_return" not in capsys.readouterr().out
+    both = replace(cfg, stop_at_success_rate=0.9)
+    assert _finish(record, {**summary, "success_rate_last100": 0.93}, both) == 0
+    assert ("[run] reached --stop_at_true_return 15 and --stop_at_success_rate 0.9: true return 15.25, success "
+            "rate 0.93 over the last 100 episodes") in capsys.readouterr().out

@@ -1,6 +1,7 @@
 """Training the policy: rollout -> A2C update, with progress, metrics and checkpoints.
 
-    PolicyTrainer.train: until this sitting's end (the budget, or --stop_at_million_timesteps) or should_stop():
+    PolicyTrainer.train: until this sitting's end (the budget, or --stop_at_million_timesteps), the last 100
+    episodes reaching --stop_at_true_return and/or --stop_at_success_rate, or should_stop():
         while the reward source is not ready (no predictor weights yet):
             random play: rollouts with random actions, shown to the observers, not trained on and not
             counted in the budget (paused while wait_for_reward() says so: the predictor needs no more
@@ -165,6 +166,23 @@ class PolicyTrainer:
         save_policy_checkpoint(self.record.ckpt_dir, self.state.updates, self.policy.get_state(),
                                self.state.to_meta())
 
+    def targets(self) -> dict[str, tuple[float, collections.deque]]:
+        """The targets given (--stop_at_true_return, --stop_at_success_rate): name -> (value, its window)."""
+        cfg, s = self.cfg, self.state
+        out = {}
+        if cfg.stop_at_true_return is not None:
+            out["true return"] = (cfg.stop_at_true_return, s.recent_returns)
+        if cfg.stop_at_success_rate is not None:
+            out["success rate"] = (cfg.stop_at_success_rate, s.recent_successes)
+        return out
+
+    def reached_target(self) -> bool:
+        """Every target given is reached by the mean of its last RECENT_EPISODES episodes (a full window, this
+        sitting's or the checkpoint's); False without a target."""
+        targets = self.targets()
+        return bool(targets) and all(len(recent) == RECENT_EPISODES and _mean(recent) >= value
+                                     for value, recent in targets.values())
+
     def summary(self) -> dict:
         s = self.state
         out = {"mode": self.cfg.mode, "env": self.cfg.env, "seed": self.cfg.seed, "timesteps": s.timesteps,
@@ -176,6 +194,8 @@ class PolicyTrainer:
             out["success_rate_last100"] = _mean(s.recent_successes)
         if s.random_steps:
             out["random_steps"] = s.random_steps
+        if self.targets():
+            out["reached_target"] = self.reached_target()
         for obs in self.observers:
             out.update(obs.summary())
         return out
@@ -201,7 +221,7 @@ class PolicyTrainer:
         wall_at_start = s.wall_s
         timing = collections.defaultdict(float)
         fps_from = None  # (timesteps, wall_s) at this sitting's first update: time/fps is SB3's, over the sitting
-        while s.timesteps < cfg.stop_timesteps and not self.should_stop():
+        while s.timesteps < cfg.stop_timesteps and not self.should_stop() and not self.reached_target():
             if not self.reward_source.ready():
                 self._random_play()
                 sitting_start, wall_at_start = time.perf_counter(), s.wall_s  # waiting is not training time
@@ -239,7 +259,7 @@ class PolicyTrainer:
             if cfg.policy_ckpt_interval > 0 and s.updates % cfg.policy_ckpt_interval == 0:
                 self.checkpoint()
             now = time.perf_counter()
-            if now - log_time >= cfg.log_interval or s.timesteps >= cfg.stop_timesteps:
+            if now - log_time >= cfg.log_interval or s.timesteps >= cfg.stop_timesteps or self.reached_target():
                 sps = (s.timesteps - log_steps) / max(now - log_time, 1e-9)
                 fps = (s.timesteps - fps_from[0]) / max(s.wall_s - fps_from[1], 1e-9)
                 self._log(losses, rollout, sps, timing, now - log_time, s.updates - log_updates, fps)
