@@ -4,13 +4,14 @@ preset) on a database of random 5-step clips of sliding 84x84x4 frame stacks, pr
 pipeline does it (RewardTrainer.pretrain: training steps, an evaluation every eval_interval steps), one
 TensorFlow thread, the kernel library --reward_onednn auto picks here.
 
-    python bench/pretrain_speed.py [--steps 250] [--prefs 4000] [--compare]
+    python bench/pretrain_speed.py [--steps 250] [--prefs 4000] [--compare] [--bfloat16]
 
 For each variant (each in its own process, one after the other; nothing else should run meanwhile):
 pretraining steps per second, and the shares of its time in the training step's network, in gathering the
 training batches' frames, and in evaluations (their gathering and their network apart). --compare runs the
 frame-stack gather before session 11 (gather (..., K, H, W), then move the K axis last) against today's,
-in one run. make run's pretraining (2,358 steps) takes 2,358 / (steps/s) seconds plus TensorFlow's start.
+in one run; --bfloat16 adds today's with --reward_bfloat16. make run's pretraining (2,358 steps) takes
+2,358 / (steps/s) seconds plus TensorFlow's start.
 """
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ if variant == "before":  # the gather until session 11
         return np.ascontiguousarray(np.moveaxis(out, -3, -1)) if self.stacked else out
     pref_db._RowStore.gather = gather
 
-argv, _, _ = with_preset(["--env", "MovingDot-v0", "--synthetic_prefs"])
+argv, _, _ = with_preset(["--env", "MovingDot-v0", "--synthetic_prefs"]
+                         + (["--reward_bfloat16"] if variant == "bfloat16" else []))
 cfg = config_from_args(build_parser().parse_args(argv))
 T = cfg.prefs.segment_length
 rng = np.random.default_rng(0)
@@ -91,12 +93,13 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=250, help="pretraining steps per variant")
     p.add_argument("--prefs", type=int, default=4000, help="preferences in the database (make run: 4,000)")
     p.add_argument("--compare", action="store_true", help="the gather before session 11, then today's")
+    p.add_argument("--bfloat16", action="store_true", help="then today's with --reward_bfloat16")
     args = p.parse_args()
     print(f"CPU: {cpu_model()}; make run's predictor (MovingDot preset), 1 thread, {args.prefs} preferences, "
           f"{args.steps} pretraining steps per variant")
     print(f"{'variant':<8} {'steps/s':>8} {'ms/step':>8} {'train net':>10} {'train gather':>13} "
           f"{'eval net':>9} {'eval gather':>12} {'other':>6}")
-    for variant in (["before", "today"] if args.compare else ["today"]):
+    for variant in (["before"] if args.compare else []) + ["today"] + (["bfloat16"] if args.bfloat16 else []):
         out = subprocess.run([sys.executable, "-c", CHILD, str(args.steps), str(args.prefs), variant],
                              capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT),
                                                                             "TF_CPP_MIN_LOG_LEVEL": "2",
