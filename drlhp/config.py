@@ -156,11 +156,14 @@ class RewardConfig:
         clip: each member's normalized output is clipped to this many standard deviations either side of its
             mean before the members are averaged and scaled to norm_std; 0: not clipped (the paper).
         center_steps: the policy subtracts from the predictor's reward its own running mean over about this many
-            agent steps (an exponential average, updated every rollout); 0: not (the paper). A continuing
-            episode's policy gradient does not depend on a constant offset, but a jump in it does hurt: the
-            normalization measured on recent clips at each publication can move the policy's reward by half
-            a standard deviation, and until the value function catches up every advantage has that sign
-            (the Pong campaign's entropy shocks, docs/results.md, session 11). Restarts on resume.
+            agent steps (an exponential average, updated every rollout, kept in policy checkpoints); 0: not (the
+            paper). With the predictor's reward the envs are one continuing episode (--episode_ends auto), whose
+            policy gradient does not depend on a constant offset, but a jump in it does hurt: with
+            --reward_norm_momentum 1 (the pong preset) the normalization measured on recent clips at each
+            publication can move the policy's reward by half a standard deviation, and until the value function
+            catches up every advantage has that sign (the Pong campaign's entropy shocks, docs/results.md,
+            session 11). Use it with a window of many rollouts (Pong: 2,000 agent steps, 25 rollouts): with
+            --episode_ends on, an offset is a bonus or a cost per step of an episode, and centring changes it.
         ckpt_interval_s: seconds between predictor checkpoints (plus one at the end).
         tf_threads: TensorFlow intra-op threads of the predictor process in the three-process modes
             (pretrain_reward_predictor runs in one process and takes --tf_intra_threads). With 2, halve
@@ -171,9 +174,10 @@ class RewardConfig:
             drlhp/runtime/cpu.py). The choice and why are printed at start and recorded in run.json's sitting and
             summary.json. --reward_onednn alone means on, --no-reward_onednn off. The policy keeps TensorFlow's
             default (oneDNN on x86-64).
-        bfloat16: the predictor's hidden layers compute in bfloat16 (weights, output, loss and gradients float32):
-            about 1.45x faster per training step where the CPU has AVX512_BF16 or AMX (and oneDNN's kernels),
-            slower elsewhere; off by default until it is shown to learn as float32 does (docs/results.md).
+        bfloat16: the predictor's convolutions compute in bfloat16 (weights, dense layers, loss and gradients
+            float32), in its process and in the policy's, which computes the reward with the same network: about
+            1.45x faster per training step where the CPU has AVX512_BF16 or AMX (and oneDNN's kernels), slower
+            elsewhere; off by default until it is shown to learn as float32 does (docs/results.md).
         train_fraction: the largest fraction of wall time the predictor spends training beside the policy
             (after a step of d seconds it rests d x (1/f - 1)), so it does not starve the policy of a core;
             1: flat out. Pretraining, while the policy waits, is not paced.

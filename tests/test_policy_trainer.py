@@ -77,6 +77,15 @@ def test_reward_centering_removes_the_running_mean_and_follows_a_jump_in_the_off
     r = source.rewards(obs, true)
     assert r.shape == (5, 8) and r.dtype == np.float32
     assert abs(r.mean()) < 1e-6 and np.allclose(r.reshape(-1)[1] - r.reshape(-1)[0], 0.1)  # the first: its own mean
+    level["offset"] = 0.5  # until the rollouts span 400 steps, the mean of them all: (0.35 + 0.55) / 2
+    assert np.isclose(source.rewards(obs, true).mean(), 0.55 - 0.45, atol=1e-6)
+    level["offset"] = 0.3
+    for _ in range(8):  # 10 rollouts of 40 steps: the window is full
+        source.rewards(obs, true)
+    resumed = PredictedReward((84, 84, 4), RewardConfig(n_members=1, batchnorm=False, center_steps=400), seed=0)
+    resumed.restore(source.state())  # a policy checkpoint keeps the running mean
+    assert resumed.offset == source.offset and resumed.center_rollouts == source.center_rollouts == 10
+    source.restore({"center_offset": 0.35, "center_rollouts": 10})
     level["offset"] = -0.2  # a publication moved the offset by -0.5
     means = [source.rewards(obs, true).mean() for _ in range(30)]
     w = 40 / 400
@@ -142,7 +151,7 @@ class _Logger:
         self.steps.append(step)
 
 
-def _trainer(tmp_path, target, returns, successes=lambda i: True, **changes):
+def _trainer(tmp_path, target, returns, successes=lambda i: True, reward_source=None, **changes):
     """A PolicyTrainer of 100 updates of 10 agent steps (2 envs x 5 steps) on MovingDot, whose rollouts end
     10 episodes each (``returns``: the rollout's index -> their true return)."""
     from drlhp.config import RunConfig
@@ -154,7 +163,7 @@ def _trainer(tmp_path, target, returns, successes=lambda i: True, **changes):
                     stop_at_true_return=target, log_interval=1e9, policy_ckpt_interval=0, **changes)
     cfg = replace(cfg, a2c=replace(cfg.a2c, n_envs=2, n_steps=5))
     logger = _Logger()
-    trainer = PolicyTrainer(cfg, _Env(), _Policy(), ClippedEnvReward(), RunRecord(tmp_path), logger,
+    trainer = PolicyTrainer(cfg, _Env(), _Policy(), reward_source or ClippedEnvReward(), RunRecord(tmp_path), logger,
                             print_fn=lambda *a, **k: None)
     trainer.runner = _Runner(returns, successes=successes)
     trainer.write_hparams = lambda summary=None: None  # TensorBoard's HParams: not what is tested here
@@ -197,6 +206,34 @@ def test_stop_at_success_rate_alone_and_with_a_return_target(tmp_path):
     both, _ = _trainer(tmp_path / "both", 15.0, lambda i: 10.0 if i < 20 else 20.0, successes=fail_first,
                        stop_at_success_rate=0.9)
     assert both.train()["timesteps"] == 250  # the return's mean reaches 15 after the 25th update
+
+
+def test_stop_at_success_rate_on_an_env_without_success_stops_with_one_line(tmp_path):
+    trainer, _ = _trainer(tmp_path, None, lambda i: 20.0, successes=lambda i: None, stop_at_success_rate=0.9)
+    with pytest.raises(ValueError, match="reports no success.*use --stop_at_true_return"):
+        trainer.train()
+
+
+def test_a_policy_checkpoint_keeps_the_reward_sources_state(tmp_path):
+    """--reward_center_steps' running mean goes into the checkpoint and back into the source on resume."""
+    from drlhp.policy.reward_source import ClippedEnvReward
+
+    class Stateful(ClippedEnvReward):
+        def __init__(self, state):
+            self.kept, self.restored = state, None
+
+        def state(self):
+            return self.kept
+
+        def restore(self, state):
+            self.restored = state
+
+    first, _ = _trainer(tmp_path, None, lambda i: 1.0, reward_source=Stateful({"center_offset": 0.25,
+                                                                               "center_rollouts": 7}))
+    first.train()
+    again = Stateful({})
+    _trainer(tmp_path, None, lambda i: 1.0, reward_source=again, load_policy_ckpt_dir=str(tmp_path / "checkpoints"))
+    assert again.restored == {"center_offset": 0.25, "center_rollouts": 7}
 
 
 def test_a_run_resumed_past_its_target_trains_only_when_the_flag_is_left_out(tmp_path):

@@ -23,6 +23,13 @@ class RewardSource:
     def rewards(self, obs: np.ndarray, true_rewards: np.ndarray) -> np.ndarray | None:
         raise NotImplementedError
 
+    def state(self) -> dict:
+        """What a policy checkpoint keeps of this source (numbers only: JSON), for restore() on resume."""
+        return {}
+
+    def restore(self, state: dict) -> None:
+        pass
+
 
 class ClippedEnvReward(RewardSource):
     """sign(r): +1, 0 or -1 per step, as in DQN and A2C on Atari."""
@@ -72,6 +79,7 @@ class PredictedReward(RewardSource):
         self.weights = None  # the RewardWeights in use (a milestone keeps a copy)
         self.center_steps = getattr(cfg, "center_steps", 0)  # RewardConfig.center_steps
         self.offset = None  # the running mean removed (--reward_center_steps), None until the first rollout
+        self.center_rollouts = 0  # rollouts in that mean (a checkpoint keeps both: state(), restore())
         if weights is not None:
             self._load(weights)
 
@@ -104,8 +112,22 @@ class PredictedReward(RewardSource):
         t, n = obs.shape[:2]
         r = self.ensemble.reward(obs.reshape(t * n, *obs.shape[2:])).reshape(t, n)
         if self.center_steps:
-            w = min(1.0, r.size / self.center_steps)
-            m = float(r.mean())
-            self.offset = m if self.offset is None else (1.0 - w) * self.offset + w * m
-            r = (r - self.offset).astype(np.float32)
+            r = self._centred(r)
         return r
+
+    def _centred(self, r: np.ndarray) -> np.ndarray:
+        """``r`` less the running mean of the rewards of this and earlier rollouts: the mean of all of them
+        until they span center_steps agent steps, then an exponential average over about that many (this
+        rollout's weight: its steps / center_steps, 4% for Pong's 80 of 2,000)."""
+        self.center_rollouts += 1
+        w = min(1.0, max(r.size / self.center_steps, 1.0 / self.center_rollouts))
+        m = float(r.mean())
+        self.offset = m if self.offset is None else (1.0 - w) * self.offset + w * m
+        return (r - self.offset).astype(np.float32)
+
+    def state(self) -> dict:
+        return {} if self.offset is None else {"center_offset": self.offset, "center_rollouts": self.center_rollouts}
+
+    def restore(self, state: dict) -> None:
+        if "center_offset" in state:
+            self.offset, self.center_rollouts = float(state["center_offset"]), int(state["center_rollouts"])

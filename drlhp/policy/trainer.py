@@ -55,6 +55,7 @@ class TrainingState:
     recent_lengths: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
     recent_points: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
     recent_hits: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
+    reward_source: dict = field(default_factory=dict)  # the reward source's own state (RewardSource.state)
 
     def to_meta(self) -> dict:
         return {"updates": self.updates, "timesteps": self.timesteps, "episodes": self.episodes,
@@ -62,7 +63,7 @@ class TrainingState:
                 "wall_s": self.wall_s, "recent_returns": list(self.recent_returns),
                 "recent_successes": list(self.recent_successes),
                 "recent_lengths": list(self.recent_lengths), "recent_points": list(self.recent_points),
-                "recent_hits": list(self.recent_hits)}
+                "recent_hits": list(self.recent_hits), "reward_source": dict(self.reward_source)}
 
     @classmethod
     def from_meta(cls, meta: dict) -> "TrainingState":
@@ -74,6 +75,7 @@ class TrainingState:
         s.recent_lengths.extend(meta.get("recent_lengths", []))  # absent in checkpoints before 2026-11-24
         s.recent_points.extend(meta.get("recent_points", []))  # these two: before 2026-11-24's issue 19
         s.recent_hits.extend(meta.get("recent_hits", []))
+        s.reward_source = dict(meta.get("reward_source", {}))  # absent before session 11
         return s
 
     def game_figures(self) -> dict:
@@ -140,6 +142,7 @@ class PolicyTrainer:
             arrays, meta = load_policy_checkpoint(cfg.load_policy_ckpt_dir)
             policy.set_state(arrays)
             self.state = TrainingState.from_meta(meta)
+            reward_source.restore(self.state.reward_source)
             self.print(f"[policy] resumed from {meta['path']} at {self.state.timesteps:,} steps")
         self.has_success = bool(self.state.recent_successes) or None
         self.runner = RolloutRunner(env, policy, reward_source, cfg.a2c.n_steps, cfg.a2c.gamma,
@@ -157,12 +160,14 @@ class PolicyTrainer:
         every = int(round(self.cfg.milestone_million_timesteps * 1e6))
         if every <= 0 or self.state.timesteps // every == before // every:
             return
+        self.state.reward_source = self.reward_source.state()
         path = save_milestone(self.record.paths.milestones, self.state.timesteps, self.policy.weights_only(),
                               self.state.to_meta(), getattr(self.reward_source, "weights", None),
                               self.cfg.reward.batchnorm)
         self.print(f"[policy] milestone at {self.state.timesteps:,} steps: {path.parent}", flush=True)
 
     def checkpoint(self) -> None:
+        self.state.reward_source = self.reward_source.state()
         save_policy_checkpoint(self.record.ckpt_dir, self.state.updates, self.policy.get_state(),
                                self.state.to_meta())
 
@@ -255,6 +260,9 @@ class PolicyTrainer:
                 if ep.success is not None:
                     self.has_success = True
                     s.recent_successes.append(float(ep.success))
+                elif cfg.stop_at_success_rate is not None:  # else it would never stop, and say nothing
+                    raise ValueError(f"--stop_at_success_rate: {cfg.env} reports no success for its episodes (no "
+                                     f"'success' or 'is_success' in the last step's info); use --stop_at_true_return")
             s.wall_s = wall_at_start + time.perf_counter() - sitting_start
             if cfg.policy_ckpt_interval > 0 and s.updates % cfg.policy_ckpt_interval == 0:
                 self.checkpoint()

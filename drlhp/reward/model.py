@@ -55,9 +55,11 @@ def reward_network(obs_shape: tuple, seed: int, dropout: float, batchnorm: bool 
                    dropout_layers: int = 4, bfloat16: bool = False) -> keras.Model:
     """One member: a batch of single observations (B, *obs_shape) -> rewards (B,). Dropout follows the
     first ``dropout_layers`` of the 4 convolutions (the paper: all 4; the original reproduction: 3).
-    ``bfloat16``: the hidden layers compute in bfloat16 (Keras's mixed_bfloat16: weights, the output
-    layer, the loss and its gradients stay float32), about 1.45x faster where the CPU has AVX512_BF16 or
-    AMX (docs/results.md, session 9), slower elsewhere."""
+    ``bfloat16``: the 4 convolutions (nearly all the FLOPs) compute in bfloat16 (Keras's mixed_bfloat16:
+    weights, the dense layers, the loss and its gradients stay float32), about 1.45x faster per training step
+    where the CPU has AVX512_BF16 or AMX (docs/results.md, session 9), slower elsewhere. bfloat16 keeps 8 bits
+    of mantissa: a trained predictor whose raw output carries a large offset through its features (Pong's:
+    about 40 against a spread of 0.13) may lose much of its spread to rounding; check before relying on it."""
     hidden = {"dtype": "mixed_bfloat16"} if bfloat16 else {}
     obs = keras.Input(shape=obs_shape, dtype="uint8", name="obs")
     x = layers.Rescaling(OBS_SCALE, dtype="float32")(obs)  # observations normalized here, always
@@ -70,14 +72,14 @@ def reward_network(obs_shape: tuple, seed: int, dropout: float, batchnorm: bool 
             x = layers.LeakyReLU(negative_slope=0.01, **hidden)(x)
             if i < dropout_layers:
                 x = PairedDropout(dropout, seed=seed + 100 + i, **hidden)(x)
-        x = layers.Flatten(**hidden)(x)
+        x = layers.Flatten()(x)
     elif len(obs_shape) != 1:
         raise ValueError(f"no reward network for observations of shape {obs_shape}")
-    x = layers.Dense(64, kernel_initializer=keras.initializers.GlorotUniform(seed + 10), **hidden)(x)
-    x = layers.LeakyReLU(negative_slope=0.01, **hidden)(x)
+    x = layers.Dense(64, kernel_initializer=keras.initializers.GlorotUniform(seed + 10))(x)
+    x = layers.LeakyReLU(negative_slope=0.01)(x)
     if len(obs_shape) == 1:
-        x = layers.Dense(64, kernel_initializer=keras.initializers.GlorotUniform(seed + 11), **hidden)(x)
-        x = layers.LeakyReLU(negative_slope=0.01, **hidden)(x)
+        x = layers.Dense(64, kernel_initializer=keras.initializers.GlorotUniform(seed + 11))(x)
+        x = layers.LeakyReLU(negative_slope=0.01)(x)
     # A small output layer: summed over a segment, Glorot-sized rewards start far from indifference,
     # where the 10% random-answer term flattens the loss and a confidently wrong pair gets almost no
     # gradient (measured on MovingDot: no learning in 1,000 steps with Glorot; see tests).
