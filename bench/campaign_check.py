@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """The Pong campaign's rules (issue 19), applied to a run directory: its figures at the fixed checkpoints
 (300k, 1M and 2M agent steps; 3M, 4M and 6M added at 1.8M; 5.8M, 6.3M and 7.3M for the branch of session
-11), then the entropy shocks of H7 after 2M and whether each rule holds. Each was written
+11, 6.8M and 7.3M for its branch), then the entropy shocks of H7 after 2M and whether each rule holds. Each was written
 down before the run reached it (docs/results.md, "Pong campaign"); a failed rule stops the run, then one
 thing changes.
 
@@ -77,7 +77,13 @@ RULES = {
         ("score", "true return >= +5", lambda f: f["true_return"] >= 5),
     ],
     7_300_000: [
-        ("score", "true return >= +10", lambda f: f["true_return"] >= 10),
+        ("score", "true return >= +10 (campaign-3's rule)", lambda f: f["true_return"] >= 10),
+        ("score", "true return >= +8 (campaign-4's rule: the feed at 0.1 from 6.3M, H9)",
+         lambda f: f["true_return"] >= 8),
+    ],
+    # the branch runs/pong-campaign-4 (--reward_updates_per_step 0.1 from 6.31M, H9), written before it started
+    6_800_000: [
+        ("score", "true return >= +5 (campaign-4's rule, H9)", lambda f: f["true_return"] >= 5),
     ],
 }
 RULES = dict(sorted(RULES.items()))
