@@ -80,10 +80,14 @@ RULES = {
         ("score", "true return >= +10 (campaign-3's rule)", lambda f: f["true_return"] >= 10),
         ("score", "true return >= +8 (campaign-4's rule: the feed at 0.1 from 6.3M, H9)",
          lambda f: f["true_return"] >= 8),
+        ("score", "true return >= +6 (campaign-5's rule: the entropy bonus halved from 6.3M, H10)",
+         lambda f: f["true_return"] >= 6),
     ],
-    # the branch runs/pong-campaign-4 (--reward_updates_per_step 0.1 from 6.31M, H9), written before it started
+    # the branch runs/pong-campaign-4 (--reward_updates_per_step 0.1 from 6.31M, H9), written before it started;
+    # then runs/pong-campaign-5 (--ent_coef 0.005 from campaign-3's 6.31M, H10)
     6_800_000: [
         ("score", "true return >= +5 (campaign-4's rule, H9)", lambda f: f["true_return"] >= 5),
+        ("entropy", "entropy < 1.1 (campaign-5's rule, H10)", lambda f: f["entropy"] < 1.1),
     ],
 }
 RULES = dict(sorted(RULES.items()))
