@@ -83,6 +83,10 @@ RULES = {
         ("score", "true return >= +6 (campaign-5's rule: the entropy bonus halved from 6.3M, H10)",
          lambda f: f["true_return"] >= 6),
     ],
+    # campaign-5's diagnostic extension after its 7.3M rule failed (H11, written at 7.55M before going on)
+    7_800_000: [
+        ("score", "true return >= +10 (campaign-5's extension, H11)", lambda f: f["true_return"] >= 10),
+    ],
     # the branch runs/pong-campaign-4 (--reward_updates_per_step 0.1 from 6.31M, H9), written before it started;
     # then runs/pong-campaign-5 (--ent_coef 0.005 from campaign-3's 6.31M, H10)
     6_800_000: [
