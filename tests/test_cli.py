@@ -323,6 +323,7 @@ def test_the_pong_preset_is_the_campaigns_recipe_and_slows_its_labels_for_a_pers
     assert name == "pong" and line.startswith("[run] preset pong (the default for PongNoFrameskip-v4")
     assert synthetic.prefs.n_labels == 9500 and synthetic.prefs.label_schedule == "paper"
     assert synthetic.lr_horizon_million_timesteps == 80 and not synthetic.reward.batchnorm
+    assert synthetic.reward.center_steps == 2000 and synthetic.a2c.ent_coef == 0.005  # session 11's two changes
     for argv in (["--env", "PongNoFrameskip-v4"], ["--env", "PongNoFrameskip-v4", "--labeller", "web"]):
         person, name, line = cfg_of(argv)
         assert name == "pong" and person.prefs.n_labels == 1500
