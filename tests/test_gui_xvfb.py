@@ -125,7 +125,11 @@ def test_label_to_relabels_a_saved_database_by_key_presses(x_display, tmp_path):
                              "--label_to", str(out)], cwd=REPO, env=_x_env(x_display),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        window = find_window(x_display, WINDOW_TITLE, 30, alive=lambda: proc.poll() is None)
+        try:
+            window = find_window(x_display, WINDOW_TITLE, 30, alive=lambda: proc.poll() is None)
+        except RuntimeError as e:  # say why the window never came (it failed once in a full suite, 2026-11-24)
+            out, err = proc.communicate(timeout=30) if proc.poll() is not None else ("", "(still running)")
+            raise AssertionError(f"{e}; exit {proc.returncode}; stdout: {out[-1000:]}; stderr: {err[-3000:]}") from e
         xdotool(x_display, "windowfocus", "--sync", window)
         for key in ("Right", "Up", "Down", "a"):
             xdotool(x_display, "key", key)
