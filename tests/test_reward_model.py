@@ -98,21 +98,22 @@ def test_weights_travel_and_rewards_are_normalized(ensemble):
     assert r.std() <= 0.05 + 1e-6
 
 
+def brighter_left_pairs(rng, b: int):
+    """``b`` pairs of 3-step clips, the one with the brighter left half preferred: s1, s2, mu."""
+    s1 = rng.integers(0, 60, (b, 3, *OBS), dtype=np.uint8)
+    s2 = rng.integers(0, 60, (b, 3, *OBS), dtype=np.uint8)
+    left = rng.random(b) < 0.5
+    s1[left, :, :, :42] += 150
+    s2[~left, :, :, :42] += 150
+    return s1, s2, np.stack([left, ~left], axis=1).astype(np.float32)
+
+
 def test_the_ensemble_learns_a_preference():
     """Segments with a brighter left half are preferred: a few steps of training reach accuracy 1."""
     cfg = RewardConfig(n_members=2, lr=1e-3, batch_size=8)
     ens = RewardEnsemble(OBS, cfg, seed=3)
     rng = np.random.default_rng(3)
-
-    def pairs(b):
-        s1 = rng.integers(0, 60, (b, 3, *OBS), dtype=np.uint8)
-        s2 = rng.integers(0, 60, (b, 3, *OBS), dtype=np.uint8)
-        left = rng.random(b) < 0.5
-        s1[left, :, :, :42] += 150
-        s2[~left, :, :, :42] += 150
-        mu = np.stack([left, ~left], axis=1).astype(np.float32)
-        return s1, s2, mu
-
+    pairs = lambda b: brighter_left_pairs(rng, b)  # noqa: E731
     vs1, vs2, vmu = pairs(32)
     _, acc_before = ens.evaluate(vs1, vs2, vmu)
     for _ in range(30):
@@ -418,15 +419,7 @@ def test_a_bfloat16_predictor_computes_as_float32_does_and_learns():
     assert r16.dtype == np.float32 and r16.shape == r32.shape
     assert np.abs(r16 - r32).max() < 0.05 * (r32.max() - r32.min()) + 1e-6
     assert not np.array_equal(r16, r32)  # computed in bfloat16 indeed
-
-    def pairs(b):
-        s1 = rng.integers(0, 60, (b, 3, *OBS), dtype=np.uint8)
-        s2 = rng.integers(0, 60, (b, 3, *OBS), dtype=np.uint8)
-        left = rng.random(b) < 0.5
-        s1[left, :, :, :42] += 150
-        s2[~left, :, :, :42] += 150
-        return s1, s2, np.stack([left, ~left], axis=1).astype(np.float32)
-
+    pairs = lambda b: brighter_left_pairs(rng, b)  # noqa: E731
     vs1, vs2, vmu = pairs(32)
     for _ in range(30):
         s1, s2, mu = pairs(cfg.batch_size)
