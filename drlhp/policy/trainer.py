@@ -160,16 +160,18 @@ class PolicyTrainer:
         every = int(round(self.cfg.milestone_million_timesteps * 1e6))
         if every <= 0 or self.state.timesteps // every == before // every:
             return
-        self.state.reward_source = self.reward_source.state()
         path = save_milestone(self.record.paths.milestones, self.state.timesteps, self.policy.weights_only(),
-                              self.state.to_meta(), getattr(self.reward_source, "weights", None),
+                              self._meta(), getattr(self.reward_source, "weights", None),
                               self.cfg.reward.batchnorm)
         self.print(f"[policy] milestone at {self.state.timesteps:,} steps: {path.parent}", flush=True)
 
-    def checkpoint(self) -> None:
+    def _meta(self) -> dict:
+        """The training state a checkpoint or milestone keeps, the reward source's own state with it."""
         self.state.reward_source = self.reward_source.state()
-        save_policy_checkpoint(self.record.ckpt_dir, self.state.updates, self.policy.get_state(),
-                               self.state.to_meta())
+        return self.state.to_meta()
+
+    def checkpoint(self) -> None:
+        save_policy_checkpoint(self.record.ckpt_dir, self.state.updates, self.policy.get_state(), self._meta())
 
     def targets(self) -> dict[str, tuple[float, collections.deque]]:
         """The targets given (--stop_at_true_return, --stop_at_success_rate): name -> (value, its window)."""

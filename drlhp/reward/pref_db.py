@@ -140,9 +140,9 @@ class _RowStore:
 
     def gather(self, rows: np.ndarray) -> np.ndarray:
         """rows (..., T[, K]) -> observations (..., T, *obs_shape), a new contiguous array. A frame stack is
-        gathered one stack position at a time straight into its place: 5x faster than gathering (..., K, H, W)
-        and then moving the K axis last (a transpose with 4 bytes innermost), which took about a quarter of
-        the predictor's pretraining (docs/results.md, session 11)."""
+        gathered one stack position at a time straight into its place, not as (..., K, H, W) with the K axis
+        then moved last (a transpose with 4 bytes innermost): gathering went from 20% to 10% of make run's
+        pretraining, 1.07x on the whole (bench/pretrain_speed.py --compare; docs/results.md, session 11)."""
         if not self.stacked:
             return self.data[rows]
         out = np.empty((*rows.shape[:-1], *self.row_shape, rows.shape[-1]), np.uint8)
