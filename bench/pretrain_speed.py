@@ -4,14 +4,19 @@ preset) on a database of random 5-step clips of sliding 84x84x4 frame stacks, pr
 pipeline does it (RewardTrainer.pretrain: training steps, an evaluation every eval_interval steps), one
 TensorFlow thread, the kernel library --reward_onednn auto picks here.
 
-    python bench/pretrain_speed.py [--steps 250] [--prefs 4000] [--compare] [--bfloat16]
+    python bench/pretrain_speed.py [--steps 250] [--prefs 4000] [--compare]
 
 For each variant (each in its own process, one after the other; nothing else should run meanwhile):
 pretraining steps per second, and the shares of its time in the training step's network, in gathering the
-training batches' frames, and in evaluations (their gathering and their network apart). --compare runs the
-frame-stack gather before session 11 (gather (..., K, H, W), then move the K axis last) against today's,
-in one run; --bfloat16 adds today's with --reward_bfloat16. make run's pretraining (2,358 steps) takes
-2,358 / (steps/s) seconds plus TensorFlow's start.
+training batches' frames, and in evaluations (their gathering and their network apart). Without --compare:
+make run's flags as they are today. --compare runs, in one run, each change since session 10 added in turn:
+  before    the frame-stack gather before session 11 (gather (..., K, H, W), then move the K axis last),
+            float32, an evaluation every 25 steps
+  gather    today's gather (one stack position at a time into place), float32, every 25 steps
+  eval50    and an evaluation every 50 steps (make run's preset since session 12), float32
+  today     make run's flags as they are: and --reward_bfloat16 auto (bfloat16 where the CPU has
+            AVX512_BF16 or AMX and the predictor runs oneDNN: the row says which it chose)
+make run's pretraining (2,358 steps) takes 2,358 / (steps/s) seconds plus TensorFlow's start.
 """
 from __future__ import annotations
 
@@ -37,14 +42,16 @@ from drlhp.reward import pref_db
 from drlhp.reward.trainer import RewardTrainer
 from drlhp.runtime.messages import MU_LEFT, MU_RIGHT, Preference, Segment
 
+FLAGS = {"before": ["--reward_bfloat16", "off", "--reward_eval_interval", "25", "--reward_pretrain_patience", "40"],
+         "gather": ["--reward_bfloat16", "off", "--reward_eval_interval", "25", "--reward_pretrain_patience", "40"],
+         "eval50": ["--reward_bfloat16", "off"], "today": []}
 if variant == "before":  # the gather until session 11
     def gather(self, rows):
         out = self.data[rows]
         return np.ascontiguousarray(np.moveaxis(out, -3, -1)) if self.stacked else out
     pref_db._RowStore.gather = gather
 
-argv, _, _ = with_preset(["--env", "MovingDot-v0", "--synthetic_prefs"]
-                         + (["--reward_bfloat16"] if variant == "bfloat16" else []))
+argv, _, _ = with_preset(["--env", "MovingDot-v0", "--synthetic_prefs"] + FLAGS[variant])
 cfg = config_from_args(build_parser().parse_args(argv))
 T = cfg.prefs.segment_length
 rng = np.random.default_rng(0)
@@ -84,7 +91,7 @@ t0 = time.perf_counter()
 trainer.pretrain(epochs, log=lambda *a: None)
 wall = time.perf_counter() - t0
 print(json.dumps({"steps": trainer.steps - 1, "wall_s": wall, "eval_interval": cfg.reward.eval_interval,
-                  **spent}))
+                  "precision": trainer.ensemble.precision.describe(), **spent}))
 """
 
 
@@ -92,14 +99,14 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--steps", type=int, default=250, help="pretraining steps per variant")
     p.add_argument("--prefs", type=int, default=4000, help="preferences in the database (make run: 4,000)")
-    p.add_argument("--compare", action="store_true", help="the gather before session 11, then today's")
-    p.add_argument("--bfloat16", action="store_true", help="then today's with --reward_bfloat16")
+    p.add_argument("--compare", action="store_true",
+                   help="before, gather, eval50, today: each change since session 10 in turn (see above)")
     args = p.parse_args()
     print(f"CPU: {cpu_model()}; make run's predictor (MovingDot preset), 1 thread, {args.prefs} preferences, "
           f"{args.steps} pretraining steps per variant")
     print(f"{'variant':<8} {'steps/s':>8} {'ms/step':>8} {'train net':>10} {'train gather':>13} "
           f"{'eval net':>9} {'eval gather':>12} {'other':>6}")
-    for variant in (["before"] if args.compare else []) + ["today"] + (["bfloat16"] if args.bfloat16 else []):
+    for variant in (["before", "gather", "eval50"] if args.compare else []) + ["today"]:
         out = subprocess.run([sys.executable, "-c", CHILD, str(args.steps), str(args.prefs), variant],
                              capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT),
                                                                             "TF_CPP_MIN_LOG_LEVEL": "2",
@@ -112,7 +119,7 @@ def main() -> None:
         other = wall - sum(r[k] for k in keys)
         shares = " ".join(f"{100 * r[k] / wall:>{w}.0f}%" for k, w in zip(keys, (9, 12, 8, 11)))
         print(f"{variant:<8} {r['steps'] / wall:>8.1f} {1000 * wall / r['steps']:>8.1f} {shares} "
-              f"{100 * other / wall:>5.0f}%")
+              f"{100 * other / wall:>5.0f}%   every {r['eval_interval']} steps, {r['precision']}")
 
 
 if __name__ == "__main__":

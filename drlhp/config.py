@@ -17,7 +17,7 @@ import re
 import typing
 from dataclasses import dataclass, field
 
-from drlhp.runtime.cpu import ONEDNN_SETTINGS
+from drlhp.runtime.cpu import BFLOAT16_SETTINGS, ONEDNN_SETTINGS
 from pref_interface.labellers import DEFAULT_LABELLER, LABELLERS
 
 TRAIN_POLICY_WITH_PREFERENCES = "train_policy_with_preferences"
@@ -174,10 +174,12 @@ class RewardConfig:
             drlhp/runtime/cpu.py). The choice and why are printed at start and recorded in run.json's sitting and
             summary.json. --reward_onednn alone means on, --no-reward_onednn off. The policy keeps TensorFlow's
             default (oneDNN on x86-64).
-        bfloat16: the predictor's convolutions compute in bfloat16 (weights, dense layers, loss and gradients
-            float32), in its process and in the policy's, which computes the reward with the same network: about
-            1.45x faster per training step where the CPU has AVX512_BF16 or AMX (and oneDNN's kernels), slower
-            elsewhere; off by default until it is shown to learn as float32 does (docs/results.md).
+        bfloat16: what the predictor's convolutions compute in (weights, dense layers, loss and gradients stay
+            float32), in its process and in the policy's, which computes the reward with the same network: "on"
+            bfloat16, "off" float32, "auto" bfloat16 where the CPU has AVX512_BF16 or AMX and the predictor runs
+            oneDNN's kernels (about 1.45x faster per training step there, slower elsewhere), float32 elsewhere
+            (drlhp/runtime/cpu.py). The choice and why are printed at start and recorded in run.json's sitting
+            and summary.json. The pong preset keeps it off (docs/results.md, session 12).
         train_fraction: the largest fraction of wall time the predictor spends training beside the policy
             (after a step of d seconds it rests d x (1/f - 1)), so it does not starve the policy of a core;
             1: flat out. Pretraining, while the policy waits, is not paced.
@@ -208,7 +210,7 @@ class RewardConfig:
     ckpt_interval_s: float = opt(60.0, check=POSITIVE)
     tf_threads: int = opt(1, check=whole(1))
     onednn: str = opt("auto", choices=ONEDNN_SETTINGS, negatable=True)
-    bfloat16: bool = opt(False)
+    bfloat16: str = opt("auto", choices=BFLOAT16_SETTINGS, negatable=True)
     train_fraction: float = opt(0.5, check=within(0, 1, low_in=False))
     updates_per_step: float = opt(0.0, check=NOT_NEGATIVE)
 

@@ -109,13 +109,14 @@ def tf_kernels(cfg: RunConfig) -> dict:
     """The CPU and the kernel library each of this run's TensorFlow roles takes on it (drlhp.runtime.cpu):
     the predictor's by --reward_onednn, the policy's TensorFlow's default. Chosen from this machine's
     flags; a process elsewhere (--backend ray) chooses by its own and says so in its log and the summary."""
-    from drlhp.runtime.cpu import choose_kernels, cpu_flags, cpu_model, default_kernels
+    from drlhp.runtime.cpu import choose_kernels, choose_precision, cpu_flags, cpu_model, default_kernels
 
     flags = cpu_flags()
     out = {"cpu": cpu_model(), "cpu_flags": [f for f in ("avx2", "fma", "avx512f", "avx512_bf16", "amx_bf16")
                                              if f in flags]}
     if cfg.mode == "pretrain_reward_predictor" or cfg.labels_while_training:
         out["predictor_kernels"] = choose_kernels(cfg.reward.onednn, flags).to_dict()
+        out["predictor_precision"] = choose_precision(cfg.reward.bfloat16, cfg.reward.onednn, flags).to_dict()
     if cfg.mode in (TRAIN_POLICY_WITH_PREFERENCES, "train_policy_with_original_rewards", "watch"):
         out["policy_kernels"] = default_kernels().to_dict()
     return out
@@ -125,6 +126,9 @@ def tf_kernels_line(kernels: dict) -> str:
     roles = "; ".join(f"{role} {k['library']} ({k['reason']})" for role, k in
                       (("predictor", kernels.get("predictor_kernels")), ("policy", kernels.get("policy_kernels")))
                       if k)
+    precision = kernels.get("predictor_precision")
+    roles += f"; the reward network's {'bfloat16' if precision['bfloat16'] else 'float32'} convolutions " \
+             f"({precision['reason']})" if precision else ""
     return f"[run] TensorFlow kernels on {kernels['cpu']} ({' '.join(kernels['cpu_flags']) or 'no x86 flags'}): {roles}"
 
 
@@ -146,12 +150,12 @@ PATH_SETTINGS = ("run_dir", "load_policy_ckpt_dir", "load_prefs_dir", "load_rewa
 def _check_resume(cfg: RunConfig, record: RunRecord, derived: tuple[str, ...]) -> None:
     """A run directory that already holds a run of other settings goes on only with
     --resume_with_changes (else the weights would be recorded as trained with settings they were not)."""
-    from drlhp.runtime.run_record import ABSENT, config_changes, config_in_todays_names, flatten
+    from drlhp.runtime.run_record import ABSENT, config_changes, config_in_todays_names, flatten, with_values_before
 
     before = record.read_json(RunPaths.CONFIG)
     if before is None or cfg.mode == "watch" or cfg.resume_with_changes:
         return
-    before = config_in_todays_names(before)
+    before = with_values_before(config_in_todays_names(before))
     changes = config_changes(before, cfg.to_dict(), ignore=(*derived, *RESUME_FREELY))
     defaults = flatten(RunConfig(mode=cfg.mode, env=cfg.env).to_dict())
     # a setting that did not exist when the run was recorded counts as its default then
@@ -590,6 +594,7 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
     return _finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "n_preferences": len(db),
                             "predictor_val_accuracy": trainer.last_eval.get("reward/val_accuracy"),
                             "predictor_train_steps": trainer.steps, "predictor_kernels": kernels_in_use(),
+                            "predictor_precision": trainer.ensemble.precision.describe(),
                             "reward_predictor_file": str(record.paths.predictor)})
 
 

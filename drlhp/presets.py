@@ -12,10 +12,11 @@ drlhp's bare defaults (the paper's Atari settings, drlhp.config).
     moving-dot  what make run runs: MovingDot from synthetic preferences in about 100k agent steps
                 (docs/results.md, "MovingDot from preferences": short clips, one predictor without
                 batch norm or dropout, many cheap labels, the normalization replaced at each publication).
-                Its pretraining (15 epochs, about 2,350 steps) stops early only once the best validation
-                accuracy has not risen by 0.005 in 40 evaluations (1,000 steps): on make run's recorded
-                curve (0.81 at step 800, 0.86 at 2,000: about +0.04 per 1,000 steps) it runs to the cap;
-                it cuts only a pretraining that has stopped teaching.
+                Its pretraining (15 epochs, about 2,350 steps) is evaluated every 50 steps (the default 25
+                cost a third of pretraining: docs/results.md, session 11) and stops early only once the best
+                validation accuracy has not risen by 0.005 in 20 evaluations (1,000 steps): on make run's
+                recorded curve (0.81 at step 800, 0.86 at 2,000: about +0.04 per 1,000 steps) it runs to the
+                cap; it cuts only a pretraining that has stopped teaching.
     pong        the Pong campaign's recipe (docs/results.md, "the Pong campaign"; bench/pong_campaign.sh):
                 labels front-loaded on the paper's schedule over a 10M-step budget (at most 10,000 with the
                 500 initial ones), a database of 3,000 that follows the policy, one predictor without batch
@@ -44,12 +45,13 @@ PRESETS: dict[str, str] = {
     "moving-dot": ("--million_timesteps 0.1 --segment_length 5 --segments_per_cut 16 --n_initial_prefs 4000 "
                    "--n_initial_epochs 15 --n_labels 6000 --max_prefs 10000 --no-reward_batchnorm "
                    "--reward_dropout 0 --reward_lr 1e-3 --ent_coef 0.01 --n_predictors 1 --tf_intra_threads 1 "
-                   "--reward_train_fraction 1 --reward_norm_momentum 1 --reward_pretrain_patience 40"),
+                   "--reward_train_fraction 1 --reward_norm_momentum 1 --reward_eval_interval 50 "
+                   "--reward_pretrain_patience 20"),
     "pong": ("--million_timesteps 10 --lr_horizon_million_timesteps 80 --label_schedule paper --n_initial_prefs 500 "
              "--n_labels 9500 --max_prefs 3000 --n_initial_epochs 30 --n_predictors 1 --no-reward_batchnorm "
              "--reward_train_fraction 1 --reward_updates_per_step 0.05 --reward_norm_momentum 1 "
              "--reward_norm_segments 100 --reward_clip 10 --reward_center_steps 2000 --ent_coef 0.005 "
-             "--policy_ckpt_interval 500"),
+             "--policy_ckpt_interval 500 --reward_bfloat16 off"),
     "cartpole": "--million_timesteps 0.5 --n_envs 8 --ent_coef 0 --lr 1.4e-3",
 }
 # What a preset changes when a person labels (any --labeller but the oracle): a pace a person can keep.

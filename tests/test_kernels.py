@@ -12,13 +12,23 @@ import pytest
 
 from conftest import REPO
 from drlhp.config import RewardConfig, RunConfig, build_parser, config_from_args
-from drlhp.runtime.cpu import choose_kernels, core_peak, cpu_flags, cpu_model, default_kernels
+from drlhp.runtime.cpu import choose_kernels, choose_precision, core_peak, cpu_flags, cpu_model, default_kernels
 
 XEON = """processor\t: 0
 vendor_id\t: GenuineIntel
 model name\t: Intel(R) Xeon(R) Platinum 8481C CPU @ 2.70GHz
 cpu MHz\t\t: 2700.000
 flags\t\t: fpu sse2 avx avx2 fma avx512f avx512dq avx512_bf16 amx_bf16
+"""
+EPYC_ZEN4 = """processor\t: 0
+vendor_id\t: AuthenticAMD
+model name\t: AMD EPYC
+flags\t\t: fpu sse2 avx avx2 fma avx512f avx512dq avx512_bf16
+"""
+XEON_NO_BF16 = """processor\t: 0
+vendor_id\t: GenuineIntel
+model name\t: Intel(R) Xeon(R) CPU @ 2.00GHz
+flags\t\t: fpu sse2 avx avx2 fma avx512f avx512dq
 """
 EPYC_AVX2 = """processor\t: 0
 vendor_id\t: AuthenticAMD
@@ -43,6 +53,58 @@ def test_auto_takes_onednn_with_avx512_and_eigen_with_avx2_only():
         assert choose_kernels("off", cpu_flags(text)).library == choose_kernels(False).library == "Eigen"
     with pytest.raises(ValueError):
         choose_kernels("fast")
+
+
+def test_bfloat16_where_the_cpu_computes_it_and_the_predictor_runs_onednn():
+    """--reward_bfloat16 auto: bfloat16 with AVX512_BF16 or AMX under oneDNN's kernels, float32 on CPUs
+    without those units, under Eigen's kernels, or on another architecture; on and off (and the bools of
+    older configs) override the CPU."""
+    chosen = {name: choose_precision("auto", "auto", cpu_flags(text)) for name, text in
+              (("xeon", XEON), ("zen4", EPYC_ZEN4), ("xeon_no_bf16", XEON_NO_BF16), ("epyc", EPYC_AVX2), ("arm", ARM))}
+    assert {name: c.bfloat16 for name, c in chosen.items()} == {"xeon": True, "zen4": True, "xeon_no_bf16": False,
+                                                                 "epyc": False, "arm": False}
+    assert "avx512_bf16" in chosen["zen4"].reason and "no AVX512_BF16" in chosen["epyc"].reason
+    assert chosen["xeon"].describe().startswith("bfloat16 convolutions (auto: ")
+    eigen = choose_precision("auto", "off", cpu_flags(XEON))
+    assert not eigen.bfloat16 and "Eigen" in eigen.reason
+    for text in (XEON, EPYC_AVX2, ARM):
+        assert choose_precision("on", "auto", cpu_flags(text)).bfloat16 and choose_precision(True, "off").bfloat16
+        assert not choose_precision("off", "auto", cpu_flags(text)).bfloat16 and not choose_precision(False).bfloat16
+    with pytest.raises(ValueError, match="bfloat16"):
+        choose_precision("fast")
+
+
+def test_the_bfloat16_flag_and_its_presets():
+    parser = build_parser()
+
+    def bfloat16(*argv, env="MovingDot-v0"):
+        from drlhp.presets import with_preset
+
+        return config_from_args(parser.parse_args(with_preset(["--env", env, *argv])[0])).reward.bfloat16
+
+    assert bfloat16() == RewardConfig().bfloat16 == "auto" == bfloat16("--preset", "none")
+    assert bfloat16("--reward_bfloat16") == "on" and bfloat16("--no-reward_bfloat16") == "off"
+    assert bfloat16(env="PongNoFrameskip-v4") == "off"  # not checked on Pong's predictor (docs/results.md)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--env", "MovingDot-v0", "--reward_bfloat16", "maybe"])
+
+
+def test_a_run_recorded_in_float32_resumes_in_float32_unless_told(tmp_path):
+    """A config.json written before "auto" holds false, or (before the setting) nothing: either reads as
+    "off", what those runs computed in, so resuming with "off" is no change, and "auto" (today's default,
+    bfloat16 on some CPUs) or "on" needs --resume_with_changes."""
+    from drlhp.pipeline import UsageError, _check_resume
+
+    recorded = RunConfig(env="MovingDot-v0", run_dir=str(tmp_path / "run"))
+    with_false, without = recorded.to_dict(), recorded.to_dict()
+    with_false["reward"]["bfloat16"] = False
+    del without["reward"]["bfloat16"]
+    for before in (with_false, without):
+        record = SimpleNamespace(dir=tmp_path / "run", read_json=lambda name, b=before: b)
+        _check_resume(dataclasses.replace(recorded, reward=RewardConfig(bfloat16="off")), record, ())
+        for setting in ("auto", "on"):
+            with pytest.raises(UsageError, match=f"reward.bfloat16 'off' -> '{setting}'"):
+                _check_resume(dataclasses.replace(recorded, reward=RewardConfig(bfloat16=setting)), record, ())
 
 
 def test_the_policy_keeps_tensorflows_default_unless_the_environment_says():
@@ -114,10 +176,14 @@ def test_pretraining_records_and_says_the_library_it_ran(cli, tmp_path):
     run_dir = tmp_path / "pre"
     proc = cli("pretrain_reward_predictor", "--env", "MovingDot-v0", "--load_prefs_dir", tmp_path / "prefs",
                "--n_predictors", 1, "--reward_batch_size", 2, "--n_initial_epochs", 1, "--tf_intra_threads", 1,
-               "--no-reward_onednn", "--run_dir", run_dir, timeout=300, check=True)
+               "--no-reward_onednn", "--reward_bfloat16", "auto", "--run_dir", run_dir, timeout=300, check=True)
     assert "[run] TensorFlow kernels on " in proc.stdout and "predictor Eigen (--reward_onednn off)" in proc.stdout
+    # auto under Eigen's kernels: float32 on any CPU, said and recorded with why
+    assert "the reward network's float32 convolutions (auto: " in proc.stdout
+    assert json.loads((run_dir / "summary.json").read_text())["predictor_precision"].startswith("float32 ")
     sitting = json.loads((run_dir / "run.json").read_text())["sittings"][-1]
     assert sitting["machine"]["predictor_kernels"]["library"] == "Eigen"
+    assert sitting["machine"]["predictor_precision"]["bfloat16"] is False
     assert sitting["machine"]["cpu"] == cpu_model()
     assert json.loads((run_dir / "summary.json").read_text())["predictor_kernels"].startswith("Eigen ")
     assert json.loads((run_dir / "config.json").read_text())["reward"]["onednn"] == "off"

@@ -18,7 +18,7 @@ from drlhp.config import RewardConfig
 from drlhp.runtime import npz_json
 from drlhp.runtime.messages import RewardWeights
 from drlhp.runtime.run_paths import RunPaths
-from drlhp.runtime.run_record import config_in_todays_names
+from drlhp.runtime.run_record import config_in_todays_names, with_values_before
 
 PREFS_FILE = RunPaths.PREFS  # relative to a run directory (find_file)
 PREDICTOR_FILE = RunPaths.PREDICTOR
@@ -77,7 +77,7 @@ def saved_reward_config(run_dir) -> RewardConfig | None:
     """The RewardConfig a run recorded in its config.json (in today's names; fields it lacks take their
     defaults; fields this version lacks are left out); None where there is no readable one."""
     try:
-        saved = config_in_todays_names(json.loads(RunPaths(run_dir).config.read_text()))["reward"]
+        saved = with_values_before(config_in_todays_names(json.loads(RunPaths(run_dir).config.read_text())))["reward"]
         return RewardConfig(**{k: v for k, v in saved.items() if k in RewardConfig.__dataclass_fields__})
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -27,6 +27,7 @@ from keras import layers
 
 from drlhp.config import RewardConfig
 from drlhp.reward.norm import RewardNorm
+from drlhp.runtime.cpu import choose_precision
 from drlhp.runtime.messages import RewardWeights
 
 OBS_SCALE = 1.0 / 255.0
@@ -120,8 +121,9 @@ class RewardEnsemble:
         self.cfg = cfg
         self.obs_shape = tuple(obs_shape)
         self.n_members = cfg.n_members
+        self.precision = choose_precision(cfg.bfloat16, cfg.onednn)
         self.members = [reward_network(self.obs_shape, seed * 1000 + 37 * m, cfg.dropout, cfg.batchnorm,
-                                       cfg.dropout_layers, cfg.bfloat16)
+                                       cfg.dropout_layers, self.precision.bfloat16)
                         for m in range(self.n_members)]
         self.norm = RewardNorm(self.n_members, cfg.norm_std, cfg.clip)
         self.version = 0

@@ -204,7 +204,8 @@ class RewardPredictorProcess:
                        "predictor_train_steps": trainer.steps, "predictor_online_steps": self.online,
                        "predictor_online_pair_updates": self.online * self.cfg.reward.batch_size,
                        "predictor_pretrain_steps": trainer.pretrain_target,
-                       "predictor_kernels": self.kernels}
+                       "predictor_kernels": self.kernels,
+                       "predictor_precision": trainer.ensemble.precision.describe()}
         self.logger.close()
         return {"n_preferences": len(self.db), **figures}
 

@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass
 
 CPUINFO = "/proc/cpuinfo"
 ONEDNN_SETTINGS = ("auto", "on", "off")
+BFLOAT16_SETTINGS = ("auto", "on", "off")
+BFLOAT16_FLAGS = ("avx512_bf16", "amx_bf16")  # the x86 flags of CPUs that compute bfloat16 at speed
 
 
 def cpuinfo_text(path: str = CPUINFO) -> str:
@@ -68,15 +70,15 @@ class KernelChoice:
         return asdict(self)
 
 
-def onednn_setting(value) -> str:
-    """--reward_onednn's value as one of ONEDNN_SETTINGS: True/False (configs written before "auto"
-    existed) read as on/off, None as auto."""
+def onednn_setting(value, name: str = "onednn") -> str:
+    """--reward_onednn's (or --reward_bfloat16's) value as one of "auto", "on", "off": True/False (configs
+    written before "auto" existed) read as on/off, None as auto."""
     if value is None:
         return "auto"
     if isinstance(value, bool):
         return "on" if value else "off"
     if value not in ONEDNN_SETTINGS:
-        raise ValueError(f"onednn must be one of {', '.join(ONEDNN_SETTINGS)} (or a bool), got {value!r}")
+        raise ValueError(f"{name} must be one of {', '.join(ONEDNN_SETTINGS)} (or a bool), got {value!r}")
     return value
 
 
@@ -94,6 +96,40 @@ def choose_kernels(setting, flags: set[str] | None = None) -> KernelChoice:
         return KernelChoice(setting, False, "Eigen", "auto: the CPU has no AVX-512 (no avx512f"
                             + (", avx2 only)" if "avx2" in flags else ", no avx2)"))
     return KernelChoice(setting, None, "TensorFlow's default", "auto: no x86 CPU flags in /proc/cpuinfo")
+
+
+@dataclass(frozen=True)
+class PrecisionChoice:
+    """What the predictor's convolutions compute in: ``bfloat16`` True (bfloat16) or False (float32);
+    ``reason`` says why (setting and CPU flags)."""
+
+    setting: str
+    bfloat16: bool
+    reason: str
+
+    def describe(self) -> str:
+        return f"{'bfloat16' if self.bfloat16 else 'float32'} convolutions ({self.reason})"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def choose_precision(setting, onednn="auto", flags: set[str] | None = None) -> PrecisionChoice:
+    """--reward_bfloat16's choice: "on", "off", or "auto": bfloat16 where the CPU has AVX512_BF16 or AMX
+    and the predictor runs oneDNN's kernels (``onednn``: its --reward_onednn), float32 elsewhere (Eigen's
+    bfloat16 convolutions, and bfloat16 on CPUs without those units, are slower than float32:
+    docs/results.md, session 9). Every process that computes the reward (the predictor's and the
+    policy's) chooses the same way on the same machine."""
+    setting = onednn_setting(setting, "bfloat16")
+    if setting != "auto":
+        return PrecisionChoice(setting, setting == "on", f"--reward_bfloat16 {setting}")
+    flags = cpu_flags() if flags is None else flags
+    units = [f for f in BFLOAT16_FLAGS if f in flags]
+    if not units:
+        return PrecisionChoice(setting, False, "auto: the CPU has no AVX512_BF16 or AMX")
+    if not choose_kernels(onednn, flags).onednn:
+        return PrecisionChoice(setting, False, f"auto: the CPU has {units[0]} but the predictor runs Eigen's kernels")
+    return PrecisionChoice(setting, True, f"auto: the CPU has {units[0]} and the predictor runs oneDNN's kernels")
 
 
 def default_kernels(environ=os.environ, machine: str | None = None) -> KernelChoice:

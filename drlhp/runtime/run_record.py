@@ -155,13 +155,19 @@ def flatten(d: dict, prefix: str = "") -> dict:
 # Settings renamed since runs were first recorded: {flattened name in an older config.json: today's name}.
 RENAMED_SETTINGS = {"reward.n_predictors": "reward.n_members",  # the flag is still --n_predictors
                     "reward.tf_intra_threads": "reward.tf_threads"}  # its flag: --reward_tf_threads
+# Settings that were on/off switches before they took "auto" (a recorded true/false reads as "on"/"off"), and
+# the value each had where a config recorded before the setting existed lacks it: that of the code then, not
+# today's default ("auto" chooses bfloat16 on some CPUs; the runs recorded before it computed in float32)
+ON_OFF_SETTINGS = ("reward.onednn", "reward.bfloat16")
+VALUE_BEFORE = {"reward.bfloat16": "off"}
 
 
 def config_in_todays_names(config):
     """A recorded config (config.json, of any version) in today's names, for whatever reads one back:
-    each of RENAMED_SETTINGS under its new name, and prefs.synthetic_prefs (before --labeller said who
-    labels) as prefs.labeller (True: "oracle", False: "window"). Settings it lacks stay absent, the
-    rest as they were; anything but a dict is returned as it is."""
+    each of RENAMED_SETTINGS under its new name, ON_OFF_SETTINGS' true/false as "on"/"off", and
+    prefs.synthetic_prefs (before --labeller said who labels) as prefs.labeller (True: "oracle", False:
+    "window"). Settings it lacks stay absent (``with_values_before`` fills those whose value then was not
+    today's default), the rest as they were; anything but a dict is returned as it is."""
     if not isinstance(config, dict):
         return config
     config = {k: dict(v) if isinstance(v, dict) else v for k, v in config.items()}
@@ -171,9 +177,24 @@ def config_in_todays_names(config):
         after = config.get(new_section) if new_section else config
         if isinstance(before, dict) and isinstance(after, dict) and old_name in before and new_name not in after:
             after[new_name] = before.pop(old_name)
+    for name in ON_OFF_SETTINGS:
+        section, _, key = name.rpartition(".")
+        if isinstance(config.get(section), dict) and isinstance(config[section].get(key), bool):
+            config[section][key] = "on" if config[section][key] else "off"
     prefs = config.get("prefs")
     if isinstance(prefs, dict) and "synthetic_prefs" in prefs:
         prefs.setdefault("labeller", "oracle" if prefs.pop("synthetic_prefs") else "window")
+    return config
+
+
+def with_values_before(config: dict) -> dict:
+    """A recorded config (in today's names) with each VALUE_BEFORE setting it lacks at the value the code had
+    then: what a resume compares against and a saved predictor is rebuilt with."""
+    config = {k: dict(v) if isinstance(v, dict) else v for k, v in config.items()}
+    for name, value in VALUE_BEFORE.items():
+        section, _, key = name.rpartition(".")
+        if isinstance(config.get(section), dict):
+            config[section].setdefault(key, value)
     return config
 
 
