@@ -95,6 +95,10 @@ class A2CConfig:
             root) or "tf1" (TensorFlow 1's RMSProp, which OpenAI baselines' A2C used: mean square initialized
             to 1, epsilon inside the square root, as Keras 3's RMSprop also has it); docs/results.md compares them.
         ent_coef: weight of the entropy bonus.
+        ent_coef_switch_million_timesteps: from this many million agent steps on, the entropy bonus is
+            --ent_coef_after_switch instead (0: never). The Pong campaign's run halved it at 6.3M, once the
+            policy rallied and scored, and climbed from +3 to +18 (docs/results.md, sessions 11-12).
+        ent_coef_after_switch: weight of the entropy bonus after --ent_coef_switch_million_timesteps.
         vf_coef: weight of the value loss (mean squared error).
         gamma: discount factor per agent step.
         max_grad_norm: global gradient-norm clip.
@@ -114,6 +118,8 @@ class A2CConfig:
     rms_eps: float = opt(1e-5, check=POSITIVE)
     rmsprop_style: str = opt("torch", choices=("torch", "tf1"))
     ent_coef: float = opt(0.01, check=NOT_NEGATIVE)
+    ent_coef_switch_million_timesteps: float = opt(0.0, check=NOT_NEGATIVE)
+    ent_coef_after_switch: float = opt(0.005, check=NOT_NEGATIVE)
     vf_coef: float = opt(0.5, check=NOT_NEGATIVE)
     gamma: float = opt(0.99, check=within(0, 1))
     max_grad_norm: float = opt(0.5, check=POSITIVE)

@@ -22,11 +22,13 @@ drlhp's bare defaults (the paper's Atari settings, drlhp.config).
                 500 initial ones), a database of 3,000 that follows the policy, one predictor without batch
                 norm trained flat out at 0.05 pair-updates per agent step, its normalization replaced at each
                 publication from 100 clips and clipped at 10 std, the policy's reward centred on its own running
-                mean over 2,000 agent steps, the entropy bonus halved to 0.005, and A2C's learning rate decaying
-                to 0 at 80M steps (the paper's horizon). Seed 0 from synthetic preferences, score blanked:
-                -20.5 at 0.3M agent steps, -11.4 at 1.6M, +2.3 at 5.1M, +18 at 7.8M with about 8,700 labels;
-                that run got the centring at 5.33M and the halved bonus at 6.31M (docs/results.md, session 11):
-                from the start, as here, it has not been run yet. When a person labels (not
+                mean over 2,000 agent steps, the entropy bonus at 0.01 halved to 0.005 from 6.3M agent steps,
+                the reward network in float32, and A2C's learning rate decaying to 0 at 80M steps (the paper's
+                horizon). Seed 0 from synthetic preferences, score blanked: -20.5 at 0.3M agent steps, -11.4
+                at 1.6M, +2.3 at 5.1M, +18 at 7.8M with about 8,700 labels; that run got the centring at 5.33M
+                and the halved bonus at 6.31M (docs/results.md, session 11). From the start with the bonus at
+                0.005 it lost every ball by 0.3M (session 12); with 0.01 from the start, as here, it rallied
+                (session 12's runs/pong-preset-ent01; one seed, not yet run to the end). When a person labels (not
                 --synthetic_prefs), n_labels is 1,500: a person is offered about 20 pairs a minute at the
                 start at 565 agent steps/s (the rate falls as 5e6 / (T + 5e6), T in frames).
     cartpole    A2C settings under which CartPole-v1 reaches a last-100 return of 475 within 0.5M steps
@@ -50,8 +52,9 @@ PRESETS: dict[str, str] = {
     "pong": ("--million_timesteps 10 --lr_horizon_million_timesteps 80 --label_schedule paper --n_initial_prefs 500 "
              "--n_labels 9500 --max_prefs 3000 --n_initial_epochs 30 --n_predictors 1 --no-reward_batchnorm "
              "--reward_train_fraction 1 --reward_updates_per_step 0.05 --reward_norm_momentum 1 "
-             "--reward_norm_segments 100 --reward_clip 10 --reward_center_steps 2000 --ent_coef 0.005 "
-             "--policy_ckpt_interval 500 --reward_bfloat16 off"),
+             "--reward_norm_segments 100 --reward_clip 10 --reward_center_steps 2000 --ent_coef 0.01 "
+             "--ent_coef_switch_million_timesteps 6.3 --ent_coef_after_switch 0.005 --policy_ckpt_interval 500 "
+             "--reward_bfloat16 off"),
     "cartpole": "--million_timesteps 0.5 --n_envs 8 --ent_coef 0 --lr 1.4e-3",
 }
 # What a preset changes when a person labels (any --labeller but the oracle): a pace a person can keep.

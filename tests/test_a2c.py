@@ -60,6 +60,35 @@ def test_training_raises_the_probability_of_advantaged_actions_without_retracing
     assert policy._act.experimental_get_tracing_count() == 1
 
 
+def test_the_entropy_bonus_weight_is_given_per_update_and_switches_at_its_step():
+    """policy.train(..., ent_coef): the same data with a heavy bonus keeps the policy more random than with
+    none, without retracing; the trainer's weight is --ent_coef, then --ent_coef_after_switch from
+    --ent_coef_switch_million_timesteps on (0: never)."""
+    from types import SimpleNamespace
+
+    from drlhp.config import RunConfig
+    from drlhp.policy.trainer import PolicyTrainer
+
+    rng = np.random.default_rng(4)
+    obs = rng.integers(0, 256, (8, 84, 84, 4), dtype=np.uint8)
+    entropies = {}
+    for weight in (0.0, 1.0):
+        policy = A2CPolicy((84, 84, 4), 3, A2CConfig(n_envs=4, n_steps=2), seed=5)
+        for _ in range(40):
+            out = policy.train(obs, np.full(8, 2, np.int32), np.full(8, 5.0, np.float32), lr=7e-4, ent_coef=weight)
+        entropies[weight] = out["entropy"]
+        assert policy._train.experimental_get_tracing_count() == 1
+    assert entropies[1.0] > entropies[0.0] + 0.05, entropies
+
+    def weight_at(steps, **a2c):
+        cfg = RunConfig(env="MovingDot-v0", a2c=A2CConfig(**a2c))
+        return PolicyTrainer.entropy_coef(SimpleNamespace(cfg=cfg, state=SimpleNamespace(timesteps=steps)))
+
+    assert weight_at(10**9, ent_coef=0.01) == 0.01  # no switch by default
+    switched = {"ent_coef": 0.01, "ent_coef_switch_million_timesteps": 6.3, "ent_coef_after_switch": 0.005}
+    assert [weight_at(s, **switched) for s in (0, 6_299_999, 6_300_000, 9_000_000)] == [0.01, 0.01, 0.005, 0.005]
+
+
 def _probs(policy, obs):
     import tensorflow as tf
 

@@ -323,7 +323,11 @@ def test_the_pong_preset_is_the_campaigns_recipe_and_slows_its_labels_for_a_pers
     assert name == "pong" and line.startswith("[run] preset pong (the default for PongNoFrameskip-v4")
     assert synthetic.prefs.n_labels == 9500 and synthetic.prefs.label_schedule == "paper"
     assert synthetic.lr_horizon_million_timesteps == 80 and not synthetic.reward.batchnorm
-    assert synthetic.reward.center_steps == 2000 and synthetic.a2c.ent_coef == 0.005  # session 11's two changes
+    assert synthetic.reward.center_steps == 2000  # session 11's centring, from the start
+    # the bonus as campaign-5 had it: 0.01, halved at 6.3M (0.005 from the start lost every ball: session 12)
+    assert (synthetic.a2c.ent_coef, synthetic.a2c.ent_coef_switch_million_timesteps,
+            synthetic.a2c.ent_coef_after_switch) == (0.01, 6.3, 0.005)
+    assert synthetic.reward.bfloat16 == "off"
     for argv in (["--env", "PongNoFrameskip-v4"], ["--env", "PongNoFrameskip-v4", "--labeller", "web"]):
         person, name, line = cfg_of(argv)
         assert name == "pong" and person.prefs.n_labels == 1500

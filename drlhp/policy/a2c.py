@@ -66,8 +66,9 @@ class A2CPolicy:
         obs_dtype = tf.as_dtype(np.dtype(obs_dtype))
         batch = cfg.n_envs * cfg.n_steps
         act_spec = tf.TensorSpec((cfg.n_envs, *self.obs_shape), obs_dtype)
+        scalar = tf.TensorSpec((), tf.float32)  # the learning rate, the entropy bonus's weight
         train_specs = [tf.TensorSpec((batch, *self.obs_shape), obs_dtype), tf.TensorSpec((batch,), tf.int32),
-                       tf.TensorSpec((batch,), tf.float32), tf.TensorSpec((), tf.float32)]
+                       tf.TensorSpec((batch,), tf.float32), scalar, scalar]
         self._act = tf.function(self._act_graph, autograph=False, input_signature=[act_spec])
         self._value = tf.function(self._value_graph, autograph=False, input_signature=[act_spec])
         self._train = tf.function(self._train_graph, autograph=False, input_signature=train_specs)
@@ -83,7 +84,7 @@ class A2CPolicy:
     def _value_graph(self, obs):
         return self.model(obs, training=False)[1]
 
-    def _train_graph(self, obs, actions, returns, lr):
+    def _train_graph(self, obs, actions, returns, lr, ent_coef):
         cfg = self.cfg
         with tf.GradientTape() as tape:
             logits, values = self.model(obs, training=True)
@@ -93,7 +94,7 @@ class A2CPolicy:
             probs = tf.nn.softmax(logits)
             entropy = tf.reduce_mean(-tf.reduce_sum(probs * tf.nn.log_softmax(logits), axis=-1))
             value_loss = tf.reduce_mean(tf.square(values - returns))
-            loss = policy_loss - cfg.ent_coef * entropy + cfg.vf_coef * value_loss
+            loss = policy_loss - ent_coef * entropy + cfg.vf_coef * value_loss
         grads = tape.gradient(loss, self.variables)
         grads, grad_norm = tf.clip_by_global_norm(grads, cfg.max_grad_norm)
         for var, grad, ms in zip(self.variables, grads, self.mean_square):
@@ -114,8 +115,11 @@ class A2CPolicy:
     def value(self, obs: np.ndarray) -> np.ndarray:
         return self._value(obs).numpy()
 
-    def train(self, obs, actions, returns, lr: float) -> dict[str, float]:
-        out = self._train(obs, actions.astype(np.int32), returns.astype(np.float32), np.float32(lr))
+    def train(self, obs, actions, returns, lr: float, ent_coef: float | None = None) -> dict[str, float]:
+        """One update; ``ent_coef``: the entropy bonus's weight for it (default: the config's)."""
+        ent_coef = self.cfg.ent_coef if ent_coef is None else ent_coef
+        out = self._train(obs, actions.astype(np.int32), returns.astype(np.float32), np.float32(lr),
+                          np.float32(ent_coef))
         return {k: float(v) for k, v in out.items()}
 
     # --- state for checkpoints -----------------------------------------------------------------

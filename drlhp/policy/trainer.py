@@ -155,6 +155,13 @@ class PolicyTrainer:
         frac = 1.0 - self.state.timesteps / max(1, self.cfg.lr_horizon_timesteps)
         return self.cfg.a2c.lr * max(frac, 0.0)
 
+    def entropy_coef(self) -> float:
+        """The entropy bonus's weight now: --ent_coef, then --ent_coef_after_switch from
+        --ent_coef_switch_million_timesteps on (0: never)."""
+        a2c = self.cfg.a2c
+        switch = int(round(a2c.ent_coef_switch_million_timesteps * 1e6))
+        return a2c.ent_coef_after_switch if switch and self.state.timesteps >= switch else a2c.ent_coef
+
     def milestone(self, before: int) -> None:
         """A copy kept for good when the last update crossed a multiple of --milestone_million_timesteps."""
         every = int(round(self.cfg.milestone_million_timesteps * 1e6))
@@ -244,7 +251,8 @@ class PolicyTrainer:
             for obs in self.observers:
                 obs.on_rollout(rollout, s)
             t0 = time.perf_counter()
-            losses = self.policy.train(rollout.b_obs, rollout.b_actions, rollout.b_returns, self.learning_rate())
+            losses = self.policy.train(rollout.b_obs, rollout.b_actions, rollout.b_returns, self.learning_rate(),
+                                       self.entropy_coef())
             timing["train_s"] += time.perf_counter() - t0
             timing["env_s"] += rollout.env_s
             timing["act_s"] += rollout.act_s
@@ -303,6 +311,7 @@ class PolicyTrainer:
             "policy/episodes": s.episodes,
             **{f"policy/{k}": v for k, v in s.game_figures().items()},
             "policy/learning_rate": self.learning_rate(),
+            "policy/ent_coef": self.entropy_coef(),
             "policy/training_reward_mean": float(rollout.rewards.mean()),
             "system/agent_steps_per_s": sps,
             "system/memory_mb_policy": memory_mb(),
