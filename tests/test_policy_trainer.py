@@ -104,7 +104,7 @@ def test_reward_centering_removes_the_running_mean_and_follows_a_jump_in_the_off
 class _Policy:
     """A2CPolicy's surface as PolicyTrainer uses it, training nothing."""
 
-    def train(self, obs, actions, returns, lr):
+    def train(self, obs, actions, returns, lr, ent_coef=None):
         return {"entropy": 1.0, "policy_loss": 0.0, "value_loss": 0.0}
 
     def get_state(self):
