@@ -32,7 +32,7 @@ def main(argv=None) -> int:
     ap.add_argument("--pairs", type=int, default=512, help="validation pairs for the accuracy and the flips")
     args = ap.parse_args(argv)
 
-    from drlhp.runtime.cpu import cpu_flags, cpu_model
+    from drlhp.runtime.cpu import BFLOAT16_FLAGS, cpu_flags, cpu_model
     from drlhp.runtime.tf_setup import configure_tensorflow
 
     configure_tensorflow(1, 1, seed=0, onednn="auto")
@@ -50,7 +50,7 @@ def main(argv=None) -> int:
     ids = db.newest_segment_ids(args.clips)
     obs = np.stack([db.segment_obs(i) for i in ids])  # (N, T, *obs_shape)
     n, t = obs.shape[:2]
-    flags = sorted(f for f in cpu_flags() if f in ("avx512_bf16", "amx_bf16"))
+    flags = sorted(f for f in cpu_flags() if f in BFLOAT16_FLAGS)
     print(f"CPU: {cpu_model()} ({' '.join(flags) or 'no bfloat16 flags'}); {run}: predictor step "
           f"{meta.get('steps')}, {n} clips of {t} steps, {len(db)} preferences")
 

@@ -42,9 +42,8 @@ from drlhp.reward import pref_db
 from drlhp.reward.trainer import RewardTrainer
 from drlhp.runtime.messages import MU_LEFT, MU_RIGHT, Preference, Segment
 
-FLAGS = {"before": ["--reward_bfloat16", "off", "--reward_eval_interval", "25", "--reward_pretrain_patience", "40"],
-         "gather": ["--reward_bfloat16", "off", "--reward_eval_interval", "25", "--reward_pretrain_patience", "40"],
-         "eval50": ["--reward_bfloat16", "off"], "today": []}
+EVERY_25 = ["--reward_bfloat16", "off", "--reward_eval_interval", "25", "--reward_pretrain_patience", "40"]
+FLAGS = {"before": EVERY_25, "gather": EVERY_25, "eval50": ["--reward_bfloat16", "off"], "today": []}
 if variant == "before":  # the gather until session 11
     def gather(self, rows):
         out = self.data[rows]

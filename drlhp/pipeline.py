@@ -126,9 +126,10 @@ def tf_kernels_line(kernels: dict) -> str:
     roles = "; ".join(f"{role} {k['library']} ({k['reason']})" for role, k in
                       (("predictor", kernels.get("predictor_kernels")), ("policy", kernels.get("policy_kernels")))
                       if k)
-    precision = kernels.get("predictor_precision")
-    roles += f"; the reward network's {'bfloat16' if precision['bfloat16'] else 'float32'} convolutions " \
-             f"({precision['reason']})" if precision else ""
+    if kernels.get("predictor_precision"):
+        from drlhp.runtime.cpu import PrecisionChoice
+
+        roles += f"; the reward network's {PrecisionChoice(**kernels['predictor_precision']).describe()}"
     return f"[run] TensorFlow kernels on {kernels['cpu']} ({' '.join(kernels['cpu_flags']) or 'no x86 flags'}): {roles}"
 
 
