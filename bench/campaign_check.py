@@ -109,7 +109,7 @@ PRESET_RULES = {
         ("score", "true return >= -11 (the control: -8.0)", lambda f: f["true_return"] >= -11)],
     3_000_000: [("score", "true return >= -6 (the control: -4.5)", lambda f: f["true_return"] >= -6)],
 }
-# H14 (session 13, written at 08:13 on 2026-11-26, before seed 0 of issue 31 passed 300k): the `pong` preset as a
+# H14 (session 13, written at 08:11 on 2026-11-26, before seed 0 of issue 31 passed 300k): the `pong` preset as a
 # user runs it (`python run.py --env PongNoFrameskip-v4 --synthetic_prefs --seed N`, nothing changed mid-run)
 # learns on seeds 0, 1 and 2. Seed 0's earlier run of the same recipe (runs/pong-preset-ent01) had -12.65 at 1M
 # and -5.0 at 2M; the lineage (which reached +18) -4.5 at 3M, -7.7 at 3.8M, +2.3 at 5.1M, +3.1 at 6.3M. The stop
