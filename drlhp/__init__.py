@@ -1,7 +1,8 @@
 """drlhp: Deep Reinforcement Learning from Human Preferences (Christiano et al., 2017).
 
 ``drlhp.LearnedReward(env, predictor_dir)``: a gymnasium wrapper paying an env's steps with a predictor a run
-trained (drlhp/learned_reward.py); loaded on first use, so ``import drlhp`` stays light (no TensorFlow).
+trained (drlhp/learned_reward.py; ``LearnedRewardVector`` for a vector env); loaded on first use, so
+``import drlhp`` stays light (no TensorFlow).
 """
 import os
 
@@ -9,7 +10,8 @@ import os
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
-_LAZY = {"LearnedReward": "drlhp.learned_reward", "SavedPredictor": "drlhp.learned_reward"}
+_LAZY = {"LearnedReward": "drlhp.learned_reward", "LearnedRewardVector": "drlhp.learned_reward",
+         "SavedPredictor": "drlhp.learned_reward"}
 
 
 def __getattr__(name: str):
