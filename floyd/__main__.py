@@ -5,7 +5,7 @@
     python -m floyd rerun RUN [--run_dir D]   run it again from the same code version and command
     python -m floyd compare RUN... [--out F]  one PNG of their true-return curves (seeds: mean and spread)
     python -m floyd seeds --n 3 -- ARGS       run.py ARGS with 3 seeds in parallel, then a table
-    python -m floyd export RUN --out DIR      its policy as a small model folder (float16 weights, its record)
+    python -m floyd export RUN --out DIR      its policy and predictor as a small model folder (weights, its record)
 
 RUN is a run directory, a name as `list` prints it, or a unique prefix of one. A bad RUN or folder
 gives one line on stderr and exit code 2. Listing loads no TensorFlow.
@@ -174,8 +174,8 @@ def cmd_export(opts) -> int:
     from floyd.export import export_model
 
     entry = find_run(opts.run, Path(opts.runs_dir))
-    policy = export_model(entry.path, opts.out, opts.checkpoint)
-    print(f"{policy} ({policy.stat().st_size / 1e6:.1f} MB) and the run's record in {policy.parent}")
+    files = export_model(entry.path, opts.out, opts.checkpoint)
+    print(", ".join(f"{f} ({f.stat().st_size / 1e6:.1f} MB)" for f in files) + f" and the run's record in {opts.out}")
     return 0
 
 
@@ -218,7 +218,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--ray_address", default=None, help="--backend ray: join this cluster (auto or HOST:PORT); "
                                                       "default: start a local Ray")
     s.set_defaults(fn=cmd_seeds)
-    s = sub.add_parser("export", parents=[common], help="a run's policy as a small model folder (for models/)")
+    s = sub.add_parser("export", parents=[common],
+                       help="a run's policy and predictor as a small model folder (for models/)")
     s.add_argument("run")
     s.add_argument("--out", required=True, help="the model folder (new, or empty), e.g. models/pong-prefs")
     s.add_argument("--checkpoint", default=None, help="this policy checkpoint (default: the run's newest)")

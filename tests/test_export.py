@@ -71,3 +71,30 @@ def test_export_refuses_with_one_line_and_exit_2(tmp_path, capsys, case):
             "no record": "no curves.png"}[case] in err
     if case != "out not empty":
         assert not out.exists()
+
+
+def test_export_includes_the_runs_reward_predictor_in_float32_without_its_optimizer(tmp_path, capsys):
+    from drlhp.reward.checkpoint import load_predictor_weights, save_predictor
+    from drlhp.runtime.run_paths import RunPaths
+
+    run_dir, _ = _run(tmp_path)
+    (run_dir / "config.json").write_text(json.dumps({"env": "MovingDot-v0", "reward": {"batchnorm": False}}))
+    rng = np.random.default_rng(0)
+    state = {"m0_w0": rng.normal(size=(7, 7, 4, 16)).astype(np.float32), "m0_w1": np.zeros(16, np.float32),
+             "m0_adam1_0": np.ones((7, 7, 4, 16), np.float32), "norm_mean": np.array([0.5], np.float32),
+             "norm_std": np.array([2.0], np.float32), "adam_t": np.float32(3)}
+    save_predictor(RunPaths(run_dir).predictor, state, {"n_members": 1, "version": 4, "steps": 9})
+    out = tmp_path / "model"
+    assert floyd_main(["export", str(run_dir), "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted([*RECORD, "policy-200.npz", "reward_predictor.npz"])
+    weights, meta = load_predictor_weights(out)
+    assert meta["weights_only"] and meta["batchnorm"] is False and meta["version"] == 4  # batch norm: from config
+    np.testing.assert_array_equal(weights.weights[0][0], state["m0_w0"])  # float32, as trained
+    assert weights.norm_mean.tolist() == [0.5] and weights.norm_std.tolist() == [2.0]
+    assert "reward_predictor.npz" in capsys.readouterr().out
+    # a run with neither a policy nor a predictor: one line
+    for path in (run_dir / "checkpoints").iterdir():
+        path.unlink()
+    RunPaths(run_dir).predictor.unlink()
+    assert floyd_main(["export", str(run_dir), "--out", str(tmp_path / "other")]) == 2
+    assert "nor has it a reward predictor" in capsys.readouterr().err
