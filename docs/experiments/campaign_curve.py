@@ -2,10 +2,10 @@
 """The Pong campaign's curve (issue 19): true return, episode length and returns per game against agent
 steps and against running time, every sitting marked, from a run's progress.csv, to one PNG.
 
-    python bench/campaign_curve.py RUN_DIR [--out docs/pong_campaign.png] [--title TEXT]
+    python docs/experiments/campaign_curve.py RUN_DIR [--out docs/pong_campaign.png] [--title TEXT]
 
 Running time is the policy's training time summed over sittings (system/wall_s); a sitting starts where
-system/sitting changes (dotted lines). Random play's figures (bench/campaign_check.py) are drawn grey.
+system/sitting changes (dotted lines). Random play's figures (docs/experiments/campaign_check.py) are drawn grey.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from campaign_check import RANDOM_LENGTH, RANDOM_RETURNS, _num, _rows  # noqa: E402
 

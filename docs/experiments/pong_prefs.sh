@@ -7,9 +7,9 @@
 # pretraining) and trains at most a quarter of the wall time beside the policy (2 threads x 1/4: the same
 # share of the cores as the defaults' 1 thread x 1/2). Later flags override these. Resumable: run it again with the same RUN_DIR after Ctrl-C (everything
 # is saved: policy, predictor, database, label count); only running time counts in the curve.
-#   bash bench/pong_prefs.sh [SEED] [RUN_DIR] [extra run.py flags...]
+#   bash docs/experiments/pong_prefs.sh [SEED] [RUN_DIR] [extra run.py flags...]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."  # the checkout
 SEED=${1:-0}
 RUN_DIR=${2:-runs/pong-prefs-seed$SEED}
 shift $(( $# > 2 ? 2 : $# ))
@@ -22,7 +22,7 @@ if [ ! -f "$RUN_DIR/progress.csv" ]; then
     exit $status
 fi
 .venv/bin/python bench/plot_curve.py "$RUN_DIR" --target 19 --with_setup --title "Pong from synthetic preferences, seed $SEED"
-.venv/bin/python bench/running_time.py "$RUN_DIR"
+.venv/bin/python docs/experiments/running_time.py "$RUN_DIR"
 .venv/bin/python - "$RUN_DIR" <<'PY'
 import csv, sys
 from pathlib import Path

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Pong with true rewards: A2C, default hyper-parameters, 4M agent steps (16M frames), then the curve.
 # Resumable: run it again with the same RUN_DIR after an interruption (Ctrl-C saves a checkpoint).
-#   bash bench/pong_true_rewards.sh [SEED] [RUN_DIR] [extra run.py flags...]
+#   bash docs/experiments/pong_true_rewards.sh [SEED] [RUN_DIR] [extra run.py flags...]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."  # the checkout
 SEED=${1:-0}
 RUN_DIR=${2:-runs/pong-a2c-seed$SEED}
 shift $(( $# > 2 ? 2 : $# ))
