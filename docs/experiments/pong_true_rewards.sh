@@ -9,4 +9,4 @@ RUN_DIR=${2:-runs/pong-a2c-seed$SEED}
 shift $(( $# > 2 ? 2 : $# ))
 .venv/bin/python run.py train_policy_with_original_rewards --env PongNoFrameskip-v4 --seed "$SEED" \
     --million_timesteps 4 --run_dir "$RUN_DIR" --log_interval 30 --policy_ckpt_interval 500 "$@"
-.venv/bin/python bench/plot_curve.py "$RUN_DIR" --target 18 --title "A2C on Pong, true rewards, seed $SEED"
+.venv/bin/python -m floyd compare "$RUN_DIR" --out "$RUN_DIR/curve.png" --title "A2C on Pong, true rewards, seed $SEED"
