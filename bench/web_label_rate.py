@@ -34,6 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from drlhp.runtime.cpu import cpu_model  # noqa: E402
 from tests.support.browser import chromium, install_chromium  # noqa: E402
 
 KEYS = (("ArrowLeft", 0.4), ("ArrowRight", 0.4), ("ArrowUp", 0.1), ("ArrowDown", 0.1))
@@ -154,7 +155,7 @@ def main() -> int:
     answers = answer_keys  # each undone answer was answered again
     load = os.getloadavg()
     print(f"[bench] run.py exited {code} (130: Ctrl-C); load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on "
-          f"{os.cpu_count()} cores")
+          f"{os.cpu_count()} cores ({cpu_model()})")
     print(f"[bench] {answers} answers ({cant_tell} can't tell, {undo_keys} undone and answered again) in "
           f"{minutes:.2f} min = {answers / minutes:.1f} answers per minute; database: {saved} preferences "
           f"(expected {answers - cant_tell})")
