@@ -38,6 +38,8 @@ test: lint
 test-fast: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n $(TEST_WORKERS) --durations=15 -m "not slow" tests
 
+# Agent steps per second on Pong, each part of the policy loop and the pipeline; every benchmark in bench/, with
+# what it measures: docs/design.md, "Benchmarks".
 bench: $(STAMP)
 	$(PY) bench/throughput.py --env PongNoFrameskip-v4
 

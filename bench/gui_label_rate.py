@@ -29,8 +29,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.x11 import close_window, find_window, install_x_tools, xdotool, xvfb  # noqa: E402
+from drlhp.runtime.cpu import cpu_model  # noqa: E402
 from drlhp.runtime.run_paths import RunPaths  # noqa: E402
+from tests.support.x11 import close_window, find_window, install_x_tools, xdotool, xvfb  # noqa: E402
 
 TITLE = "drlhp: which clip is better?"
 KEYS = (("Left", 0.4), ("Right", 0.4), ("Up", 0.1), ("Down", 0.1))
@@ -132,7 +133,8 @@ def main() -> int:
     sps = [float(r["system/agent_steps_per_s"]) for r in policy_rows[1:]]
     answers, undone = summary["answers"], summary["answers_undone"]
     lost = answer_keys - (answers + undone)
-    print(f"[bench] run.py exited {code}; status {json.loads((run_dir / 'status.json').read_text())['status']}")
+    print(f"[bench] run.py exited {code}; status {json.loads((run_dir / 'status.json').read_text())['status']}; "
+          f"{os.cpu_count()} cores ({cpu_model()})")
     print(f"[bench] {answers} answers ({summary['answers_cant_tell']} can't tell, {undone} undone) in {minutes:.2f} min"
           f" = {answers / minutes:.1f} answers per minute, {summary['labels_given']} preferences sent "
           f"({summary['labels_given'] / minutes:.1f} per minute)")

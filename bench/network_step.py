@@ -35,16 +35,87 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from drlhp.runtime.cpu import choose_kernels, core_peak, cpu_flags, cpu_model, default_kernels  # noqa: E402
+from drlhp.runtime.cpu import (  # noqa: E402
+    choose_kernels,
+    cpu_flags,
+    cpu_model,
+    cpuinfo_field,
+    cpuinfo_text,
+    default_kernels,
+)
 
 OBS = (84, 84, 4)
 PREDICTOR_SHAPES = ((5, 16), (5, 64), (25, 16), (25, 64))  # (clip length T, pairs B)
 A2C_BATCH = 80  # 16 envs x 5 steps
+
+
+# ---- the floor: one core's peak -------------------------------------------------------------------
+FMA_UNITS = 2  # assumed: two FMA pipes per core (Intel Skylake-SP and later server cores, AMD Zen 2-4)
+
+
+@dataclass(frozen=True)
+class CorePeak:
+    """One core's single-precision peak: fma_units x lanes x 2 FLOP (an FMA) x clock."""
+
+    lanes: int  # fp32 lanes per FMA: 16 with AVX-512, 8 with AVX2 + FMA, 4 with SSE
+    fma_units: int
+    ghz: float
+    clock_from: str
+    isa: str
+
+    @property
+    def flop_per_cycle(self) -> int:
+        return self.fma_units * self.lanes * 2
+
+    @property
+    def gflops(self) -> float:
+        return self.flop_per_cycle * self.ghz
+
+    def describe(self) -> str:
+        return (f"{self.isa}: {self.fma_units} FMA units (assumed) x {self.lanes} fp32 lanes x 2 = "
+                f"{self.flop_per_cycle} FLOP/cycle x {self.ghz:.2f} GHz ({self.clock_from}) = "
+                f"{self.gflops:.0f} GFLOP/s per core")
+
+
+def _lscpu_max_mhz() -> float | None:
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    value = cpuinfo_field(out, "CPU max MHz")
+    try:
+        return float(value) if value else None
+    except ValueError:
+        return None
+
+
+def core_peak(text: str | None = None, fma_units: int = FMA_UNITS, ghz: float | None = None) -> CorePeak:
+    """The core's fp32 peak from its flags and clock: lscpu's "CPU max MHz" where it gives one (the
+    boost clock), else /proc/cpuinfo's "cpu MHz" (a VM's nominal clock), unless ``ghz`` is given."""
+    text = cpuinfo_text() if text is None else text
+    flags = cpu_flags(text)
+    if "avx512f" in flags:
+        lanes, isa = 16, "AVX-512"
+    elif "avx2" in flags and "fma" in flags:
+        lanes, isa = 8, "AVX2+FMA"
+    else:
+        lanes, isa = 4, "SSE (no FMA: counted as if it had one)"
+    if ghz is not None:
+        clock_from = "given"
+    else:
+        mhz = _lscpu_max_mhz() if text == cpuinfo_text() else None
+        clock_from = "lscpu max MHz"
+        if mhz is None:
+            value = cpuinfo_field(text, "cpu MHz")
+            mhz, clock_from = (float(value), "/proc/cpuinfo cpu MHz") if value else (0.0, "unknown clock")
+        ghz = mhz / 1e3
+    return CorePeak(lanes, fma_units, ghz, clock_from, isa)
 
 
 # ---- FLOPs from the layers ------------------------------------------------------------------------

@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from drlhp.runtime.cpu import cpu_model  # noqa: E402  (feed_rate, pretrain_speed and scaling take it from here)
 
 # The start of every measured process, with one version's tree first on sys.path: TensorFlow set up
 # as that version's predictor process does it (newer ones choose Eigen's kernels), the clips of
@@ -67,10 +69,6 @@ while time.perf_counter() - t0 < seconds:
     n += 1
 print(json.dumps({"steps_per_s": n / (time.perf_counter() - t0), "add_ms": 1e3 * add_s / n_prefs}))
 """
-
-
-def cpu_model() -> str:
-    return next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
 
 
 @contextlib.contextmanager

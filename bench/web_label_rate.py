@@ -4,7 +4,7 @@ per minute, and what the server costs while the person thinks.
 
 A real run (python run.py gather_initial_prefs --env ENV --labeller web: the policy plays randomly and the
 preference interface serves the page) and a real browser (headless Chromium under Selenium,
-bench/browser.py); a scripted person as in bench/gui_label_rate.py: for each pair it watches for a random
+tests/support/browser.py); a scripted person as in bench/gui_label_rate.py: for each pair it watches for a random
 1.5-3 s, then presses a key (left 40%, right 40%, equal 10%, can't tell 10%), and every 20th answer it
 presses u and answers again. Then it thinks, pressing nothing, for --idle_s seconds, while the page stays
 open with a pair on screen (it asks the server for its state every 2 s): the preference interface's
@@ -34,7 +34,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.browser import chromium, install_chromium  # noqa: E402
+from drlhp.runtime.cpu import cpu_model  # noqa: E402
+from tests.support.browser import chromium, install_chromium  # noqa: E402
 
 KEYS = (("ArrowLeft", 0.4), ("ArrowRight", 0.4), ("ArrowUp", 0.1), ("ArrowDown", 0.1))
 
@@ -154,7 +155,7 @@ def main() -> int:
     answers = answer_keys  # each undone answer was answered again
     load = os.getloadavg()
     print(f"[bench] run.py exited {code} (130: Ctrl-C); load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on "
-          f"{os.cpu_count()} cores")
+          f"{os.cpu_count()} cores ({cpu_model()})")
     print(f"[bench] {answers} answers ({cant_tell} can't tell, {undo_keys} undone and answered again) in "
           f"{minutes:.2f} min = {answers / minutes:.1f} answers per minute; database: {saved} preferences "
           f"(expected {answers - cant_tell})")

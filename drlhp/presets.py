@@ -17,7 +17,7 @@ drlhp's bare defaults (the paper's Atari settings, drlhp.config).
                 validation accuracy has not risen by 0.005 in 20 evaluations (1,000 steps): on make run's
                 recorded curve (0.81 at step 800, 0.86 at 2,000: about +0.04 per 1,000 steps) it runs to the
                 cap; it cuts only a pretraining that has stopped teaching.
-    pong        the Pong campaign's recipe (docs/results.md, "the Pong campaign"; bench/pong_campaign.sh):
+    pong        the Pong campaign's recipe (docs/results.md, "the Pong campaign"; docs/experiments/pong_campaign.sh):
                 labels front-loaded on the paper's schedule over a 10M-step budget (at most 10,000 with the
                 500 initial ones), a database of 3,000 that follows the policy, one predictor without batch
                 norm trained flat out at 0.05 pair-updates per agent step, its normalization replaced at each

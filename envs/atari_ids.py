@@ -26,5 +26,10 @@ def atari_games() -> list[str]:
     return sorted(ale_py.roms.get_all_rom_ids())
 
 
+def atari_env_id(game: str) -> str:
+    """'space_invaders' -> 'SpaceInvadersNoFrameskip-v4' (atari_game's inverse; no check that ale-py has it)."""
+    return "".join(part.capitalize() for part in game.split("_")) + ATARI_SUFFIX
+
+
 def atari_env_ids() -> list[str]:
-    return ["".join(part.capitalize() for part in g.split("_")) + ATARI_SUFFIX for g in atari_games()]
+    return [atari_env_id(g) for g in atari_games()]

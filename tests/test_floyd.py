@@ -244,6 +244,28 @@ def test_seeds_runs_them_in_parallel_and_reports(seeds_group):
     assert [r["seed"] for r in saved["rows"]] == [0, 1] and saved["threshold"] == 0
 
 
+def test_seeds_time_to_the_threshold_counts_the_set_up(tmp_path):
+    """A seed's row: steps and wall time to the first log row at the threshold (the seed's wall time less
+    the policy's training time is its set-up), labels and correlation from summary.json, in the table."""
+    from floyd.seeds import add_reached, seed_row, table
+
+    run = tmp_path / "g" / "seed0"
+    _write(run / "status.json", json.dumps({"status": "finished"}))
+    _write(run / "summary.json", json.dumps({"timesteps": 3000, "success_rate_last100": 0.9, "labels_given": 40,
+                                             "pred_true_corr": 0.75}))
+    _write(run / "progress.csv", "step,system/wall_s,policy/success_rate_last100\n1000,10,0.2\n2000,20,0.85\n"
+                                 "3000,30,0.9\n")
+    row = seed_row(0, 0, 100.0, run)  # 100 s in all, 30 s of them the policy's training: 70 s of set-up
+    add_reached([row], "success_rate_last100", 0.8)
+    assert row["reached"] and (row["steps_to_threshold"], row["time_to_threshold_s"]) == (2000, 90.0)
+    never = dict(row)
+    add_reached([never], "success_rate_last100", 0.95)
+    assert not never["reached"] and never["steps_to_threshold"] is None
+    text = table([row], "success_rate_last100", 0.8)
+    assert "steps to it" in text and "labels" in text and "pred/true corr" in text
+    assert "2,000" in text and "0.750" in text and " 40 " in text
+
+
 def test_seeds_refuses_its_own_flags_in_one_line(tmp_path):
     _one_line_error(floyd("--runs_dir", tmp_path, "seeds", "--n", "2", "--", *TINY, "--seed", "3"), "--seed")
     _one_line_error(floyd("--runs_dir", tmp_path, "seeds", "--", "--env", "Nope-v0", "--bogus"), "not valid")

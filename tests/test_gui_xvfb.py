@@ -15,9 +15,9 @@ import time
 
 import pytest
 
-from bench.x11 import close_window, find_window, install_x_tools, xdotool, xvfb
 from conftest import REPO
 from pref_interface.display import display_problem
+from tests.support.x11 import close_window, find_window, install_x_tools, xdotool, xvfb
 
 WINDOW_TITLE = "drlhp: which clip is better?"
 pytestmark = [pytest.mark.slow,  # an X server (apt-get installs on a fresh machine) and real runs

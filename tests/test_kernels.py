@@ -12,7 +12,7 @@ import pytest
 
 from conftest import REPO
 from drlhp.config import RewardConfig, RunConfig, build_parser, config_from_args
-from drlhp.runtime.cpu import choose_kernels, choose_precision, core_peak, cpu_flags, cpu_model, default_kernels
+from drlhp.runtime.cpu import choose_kernels, choose_precision, cpu_flags, cpu_model, default_kernels
 
 XEON = """processor\t: 0
 vendor_id\t: GenuineIntel
@@ -111,15 +111,6 @@ def test_the_policy_keeps_tensorflows_default_unless_the_environment_says():
     assert default_kernels({}, "x86_64").library == "oneDNN"
     assert default_kernels({"TF_ENABLE_ONEDNN_OPTS": "0"}, "x86_64").library == "Eigen"
     assert default_kernels({}, "aarch64").onednn is None
-
-
-def test_core_peak_from_the_flags_and_the_clock():
-    xeon = core_peak(XEON)  # a text that is not this machine's: its cpu MHz, never this machine's lscpu
-    assert (xeon.lanes, xeon.fma_units, xeon.flop_per_cycle) == (16, 2, 64) and xeon.ghz == pytest.approx(2.7)
-    assert xeon.gflops == pytest.approx(172.8) and "assumed" in xeon.describe()
-    epyc = core_peak(EPYC_AVX2)
-    assert epyc.flop_per_cycle == 32 and epyc.gflops == pytest.approx(32 * 2.249998)
-    assert core_peak(EPYC_AVX2, fma_units=1, ghz=3.0).gflops == pytest.approx(48.0)
 
 
 def test_the_flag_is_auto_by_default_and_keeps_its_old_spellings():

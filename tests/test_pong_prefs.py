@@ -1,6 +1,6 @@
 """Pong from synthetic preferences, end to end with a tiny budget: the three processes on the real
 Atari env (score blanked for the predictor and the labeller), the run completes and writes its
-summary. Whether Pong is learned is bench/pong_prefs.sh's measurement, not the suite's."""
+summary. Whether Pong is learned is docs/experiments/pong_prefs.sh's measurement, not the suite's."""
 import json
 import subprocess
 import sys
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
+EXPERIMENTS = Path(__file__).resolve().parent.parent / "docs" / "experiments"
 
 
 @pytest.mark.slow
@@ -27,14 +27,14 @@ def test_tiny_pong_run_from_synthetic_preferences_completes(cli, tmp_path):
     assert json.loads((run_dir / "status.json").read_text())["status"] == "finished"
     assert "[policy]" in proc.stdout and "pretraining on" in proc.stdout
     # the diagnosis script reads the run's database and predictor
-    out = subprocess.run([sys.executable, str(BENCH / "pong_reward_by_phase.py"), str(run_dir)],
+    out = subprocess.run([sys.executable, str(EXPERIMENTS / "pong_reward_by_phase.py"), str(run_dir)],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "clips" in out.stdout and "point lost" in out.stdout and "return - miss" in out.stdout
 
 
 def test_phase_of_play_from_frames():
-    sys.path.insert(0, str(BENCH))
+    sys.path.insert(0, str(EXPERIMENTS))
     from pong_reward_by_phase import ball_column, event_windows, phase, returns
 
     def frame(ball_col=None):
@@ -73,7 +73,7 @@ def test_phase_of_play_from_frames():
 def test_campaign_check_reads_the_predictor_accuracy_the_policy_held_at_each_checkpoint():
     """Across sittings the policy's clock restarts, so the predictor's figures are matched by the weights
     version the policy held, not by time (a resumed run once showed its latest accuracy everywhere)."""
-    sys.path.insert(0, str(BENCH))
+    sys.path.insert(0, str(EXPERIMENTS))
     from campaign_check import figures_at
 
     policy = [{"step": str(s), "policy/predictor_version": str(v), "system/wall_s": str(w),
@@ -93,7 +93,7 @@ def test_campaign_check_reads_the_predictor_accuracy_the_policy_held_at_each_che
 def test_campaign_check_finds_entropy_shocks_after_2m():
     """H7's signature: the entropy rising by more than 0.3 nats in one log row, or the value mean leaving
     +-1.2; rows before 2M agent steps (the first phase, entropy near its maximum) do not count."""
-    sys.path.insert(0, str(BENCH))
+    sys.path.insert(0, str(EXPERIMENTS))
     from campaign_check import shocks
 
     rows = [{"step": str(s), "policy/entropy": str(e), "policy/value_mean": str(v), "system/sitting": "3",

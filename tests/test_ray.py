@@ -154,10 +154,10 @@ def test_floyd_seeds_on_ray_leaves_the_run_directories_and_the_table(tmp_path):
 
 
 def test_a_seed_run_on_another_node_comes_back_to_the_driver(tmp_path, no_ray_left):
-    """floyd/ray_seeds.py's way back for a run directory written on another node (here: a task told that
+    """floyd seeds --backend ray's way back for a run directory written on another node (here: a task told that
     the driver's node is another one), without a real second machine."""
     from drlhp.runtime.ray_backend import init_kwargs
-    from floyd.ray_seeds import _collect, _run_one
+    from floyd.seeds import _collect, _run_one
 
     ray.init(num_cpus=1, **init_kwargs())
     run_dir = tmp_path / "g" / "seed3"

@@ -12,8 +12,8 @@ import envs
 from drlhp.policy.reward_source import ClippedEnvReward, RewardSource
 from drlhp.policy.rollout import RolloutRunner
 from drlhp.policy.segments import SegmentCutter
+from envs.atari_ids import atari_env_id
 from envs.score_blanking import SCORE_REGIONS, blank_score, score_regions
-from envs.score_blanking_evidence import env_id_of
 
 PAPER_GAMES = {"pong", "enduro", "breakout", "space_invaders", "seaquest", "beam_rider", "qbert"}
 N_STEPS, N_ROLLOUTS, SEGMENT_LENGTH = 50, 8, 25
@@ -89,7 +89,7 @@ def test_blank_score_works_on_any_leading_dims_in_place_or_on_a_copy():
 
 @pytest.mark.parametrize("game", sorted(PAPER_GAMES))
 def test_predictor_and_labeller_see_the_score_area_blank(game):
-    env_id = env_id_of(game)
+    env_id = atari_env_id(game)
     run = play_through_hook(env_id)
     raw, next_obs, rewards, dones = run["raw"], run["next_obs"], run["rewards"], run["dones"]
     mask = blanked_mask(env_id)

@@ -4,7 +4,7 @@ preference database must hold exactly those answers.
 
 Chromium and its driver are system packages: where missing, the set-up installs them with apt-get (as
 root), as the Xvfb tests install Xvfb; the tests are skipped, with the reason, only where that is
-impossible (bench/browser.py).
+impossible (tests/support/browser.py).
 """
 import os
 import re
@@ -15,9 +15,9 @@ import time
 
 import pytest
 
-from bench.browser import chromium, install_chromium
 from conftest import REPO, default_sigint
 from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
+from tests.support.browser import chromium, install_chromium
 
 pytestmark = [pytest.mark.slow,  # a browser (apt-get installs it on a fresh machine) and real runs
               pytest.mark.xdist_group("display")]  # one worker for these and the Xvfb tests: one apt-get

@@ -1,5 +1,6 @@
 """What this machine's CPU is, from /proc/cpuinfo (no TensorFlow): its model, its instruction-set flags,
-the kernel library the reward predictor runs fastest with here, and the core's peak FLOP rate.
+and the kernel library the reward predictor runs fastest with here (the core's peak FLOP rate, which only
+bench/network_step.py needs, is computed there).
 
 The kernel library (``choose_kernels``), measured with bench/network_step.py (docs/results.md,
 /work/shared/notes/performance.md), the predictor's training step on one thread:
@@ -33,7 +34,7 @@ def cpuinfo_text(path: str = CPUINFO) -> str:
         return ""
 
 
-def _field(text: str, name: str) -> str | None:
+def cpuinfo_field(text: str, name: str) -> str | None:
     """The first ``name : value`` line's value in /proc/cpuinfo's text."""
     for line in text.splitlines():
         key, sep, value = line.partition(":")
@@ -44,13 +45,13 @@ def _field(text: str, name: str) -> str | None:
 
 def cpu_model(text: str | None = None) -> str:
     text = cpuinfo_text() if text is None else text
-    return _field(text, "model name") or platform.processor() or platform.machine() or "unknown CPU"
+    return cpuinfo_field(text, "model name") or platform.processor() or platform.machine() or "unknown CPU"
 
 
 def cpu_flags(text: str | None = None) -> set[str]:
     """The first core's instruction-set flags (x86's ``flags`` line; empty where there is none)."""
     text = cpuinfo_text() if text is None else text
-    return set((_field(text, "flags") or "").split())
+    return set((cpuinfo_field(text, "flags") or "").split())
 
 
 @dataclass(frozen=True)
@@ -144,69 +145,3 @@ def default_kernels(environ=os.environ, machine: str | None = None) -> KernelCho
     if machine in ("x86_64", "amd64"):
         return KernelChoice("default", True, "oneDNN", "TensorFlow's default on x86-64")
     return KernelChoice("default", None, "TensorFlow's default", f"TensorFlow's default on {machine}")
-
-
-# --- the core's peak, for bench/network_step.py ---
-
-FMA_UNITS = 2  # assumed: two FMA pipes per core (Intel Skylake-SP and later server cores, AMD Zen 2-4)
-
-
-@dataclass(frozen=True)
-class CorePeak:
-    """One core's single-precision peak: fma_units x lanes x 2 FLOP (an FMA) x clock."""
-
-    lanes: int  # fp32 lanes per FMA: 16 with AVX-512, 8 with AVX2 + FMA, 4 with SSE
-    fma_units: int
-    ghz: float
-    clock_from: str
-    isa: str
-
-    @property
-    def flop_per_cycle(self) -> int:
-        return self.fma_units * self.lanes * 2
-
-    @property
-    def gflops(self) -> float:
-        return self.flop_per_cycle * self.ghz
-
-    def describe(self) -> str:
-        return (f"{self.isa}: {self.fma_units} FMA units (assumed) x {self.lanes} fp32 lanes x 2 = "
-                f"{self.flop_per_cycle} FLOP/cycle x {self.ghz:.2f} GHz ({self.clock_from}) = "
-                f"{self.gflops:.0f} GFLOP/s per core")
-
-
-def _lscpu_max_mhz() -> float | None:
-    import subprocess
-
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    value = _field(out, "CPU max MHz")
-    try:
-        return float(value) if value else None
-    except ValueError:
-        return None
-
-
-def core_peak(text: str | None = None, fma_units: int = FMA_UNITS, ghz: float | None = None) -> CorePeak:
-    """The core's fp32 peak from its flags and clock: lscpu's "CPU max MHz" where it gives one (the
-    boost clock), else /proc/cpuinfo's "cpu MHz" (a VM's nominal clock), unless ``ghz`` is given."""
-    text = cpuinfo_text() if text is None else text
-    flags = cpu_flags(text)
-    if "avx512f" in flags:
-        lanes, isa = 16, "AVX-512"
-    elif "avx2" in flags and "fma" in flags:
-        lanes, isa = 8, "AVX2+FMA"
-    else:
-        lanes, isa = 4, "SSE (no FMA: counted as if it had one)"
-    if ghz is not None:
-        clock_from = "given"
-    else:
-        mhz = _lscpu_max_mhz() if text == cpuinfo_text() else None
-        clock_from = "lscpu max MHz"
-        if mhz is None:
-            value = _field(text, "cpu MHz")
-            mhz, clock_from = (float(value), "/proc/cpuinfo cpu MHz") if value else (0.0, "unknown clock")
-        ghz = mhz / 1e3
-    return CorePeak(lanes, fma_units, ghz, clock_from, isa)

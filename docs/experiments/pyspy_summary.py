@@ -6,7 +6,7 @@ long run as it is; drlhp's own `--profile` (cProfile, drlhp/runtime/profiling.py
 With the run's pids from <run_dir>/pids.json:
 
     py-spy record --pid PID --duration 90 --rate 50 --idle --threads --nonblocking --format raw -o ROLE.txt
-    python bench/pyspy_summary.py ROLE.txt [ROLE2.txt ...] [--top 12]
+    python docs/experiments/pyspy_summary.py ROLE.txt [ROLE2.txt ...] [--top 12]
 
 For each file, per thread: its share of the samples (with --idle, waiting counts too), then the
 innermost drlhp function on the stack (drlhp/, envs/, pref_interface/) with the call it was making

@@ -3,7 +3,7 @@
 # preferences across sittings. The first call starts it; every later call with the same RUN_DIR resumes it
 # (everything is saved: policy, predictor, database, label count). Each sitting ends itself after HOURS of
 # running time (--stop_after_hours: saved, status "stopped", exit 0); then the rules and the curve.
-#   bash bench/pong_campaign.sh HOURS [RUN_DIR] [extra run.py flags...]
+#   bash docs/experiments/pong_campaign.sh HOURS [RUN_DIR] [extra run.py flags...]
 # The recipe: the paper's label schedule over a 10M budget (front-loaded: about 1 label per 320 agent steps
 # in the first 300k) with at most 10,000 labels, a database bound of 3,000 so it follows the policy, one
 # predictor without batch norm trained flat out on its own core at E6's feed (0.05 pair-updates per agent
@@ -14,7 +14,7 @@
 # bonus is 0.01 until 6.3M agent steps, as in that run (0.005 from the start lost every ball by 0.3M), and the
 # reward network is float32 on every CPU (--reward_bfloat16 off: bfloat16 was not checked on Pong's predictor).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."  # the checkout
 HOURS=${1:?hours for this sitting}
 RUN_DIR=${2:-runs/pong-campaign}
 shift $(( $# > 2 ? 2 : $# ))
@@ -27,7 +27,7 @@ status=0
     --reward_norm_momentum 1 --reward_norm_segments 100 --reward_clip 10 --reward_center_steps 2000 --ent_coef 0.01 \
     --ent_coef_switch_million_timesteps 6.3 --ent_coef_after_switch 0.005 --reward_bfloat16 off --log_interval 60 --policy_ckpt_interval 500 --stop_after_hours "$HOURS" "$@" || status=$?
 if [ -f "$RUN_DIR/progress.csv" ]; then
-    .venv/bin/python bench/campaign_check.py "$RUN_DIR" || true
-    .venv/bin/python bench/campaign_curve.py "$RUN_DIR"
+    .venv/bin/python docs/experiments/campaign_check.py "$RUN_DIR" || true
+    .venv/bin/python docs/experiments/campaign_curve.py "$RUN_DIR"
 fi
 exit $status

@@ -16,8 +16,8 @@ import shutil
 import subprocess
 import time
 
-from bench.apt import apt_install
 from pref_interface.display import README_PACKAGES, missing_xcb_libraries
+from tests.support.apt import apt_install
 
 APT_PACKAGES = ("xvfb", "xdotool", *README_PACKAGES)
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Reset a saved reward predictor's normalization from many clips of a preference database.
 
-    python bench/renormalize_predictor.py RUN_DIR PREFS [--segments 200] [--save]
+    python docs/experiments/renormalize_predictor.py RUN_DIR PREFS [--segments 200] [--save]
 
 RUN_DIR holds reward_predictor/reward_predictor.npz and config.json (its architecture); PREFS is a
 preference database (a prefs.npz or a run directory). Prints the per-step standard deviation of the
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
 
 
 def main(argv=None) -> None:

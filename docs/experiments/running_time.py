@@ -1,14 +1,14 @@
 #!/usr/bin/env python
 """A run's running time across its sittings, gathering and pretraining included.
 
-    python bench/running_time.py RUN_DIR
+    python docs/experiments/running_time.py RUN_DIR
 
 The policy's `system/wall_s` counts only its own training time (not the minutes it waits for the
 initial preferences and the predictor's pretraining). This adds those: each sitting runs from its
 start (run.json) to the last TensorBoard event written before the next sitting started (every process
 writes events: the predictor every evaluation, the labeller and the policy every log interval), or to
 the run's final status time for the last sitting. So each sitting's end is known to within one log
-interval (30 s for bench/pong_prefs.sh). Time between sittings (the run stopped) is not counted.
+interval (30 s for docs/experiments/pong_prefs.sh). Time between sittings (the run stopped) is not counted.
 
 Prints one line per sitting, then: running time in all, the policy's training time, and the time
 before the policy started (setup: gathering and pretraining, TensorFlow start-up included).
@@ -19,10 +19,12 @@ import argparse
 import csv
 import datetime as dt
 import json
+import sys
 from pathlib import Path
 
-from drlhp.runtime.formatting import format_duration
-from drlhp.runtime.run_paths import RunPaths
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
+from drlhp.runtime.formatting import format_duration  # noqa: E402
+from drlhp.runtime.run_paths import RunPaths  # noqa: E402
 
 
 def _event_times(run_dir: Path) -> list[float]:

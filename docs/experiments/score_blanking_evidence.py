@@ -1,20 +1,24 @@
 """How the score regions of ``envs.score_blanking`` were found, and what they look like: random play of
 each game in its table, with what is drawn near each rectangle and what is blanked.
 
-    python -m envs.score_blanking_evidence --measure [GAME ...]     # per game, a map of the rows near each rectangle
-    python -m envs.score_blanking_evidence --show docs/score_blanking.png   # every game, raw and blanked
+    python docs/experiments/score_blanking_evidence.py --measure [GAME ...]   # per game, the rows near each rectangle
+    python docs/experiments/score_blanking_evidence.py --show docs/score_blanking.png   # every game, raw and blanked
 
-Its own module because it plays the games (``envs.make_vec_env``, which imports ``envs.atari``, which
-imports ``envs.score_blanking``): in score_blanking.py that made a cycle of imports (tests/test_boundaries.py).
+A past experiment's script (docs/atari.md, "Score blanking"), not library code: until 2026-11-26 it was
+envs/score_blanking_evidence.py, which nothing but this measurement used.
 """
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 import numpy as np
 
-import envs
-from envs.score_blanking import FRAME_SIZE, SCORE_REGIONS, blank_score
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
+import envs  # noqa: E402
+from envs.atari_ids import atari_env_id  # noqa: E402
+from envs.score_blanking import FRAME_SIZE, SCORE_REGIONS, blank_score  # noqa: E402
 
 
 def _random_frames(env_id: str, n_steps: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -39,14 +43,10 @@ def _random_frames(env_id: str, n_steps: int, seed: int = 0) -> tuple[np.ndarray
         vec.close()
 
 
-def env_id_of(game: str) -> str:
-    return "".join(part.capitalize() for part in game.split("_")) + "NoFrameskip-v4"
-
-
 def measure(game: str, n_steps: int = 3000) -> None:
     """Print, for the rows of each region and two around it, where anything is drawn in random play
     and what is blanked."""
-    frames, rewards = _random_frames(env_id_of(game), n_steps)
+    frames, rewards = _random_frames(atari_env_id(game), n_steps)
     print(f"{game}: {n_steps} steps, {np.count_nonzero(rewards)} rewards; regions {SCORE_REGIONS[game]}\n"
           "  (#: drawn and blanked, x: drawn and kept, -: blanked but never drawn;\n"
           "   drawn: differs in some frame from the row's most common value)")
@@ -70,7 +70,7 @@ def show(path: str, n_steps: int = 400, scale: int = 3) -> None:
     gap, label_h = 4, 14
     columns = []
     for game in SCORE_REGIONS:
-        env_id = env_id_of(game)
+        env_id = atari_env_id(game)
         frame = _random_frames(env_id, n_steps)[0][-1]
         blanked = blank_score(env_id, frame[..., None])[..., 0]
         raw = np.repeat(frame[..., None], 3, axis=-1)

@@ -2,7 +2,7 @@
 
     apt_install(packages, timeout=600) -> None when apt-get installed them, else one line saying why not
 
-Used by bench/x11.py (Xvfb, xdotool, Qt's xcb libraries) and bench/browser.py (chromium, chromedriver),
+Used by tests/support/x11.py (Xvfb, xdotool, Qt's xcb libraries) and tests/support/browser.py (chromium, chromedriver),
 so the suite sets up what it needs on a fresh machine, and skips with the reason where it cannot.
 """
 from __future__ import annotations

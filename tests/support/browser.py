@@ -6,14 +6,14 @@
 
 Chromium is a system package, not a pip one (Playwright's own browser download needs a host this
 project's machines cannot reach), so `make`'s venv step does not need it; the browser tests install it
-as the Xvfb tests install Xvfb (bench/x11.py), and skip with the reason only where that is impossible.
+as the Xvfb tests install Xvfb (tests/support/x11.py), and skip with the reason only where that is impossible.
 """
 from __future__ import annotations
 
 import contextlib
 import shutil
 
-from bench.apt import apt_install
+from tests.support.apt import apt_install
 
 APT_PACKAGES = ("chromium", "chromium-driver")
 

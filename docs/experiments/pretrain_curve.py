@@ -2,7 +2,7 @@
 """A run's pretraining curve (validation accuracy against predictor steps), and where the early-stop rule
 (--reward_pretrain_patience P, --reward_pretrain_min_gain G) would have stopped it, for several P.
 
-    python bench/pretrain_curve.py RUN_DIR [RUN_DIR ...] [--patience 10 20 40] [--min_gain 0.005]
+    python docs/experiments/pretrain_curve.py RUN_DIR [RUN_DIR ...] [--patience 10 20 40] [--min_gain 0.005]
 
 Reads <run_dir>/progress_reward.csv: its pretraining rows are the evaluations before the predictor's first
 online step (rows without reward/online_steps; all rows of a pretrain_reward_predictor run). The rule is
@@ -18,7 +18,7 @@ import math
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
 from drlhp.reward.trainer import pretrain_rule  # noqa: E402
 
 

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Pong from synthetic preferences, from scratch, default hyper-parameters (the paper's: 25-step clips,
 # 3 predictors with batch norm and dropout, 500 initial preferences, 200 pretraining epochs), then
-# the curve of true return against steps and wall time (PNG) and the labels used.
+# the curve of true return against steps (floyd compare, PNG), the running time and the labels used.
 # Issue 4's goal: mean true return of the last 100 episodes >= +19 within 3 hours of running time
 # and at most 6,000 labels. The predictor runs 2 TensorFlow threads (both cores while the policy waits for
 # pretraining) and trains at most a quarter of the wall time beside the policy (2 threads x 1/4: the same
 # share of the cores as the defaults' 1 thread x 1/2). Later flags override these. Resumable: run it again with the same RUN_DIR after Ctrl-C (everything
 # is saved: policy, predictor, database, label count); only running time counts in the curve.
-#   bash bench/pong_prefs.sh [SEED] [RUN_DIR] [extra run.py flags...]
+#   bash docs/experiments/pong_prefs.sh [SEED] [RUN_DIR] [extra run.py flags...]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."  # the checkout
 SEED=${1:-0}
 RUN_DIR=${2:-runs/pong-prefs-seed$SEED}
 shift $(( $# > 2 ? 2 : $# ))
@@ -21,8 +21,8 @@ if [ ! -f "$RUN_DIR/progress.csv" ]; then
     echo "no policy progress yet in $RUN_DIR (stopped while gathering or pretraining): no curve" >&2
     exit $status
 fi
-.venv/bin/python bench/plot_curve.py "$RUN_DIR" --target 19 --with_setup --title "Pong from synthetic preferences, seed $SEED"
-.venv/bin/python bench/running_time.py "$RUN_DIR"
+.venv/bin/python -m floyd compare "$RUN_DIR" --out "$RUN_DIR/curve.png" --title "Pong from synthetic preferences, seed $SEED"
+.venv/bin/python docs/experiments/running_time.py "$RUN_DIR"
 .venv/bin/python - "$RUN_DIR" <<'PY'
 import csv, sys
 from pathlib import Path

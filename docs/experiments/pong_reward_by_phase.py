@@ -2,7 +2,7 @@
 """What a Pong run's reward predictor pays in each phase of play and around each event, over its
 own database's clips.
 
-    python bench/pong_reward_by_phase.py RUN_DIR [--predictor PATH] [--window 3]
+    python docs/experiments/pong_reward_by_phase.py RUN_DIR [--predictor PATH] [--window 3]
 
 Runs the predictor (RUN_DIR's final weights, or --predictor: a checkpoint file or run directory) on
 every step of every clip in RUN_DIR's preference database, exactly as the policy gets it (the
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
 
 # 84x84 grayscale Pong: background 87, both paddles 147-148 in their middle columns (8-11 and 72-75,
 # their edge columns anti-aliased to 93-124 by the resize), walls and score above row 14 and below row 77,

@@ -1,8 +1,9 @@
 #!/usr/bin/env python
 """Issue 12's cheap experiments E1 and E2: does a Pong reward predictor rank behaviours of known quality?
 
-    python bench/pong_reward_ranks.py evaluate PREDICTOR [--policy NAME ...] [--steps 1000]
-    python bench/pong_reward_ranks.py collect OUT_DIR [--policy NAME ...] [--clips_per_policy 600] [--pairs 3000]
+    python docs/experiments/pong_reward_ranks.py evaluate PREDICTOR [--policy NAME ...] [--steps 1000]
+    python docs/experiments/pong_reward_ranks.py collect OUT_DIR [--policy NAME ...] [--clips_per_policy 600]
+                                                 [--pairs 3000]
     python run.py pretrain_reward_predictor --env PongNoFrameskip-v4 --load_prefs_dir OUT_DIR ...
 
 Policies (``--policy``, repeatable): ``random`` (uniform over the 6 actions), ``track0``, ``track0.3``,
@@ -36,11 +37,11 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from drlhp.runtime.cpu import cpu_model  # noqa: E402
 from pong_reward_by_phase import PADDLE_VALUES, PLAY_ROWS, ball_mask, event_windows  # noqa: E402
-from predictor_speed import cpu_model  # noqa: E402
 
 ENV_ID = "PongNoFrameskip-v4"
 N_ENVS = 16

@@ -5,7 +5,7 @@
 down before the run reached it (docs/results.md, "Pong campaign"); a failed rule stops the run, then one
 thing changes.
 
-    python bench/campaign_check.py RUN_DIR
+    python docs/experiments/campaign_check.py RUN_DIR
 
 Each checkpoint's figures are the means of the policy's metric rows in the WINDOW agent steps before it
 (the *_last100 figures: their last value there); the predictor's validation accuracy is its last value

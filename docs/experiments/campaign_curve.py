@@ -2,10 +2,10 @@
 """The Pong campaign's curve (issue 19): true return, episode length and returns per game against agent
 steps and against running time, every sitting marked, from a run's progress.csv, to one PNG.
 
-    python bench/campaign_curve.py RUN_DIR [--out docs/pong_campaign.png] [--title TEXT]
+    python docs/experiments/campaign_curve.py RUN_DIR [--out docs/pong_campaign.png] [--title TEXT]
 
 Running time is the policy's training time summed over sittings (system/wall_s); a sitting starts where
-system/sitting changes (dotted lines). Random play's figures (bench/campaign_check.py) are drawn grey.
+system/sitting changes (dotted lines). Random play's figures (docs/experiments/campaign_check.py) are drawn grey.
 """
 from __future__ import annotations
 
@@ -14,14 +14,10 @@ import math
 import sys
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from campaign_check import RANDOM_LENGTH, RANDOM_RETURNS, _num, _rows  # noqa: E402
+from campaign_check import RANDOM_LENGTH, RANDOM_RETURNS  # noqa: E402
+from drlhp.runtime.curves import pyplot, read_progress_csv, save_png  # noqa: E402
 
 PANELS = (("policy/true_return_last100", "true return (last 100 games)", -20.4),
           ("policy/episode_length_last100", "episode length (agent steps)", RANDOM_LENGTH),
@@ -34,17 +30,20 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--title", default=None)
     args = ap.parse_args(argv)
-    rows = _rows(args.run_dir / "progress.csv")
-    if not rows:
+    cols = read_progress_csv(args.run_dir / "progress.csv")
+    if not cols.get("step"):
         print(f"{args.run_dir}: no progress.csv", file=sys.stderr)
         return 2
-    steps = [_num(r, "step") / 1e6 for r in rows]
-    hours = [_num(r, "system/wall_s") / 3600 for r in rows]
-    sitting = [_num(r, "system/sitting") for r in rows]
-    starts = [i for i in range(1, len(rows)) if sitting[i] != sitting[i - 1] and not math.isnan(sitting[i])]
+    n = len(cols["step"])
+    column = lambda key: cols.get(key) or [math.nan] * n  # noqa: E731
+    steps = [s / 1e6 for s in cols["step"]]
+    hours = [w / 3600 for w in column("system/wall_s")]
+    sitting = column("system/sitting")
+    starts = [i for i in range(1, n) if sitting[i] != sitting[i - 1] and not math.isnan(sitting[i])]
+    plt = pyplot()
     fig, axes = plt.subplots(len(PANELS), 2, figsize=(11, 8.5), sharex="col")
     for row, (key, label, baseline) in enumerate(PANELS):
-        ys = [_num(r, key) for r in rows]
+        ys = column(key)
         for col, xs in enumerate((steps, hours)):
             ax = axes[row][col]
             ax.plot(xs, ys, lw=1.2)
@@ -60,8 +59,7 @@ def main(argv=None) -> int:
     fig.suptitle(args.title or f"{args.run_dir.name}: {len(starts) + 1} sitting(s), {steps[-1]:.2f}M agent steps, "
                  f"{hours[-1]:.2f} h")
     fig.tight_layout()
-    out = args.out or args.run_dir / "campaign.png"
-    fig.savefig(out, dpi=90)
+    out = save_png(fig, args.out or args.run_dir / "campaign.png")
     print(f"curve: {out}")
     return 0
 
