@@ -170,6 +170,10 @@ class RewardConfig:
             catches up every advantage has that sign (the Pong campaign's entropy shocks, docs/results.md,
             session 11). Use it with a window of many rollouts (Pong: 2,000 agent steps, 25 rollouts): with
             --episode_ends on, an offset is a bonus or a cost per step of an episode, and centring changes it.
+        center_from_million_timesteps: the centring (center_steps) starts once the policy has taken this many
+            million agent steps; before, its reward is the predictor's as published. 0: from the first step. On
+            Pong, centring from the first step let the policy drift into losing every ball early on (3 runs of 3;
+            docs/results.md, session 13, H15), while the lineage that got it at 5.33M, once it rallied, was unharmed.
         ckpt_interval_s: seconds between predictor checkpoints (plus one at the end).
         tf_threads: TensorFlow intra-op threads of the predictor process in the three-process modes
             (pretrain_reward_predictor runs in one process and takes --tf_intra_threads). With 2, halve
@@ -213,6 +217,7 @@ class RewardConfig:
     norm_momentum: float = opt(0.1, check=within(0, 1, low_in=False))
     clip: float = opt(0.0, check=NOT_NEGATIVE)
     center_steps: int = opt(0, check=whole(0))
+    center_from_million_timesteps: float = opt(0.0, check=NOT_NEGATIVE)
     ckpt_interval_s: float = opt(60.0, check=POSITIVE)
     tf_threads: int = opt(1, check=whole(1))
     onednn: str = opt("auto", choices=ONEDNN_SETTINGS, negatable=True)

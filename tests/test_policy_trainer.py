@@ -99,6 +99,25 @@ def test_reward_centering_removes_the_running_mean_and_follows_a_jump_in_the_off
     assert np.isclose(off.rewards(obs, true).mean(), -0.2 + 0.05) and off.offset is None
 
 
+def test_reward_centering_starts_after_the_given_agent_steps_and_a_resume_keeps_the_count():
+    """--reward_center_from_million_timesteps: the reward is the predictor's as published until the policy has
+    taken that many agent steps, then centred; a checkpoint keeps the count, so a resumed run starts on time."""
+    from drlhp.config import RewardConfig
+    from drlhp.policy.reward_source import PredictedReward
+
+    cfg = RewardConfig(n_members=1, batchnorm=False, center_steps=400, center_from_million_timesteps=0.0001)
+    source = PredictedReward((84, 84, 4), cfg, seed=0)  # centring from 100 agent steps
+    source.ensemble.version, source.ensemble.reward = 1, lambda obs: 0.3 + np.zeros(len(obs), np.float32)
+    obs, true = np.zeros((5, 8, 84, 84, 4), np.uint8), np.zeros((5, 8), np.float32)
+    assert np.isclose(source.rewards(obs, true).mean(), 0.3) and source.offset is None  # 40 steps
+    assert np.isclose(source.rewards(obs, true).mean(), 0.3)  # 80 steps: not yet
+    resumed = PredictedReward((84, 84, 4), cfg, seed=0)
+    resumed.restore(source.state())
+    resumed.ensemble.version, resumed.ensemble.reward = 1, source.ensemble.reward
+    assert resumed.steps_rewarded == 80
+    assert abs(resumed.rewards(obs, true).mean()) < 1e-6 and np.isclose(resumed.offset, 0.3)  # 120 steps: centred
+
+
 # --- --stop_at_true_return, --stop_at_success_rate: the trainer's loop on made-up episodes (no training) ------
 
 class _Policy:

@@ -80,6 +80,10 @@ class PredictedReward(RewardSource):
         self.center_steps = getattr(cfg, "center_steps", 0)  # RewardConfig.center_steps
         self.offset = None  # the running mean removed (--reward_center_steps), None until the first rollout
         self.center_rollouts = 0  # rollouts in that mean (a checkpoint keeps both: state(), restore())
+        # the centring starts after this many agent steps (--reward_center_from_million_timesteps); the steps
+        # rewarded so far are counted here and kept in checkpoints with the mean
+        self.center_from = round(getattr(cfg, "center_from_million_timesteps", 0.0) * 1e6)
+        self.steps_rewarded = 0
         if weights is not None:
             self._load(weights)
 
@@ -111,7 +115,8 @@ class PredictedReward(RewardSource):
             return None
         t, n = obs.shape[:2]
         r = self.ensemble.reward(obs.reshape(t * n, *obs.shape[2:])).reshape(t, n)
-        if self.center_steps:
+        self.steps_rewarded += t * n
+        if self.center_steps and self.steps_rewarded > self.center_from:
             r = self._centred(r)
         return r
 
@@ -126,8 +131,12 @@ class PredictedReward(RewardSource):
         return (r - self.offset).astype(np.float32)
 
     def state(self) -> dict:
-        return {} if self.offset is None else {"center_offset": self.offset, "center_rollouts": self.center_rollouts}
+        out = {"steps_rewarded": self.steps_rewarded} if self.center_from else {}
+        if self.offset is not None:
+            out.update(center_offset=self.offset, center_rollouts=self.center_rollouts)
+        return out
 
     def restore(self, state: dict) -> None:
         if "center_offset" in state:
             self.offset, self.center_rollouts = float(state["center_offset"]), int(state["center_rollouts"])
+        self.steps_rewarded = int(state.get("steps_rewarded", self.steps_rewarded))
