@@ -122,7 +122,8 @@ def _watch_parent(child: Child, parent_pid: int, stop_event, report_queue, log_d
         time.sleep(PARENT_GONE_EXIT_S)
         print(f"[{role}] not stopped {PARENT_GONE_EXIT_S:.0f} s after the parent died: exiting now",
               file=sys.stderr, flush=True)
-        _record_outcome(role, child.run_dir, f"cut short {PARENT_GONE_EXIT_S:.0f} s after the parent died")
+        if not outcome:  # the role had not returned: it did not finish saving
+            _record_outcome(role, child.run_dir, f"cut short {PARENT_GONE_EXIT_S:.0f} s after the parent died")
         os._exit(3)
 
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
