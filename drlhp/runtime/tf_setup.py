@@ -2,20 +2,20 @@
 (oneDNN or Eigen: drlhp.runtime.cpu.choose_kernels) and the easy-tf-log import fix.
 
 Quiet logs. TensorFlow's C++ side writes its own lines to stderr in absl's format
-(``I0000 00:00:1795681165.27 8161 port.cc:153] oneDNN custom operations are on ...``), and before
-anything calls ``absl::InitializeLog()`` (nothing in TensorFlow's Python package does) absl writes
-every one of them, whatever TF_CPP_MIN_LOG_LEVEL says, after ``WARNING: All log messages before
-absl::InitializeLog() is called are written to STDERR``: each process prints the pair twice (two
-libraries, each with its own copy of absl), and the reward predictor's training step adds
-``E0000 ... meta_optimizer.cc] remapper failed: INVALID_ARGUMENT ...`` where grappler's remapper cannot
-fuse the convolution's gradient: harmless (grappler keeps the graph as it was before that pass; the
-forward pass's fusions, which succeed, are kept: so the remapper stays on). No setting reaches absl
-from Python, so a run's output tee (drlhp.runtime.output_tee) leaves these lines out of what reaches
-the terminal (``is_tf_log_line``), in every process's output, Ray workers' included (they reach the
-terminal through the parent); <run_dir>/stderr.log keeps them. A fatal line (``F0000``) and anything
-else, tracebacks included, always shows. DRLHP_TF_LOGS=1 shows them (``tf_logs_shown``);
-TF_CPP_MIN_LOG_LEVEL (drlhp's default 2: no info or warning from TensorFlow's own logging) is the
-user's where set.
+(``I0000 00:00:1795681165.27 8161 port.cc:153] oneDNN custom operations are on ...``), and until
+something calls ``absl::InitializeLog()`` (nothing in TensorFlow's Python package does) absl writes
+every one of them, whatever TF_CPP_MIN_LOG_LEVEL says (measured: 2 and 3 alike), after ``WARNING: All
+log messages before absl::InitializeLog() is called are written to STDERR``. Each process prints that
+pair twice (at import and again seconds later), and the reward predictor's training step adds
+``E0000 ... meta_optimizer.cc:967] remapper failed: INVALID_ARGUMENT ...`` where grappler's remapper
+cannot fuse the convolution's gradient: harmless (grappler keeps the graph as it was before a failed
+pass, meta_optimizer.cc's RunOptimizer), so the remapper stays on for the fusions that succeed.
+No setting reaches absl from Python, so a run's output tee (drlhp.runtime.output_tee) leaves these
+lines out of what reaches the terminal (``is_tf_log_line``), whichever process wrote them (a Ray
+worker's reach the parent with a "(... pid=N) " prefix, which the pattern allows; not tested here);
+<run_dir>/stderr.log keeps them. A fatal line (``F0000``) and anything else, tracebacks included,
+always shows. DRLHP_TF_LOGS=1 shows them (``tf_logs_shown``); TF_CPP_MIN_LOG_LEVEL (drlhp's default
+2: no info or warning from TensorFlow's own logging) is the user's where set.
 
 easy-tf-log 1.12 imports ``tensorflow.python._pywrap_events_writer``, which current TensorFlow
 moved to ``tensorflow.python.client._pywrap_events_writer``; ``import_easy_tf_log`` aliases the
