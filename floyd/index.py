@@ -21,11 +21,17 @@ from pathlib import Path
 
 from drlhp.runtime.curves import read_progress_csv
 from drlhp.runtime.run_paths import RunPaths
-from drlhp.runtime.run_record import RUN_FORMAT_VERSION, config_in_todays_names
+from drlhp.runtime.run_record import PARENT_GONE, RUN_FORMAT_VERSION, SAVED, config_in_todays_names
 
 RUN_FILES = RunPaths.RECORD_FILES
 GROUP_DEPTH = 3  # how deep a group of runs may nest under the runs folder
-ENDED = ("finished", "crashed", "interrupted")
+ENDED = ("finished", "crashed", "interrupted", "stopped")
+
+
+def ended(status: str) -> bool:
+    """Whether a run with this status has ended: ENDED, or the parent died and its children have finished
+    ("parent gone: saved" or "...: not all saved", written by the children: drlhp.runtime.run_record)."""
+    return status in ENDED or (status.startswith(PARENT_GONE + ":") and status != f"{PARENT_GONE}: saving")
 
 
 class FloydError(Exception):
@@ -75,7 +81,7 @@ class RunEntry:
     @property
     def duration_s(self) -> float | None:
         """Start to end; to now while running; unknown for a run that died or never said."""
-        end = self.end if self.status in ENDED else dt.datetime.now() if self.status == "running" else None
+        end = self.end if ended(self.status) else dt.datetime.now() if self.status == "running" else None
         if self.start is None or end is None:
             return None
         return max(0.0, (end - self.start).total_seconds())
@@ -207,9 +213,26 @@ def read_run(path: Path, name: str | None = None) -> RunEntry:
     if entry.status == "running" and entry.run_json and _process_gone(entry.run_json):
         entry.status = "died"
         entry.notes.append(f"status says running, but its process (pid {entry.run_json['pid']}) is gone")
+    if entry.status.startswith(PARENT_GONE + ":"):
+        _note_parent_gone(entry)
     if entry.kind == "incomplete" and entry.status == "unknown":
         entry.status = "incomplete"
     return entry
+
+
+def _note_parent_gone(entry: RunEntry) -> None:
+    """A run whose parent died (the children wrote its status): the roles that did not save, and a run still
+    "saving" whose processes (pids.json) are all gone is "not all saved"."""
+    roles = (entry.status_json or {}).get("roles")
+    roles = roles if isinstance(roles, dict) else {}
+    entry.notes.extend(f"{role}: {outcome}" for role, outcome in sorted(roles.items()) if outcome != SAVED)
+    if entry.status == f"{PARENT_GONE}: saving":
+        pids, _ = _read_json(entry.path / "pids.json")
+        children = [pid for role, pid in (pids or {}).items() if role != "parent" and isinstance(pid, int)]
+        host = (entry.run_json or {}).get("host")
+        if children and all(_process_gone({"pid": pid, "host": host}) for pid in children):
+            entry.status = f"{PARENT_GONE}: not all saved"
+            entry.notes.append("its processes are gone, not all of them said they saved")
 
 
 def scan(runs_dir: Path) -> tuple[list[RunEntry], list[RunEntry]]:

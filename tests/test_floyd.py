@@ -202,6 +202,36 @@ def test_bad_folders_are_listed_as_such_and_bad_names_are_one_line_errors(tmp_pa
     assert shown.returncode == 0 and "incomplete" in shown.stdout and "Traceback" not in shown.stderr
 
 
+def test_runs_whose_parent_died_are_listed_by_what_their_children_wrote(tmp_path):
+    """After kill -9 of the parent the children write status.json (drlhp.runtime.run_record.record_parent_gone;
+    the real kill: tests/test_shutdown.py): list shows it, with its duration (the run has ended), the roles
+    that did not save, and a run left "saving" with none of its processes alive as "not all saved"."""
+    import socket
+
+    runs = tmp_path / "runs"
+    config = json.dumps({"mode": "train_policy_with_preferences", "env": "MovingDot-v0", "seed": 0})
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    roles = {"policy": "saved", "pref_interface": "saved", "reward_predictor": "saved"}
+    statuses = {"saved": ("parent gone: saved", roles),
+                "cut": ("parent gone: not all saved", {**roles, "policy": "cut short 8 s after the parent died"}),
+                "stuck": ("parent gone: saving", {**roles, "reward_predictor": "stopping"})}
+    for name, (status, outcomes) in statuses.items():
+        _write(runs / name / "config.json", config)
+        _write(runs / name / "run.json", json.dumps({"format_version": 1, "started": "2024-01-03T10:00:00",
+                                                     "pid": gone.pid, "host": socket.gethostname()}))
+        _write(runs / name / "status.json", json.dumps({"status": status, "time": "2024-01-03T10:05:00",
+                                                        "roles": outcomes}))
+        _write(runs / name / "pids.json", json.dumps({"parent": gone.pid, **{r: gone.pid for r in outcomes}}))
+    proc = floyd("--runs_dir", runs, "list")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr + proc.stdout, proc.stderr
+    rows = _list_rows(proc.stdout)
+    assert " parent gone: saved " in rows["saved"] and " 5m00s " in rows["saved"], rows["saved"]
+    assert " parent gone: not all saved " in rows["cut"] and "policy: cut short" in rows["cut"], rows["cut"]
+    assert " parent gone: not all saved " in rows["stuck"] and "reward_predictor: stopping" in rows["stuck"]
+    assert "processes are gone" in rows["stuck"], rows["stuck"]
+
+
 def test_listing_loads_no_tensorflow(tmp_path):
     _write(tmp_path / "runs" / "old" / "config.json", json.dumps({"mode": "watch", "env": "MovingDot-v0"}))
     code = ("import sys, floyd.__main__ as m; "

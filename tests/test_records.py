@@ -75,3 +75,41 @@ def test_a_runs_curves_are_drawn_from_its_progress_files(tmp_path):
     assert _title(run) == "dot-run: train_policy_with_preferences on MovingDot-v0, seed 3 (finished)"
     path = write_run_curves(run)
     assert path == run / "curves.png" and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_children_write_the_status_once_the_parent_is_gone(tmp_path):
+    """record_parent_gone: several children merge their outcomes into status.json under one lock, in any
+    order; "saved" once every role of pids.json has saved; a final outcome is never set back to stopping."""
+    from drlhp.runtime.run_record import record_parent_gone
+
+    (tmp_path / "pids.json").write_text(json.dumps({"parent": 1, "policy": 2, "pref_interface": 3,
+                                                    "reward_predictor": 4}))
+    (tmp_path / "status.json").write_text(json.dumps({"status": "running", "time": "2026-11-26T08:00:00"}))
+    assert record_parent_gone(tmp_path, "policy", "stopping")["status"] == "parent gone: saving"
+    assert record_parent_gone(tmp_path, "policy", "saved")["status"] == "parent gone: saving"
+    record_parent_gone(tmp_path, "policy", "stopping")  # the watch thread, late: changes nothing
+    assert record_parent_gone(tmp_path, "reward_predictor", "saved")["status"] == "parent gone: saving"
+    last = record_parent_gone(tmp_path, "pref_interface", "saved")
+    assert json.loads((tmp_path / "status.json").read_text()) == last
+    assert last["status"] == "parent gone: saved"
+    assert last["roles"] == {"policy": "saved", "pref_interface": "saved", "reward_predictor": "saved"}
+    last = record_parent_gone(tmp_path, "pref_interface", "cut short 8 s after the parent died")
+    assert last["status"] == "parent gone: not all saved"
+
+
+def test_concurrent_children_lose_no_outcome(tmp_path):
+    """Many processes at once (the flock on the run directory): every outcome lands."""
+    import multiprocessing as mp
+
+    from drlhp.runtime.run_record import record_parent_gone
+
+    roles = [f"role{i}" for i in range(8)]
+    (tmp_path / "pids.json").write_text(json.dumps({"parent": 1, **{r: i for i, r in enumerate(roles)}}))
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=record_parent_gone, args=(tmp_path, role, "saved")) for role in roles]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    status = json.loads((tmp_path / "status.json").read_text())
+    assert status["status"] == "parent gone: saved" and set(status["roles"]) == set(roles)

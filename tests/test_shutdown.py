@@ -1,6 +1,7 @@
 """No orphans, and SIGTERM is a stop (issue 11, item 4), with the real processes of run.py on MovingDot-v0.
 
-    kill -9 of run.py            every child notices its parent is gone, saves and exits within 10 s
+    kill -9 of run.py            every child notices its parent is gone, saves and exits within 10 s, and
+                                 the run's status (status.json, `python -m floyd list`) says "parent gone: saved"
     SIGTERM to the whole group   (`timeout`, `docker stop`, `kill -TERM -PGID`) a stop like Ctrl-C: exit
                                  code 130, status "interrupted", database and predictor saved, and the
                                  same command with the same --run_dir resumes
@@ -8,10 +9,12 @@
 import os
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
 
+from conftest import REPO
 from test_pipeline import (
     SMALL,
     _child_processes,
@@ -58,6 +61,14 @@ def test_children_of_a_killed_parent_save_and_exit_within_10_s(tmp_path):
         prefs, predictor = run_dir / "prefs" / "prefs.npz", run_dir / "reward_predictor" / "reward_predictor.npz"
         assert prefs.stat().st_mtime >= killed_wall and predictor.stat().st_mtime >= killed_wall
         assert len(_load_prefs(prefs)) >= 20
+        # nobody is left to say the run ended but the children: they did, and the archive shows it
+        status = _json(run_dir / "status.json")
+        assert status["status"] == "parent gone: saved", status
+        assert status["roles"] == {role: "saved" for role in children}, status
+        listing = subprocess.run([sys.executable, "-m", "floyd", "list", "--runs_dir", tmp_path], cwd=REPO,
+                                 capture_output=True, text=True, timeout=120)
+        row = next((line for line in listing.stdout.splitlines() if line.startswith("run ")), "")
+        assert "parent gone: saved" in row, listing.stdout + listing.stderr
     finally:
         _kill_session(proc)
 

@@ -14,7 +14,9 @@ Children ignore SIGINT: on Ctrl-C the parent sets the stop event and the childre
 SIGTERM is a stop too: a child that gets it (``timeout``, ``docker stop``, ``kill -TERM -PGID``) sets
 the stop event, saves and exits 0, and says so in its report (ProcessGroup.stopped_by_signal).
 No orphans: a child whose parent has died (even by SIGKILL) stops the same way, and exits within
-PARENT_GONE_EXIT_S whatever it was doing (_watch_parent).
+PARENT_GONE_EXIT_S whatever it was doing (_watch_parent). Nobody is left to write the run's status, so
+the children do: "parent gone: saving", then "parent gone: saved" once each role has saved
+(drlhp.runtime.run_record.record_parent_gone).
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ from drlhp.runtime.child import STOPPED_BY_SIGTERM, Child, ChildGroup, run_child
 from drlhp.runtime.ports import Channels, queue_sizes
 from drlhp.runtime.queues import LatestValue, SegmentFlow, SharedFlag
 from drlhp.runtime.run_paths import RunPaths
+from drlhp.runtime.run_record import SAVED, STOPPING, record_parent_gone
 
 STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 PARENT_POLL_S = 0.5  # how often a child checks that its parent is alive
@@ -89,9 +92,23 @@ def _exit_without_teardown() -> None:
     os._exit(0)
 
 
-def _watch_parent(role: str, parent_pid: int, stop_event, report_queue, log_dir: str | None) -> None:
+def _record_outcome(role: str, run_dir: str, outcome: str) -> None:
+    """This role's word in the run's status once the parent is gone; a failure to write it is said, not raised
+    (the role's own saving matters more)."""
+    try:
+        record_parent_gone(run_dir, role, outcome)
+    except OSError as e:
+        print(f"[{role}] could not write the run's status: {e}", file=sys.stderr, flush=True)
+
+
+def _watch_parent(child: Child, parent_pid: int, stop_event, report_queue, log_dir: str | None,
+                  outcome: list[str]) -> None:
     """A daemon thread: once the parent is gone (this process was handed to another parent) the child
-    stops as on Ctrl-C, saves and exits; if it has not exited PARENT_GONE_EXIT_S later, os._exit."""
+    stops as on Ctrl-C, saves and exits; if it has not exited PARENT_GONE_EXIT_S later, os._exit. It says
+    so in the run's status: stopping (or, where the role has already returned, its ``outcome``), or cut
+    short by the os._exit."""
+    role = child.role
+
     def watch():
         while os.getppid() == parent_pid:
             time.sleep(PARENT_POLL_S)
@@ -101,9 +118,12 @@ def _watch_parent(role: str, parent_pid: int, stop_event, report_queue, log_dir:
         print(f"[{role}] the parent process {parent_pid} is gone: stopping", file=sys.stderr, flush=True)
         stop_event.set()
         atexit.register(_exit_without_teardown)
+        _record_outcome(role, child.run_dir, outcome[0] if outcome else STOPPING)
         time.sleep(PARENT_GONE_EXIT_S)
         print(f"[{role}] not stopped {PARENT_GONE_EXIT_S:.0f} s after the parent died: exiting now",
               file=sys.stderr, flush=True)
+        if not outcome:  # the role had not returned: it did not finish saving
+            _record_outcome(role, child.run_dir, f"cut short {PARENT_GONE_EXIT_S:.0f} s after the parent died")
         os._exit(3)
 
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
@@ -122,8 +142,9 @@ def _child_main(child: Child, report_queue, parent_pid: int | None = None, log_d
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C through stop_event
     signal.signal(signal.SIGTERM, on_sigterm)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # blocked since ProcessGroup.start
+    outcome: list[str] = []  # the role's outcome once it has returned, for the status after the parent died
     if parent_pid is not None:
-        _watch_parent(child.role, parent_pid, stop_event, report_queue, log_dir)
+        _watch_parent(child, parent_pid, stop_event, report_queue, log_dir, outcome)
 
     def log(*args, **kw):
         try:
@@ -135,6 +156,9 @@ def _child_main(child: Child, report_queue, parent_pid: int | None = None, log_d
     report = run_child(child, log)
     if report.kind == "done" and got_sigterm:
         report = replace(report, text=STOPPED_BY_SIGTERM)
+    outcome.append(SAVED if report.kind == "done" else f"failed: {report.text}")
+    if parent_pid is not None and (parent_gone() or os.getppid() != parent_pid):  # the watch may not know yet
+        _record_outcome(child.role, child.run_dir, outcome[0])
     report_queue.put(report)
     if report.kind == "error":
         sys.exit(1)

@@ -6,7 +6,9 @@
     <run_dir>/code_version.json  git commit, dirty flag, the diff of uncommitted changes (binary-safe),
                                  the untracked files (copied into untracked_files.tar.gz); with no git:
                                  a note, and the source itself in source.tar.gz
-    <run_dir>/status.json        running / finished / crashed (with the error) / interrupted
+    <run_dir>/status.json        running / finished / crashed (with the error) / interrupted / stopped, or,
+                                 once the parent has died, "parent gone: saving" / "... saved" / "... not all
+                                 saved", written by the children themselves (record_parent_gone)
     <run_dir>/stdout.log, stderr.log  the output of the run and of its child processes (drlhp.runtime.output_tee)
     <run_dir>/progress*.csv, tb/ metrics (drlhp.runtime.metrics)
     <run_dir>/checkpoints/       policy checkpoints (drlhp.policy.checkpoint)
@@ -24,6 +26,7 @@ This module must not import TensorFlow: the run archive (floyd/) reads run direc
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import io
 import json
 import os
@@ -209,6 +212,54 @@ def config_changes(before: dict, after: dict, ignore: tuple[str, ...] = ()) -> d
     ignored = lambda k: any(k == name or k.startswith(name + ".") for name in ignore)  # noqa: E731
     pairs = {k: [a.get(k, ABSENT), b.get(k, ABSENT)] for k in sorted({*a, *b}) if not ignored(k)}
     return {k: pair for k, pair in pairs.items() if pair[0] != pair[1]}
+
+
+PARENT_GONE = "parent gone"  # the start of each status the children write once the parent has died
+SAVED, STOPPING = "saved", "stopping"  # a role's outcome after the parent died (else what went wrong)
+
+
+def parent_gone_status(roles: dict[str, str], expected: set[str]) -> str:
+    """The run's status from what each role did once the parent died (``roles``: role -> outcome, SAVED,
+    STOPPING or what went wrong); ``expected``: every role of the run (one that wrote nothing is stopping)."""
+    outcomes = [roles.get(role, STOPPING) for role in sorted(expected | set(roles))]
+    if STOPPING in outcomes:
+        return f"{PARENT_GONE}: saving"
+    return f"{PARENT_GONE}: {SAVED}" if all(o == SAVED for o in outcomes) else f"{PARENT_GONE}: not all saved"
+
+
+def record_parent_gone(run_dir: str | Path, role: str, outcome: str) -> dict:
+    """A child's word in status.json once the parent is gone (nobody else will write it): ``outcome`` is
+    STOPPING (it noticed), SAVED (its role returned, having saved) or what went wrong. Several children
+    write at once: each merges its outcome under a lock on the run directory (flock), and the status says
+    "parent gone: saved" once every role in pids.json has saved. A final outcome is never set back to
+    STOPPING. Returns the record written."""
+    paths = RunPaths(run_dir)
+    fd = os.open(paths.root, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # released when fd closes
+        try:
+            current = json.loads(paths.status.read_text())
+        except (OSError, ValueError):
+            current = {}
+        current = current if isinstance(current, dict) else {}
+        ours = str(current.get("status", "")).startswith(PARENT_GONE) and isinstance(current.get("roles"), dict)
+        roles = dict(current["roles"]) if ours else {}
+        if outcome != STOPPING or roles.get(role) in (None, STOPPING):
+            roles[role] = outcome
+        try:
+            pids = json.loads((paths.root / "pids.json").read_text())
+            expected = {r for r in pids if r != "parent"} if isinstance(pids, dict) else set()
+        except (OSError, ValueError):
+            expected = set()
+        record = {"status": parent_gone_status(roles, expected), "time": now_iso(), "roles": roles}
+        if ours and "parent_gone_at" in current:
+            record["parent_gone_at"] = current["parent_gone_at"]
+        else:
+            record["parent_gone_at"] = record["time"]
+        write_json(paths.status, record)
+        return record
+    finally:
+        os.close(fd)
 
 
 class RunRecord:
