@@ -34,9 +34,15 @@ from drlhp.config_fields import (
 from drlhp.learning_config import A2CConfig, RewardConfig
 from pref_interface.labellers import DEFAULT_LABELLER, LABELLERS
 
+# The five modes (run.py's MODE; drlhp.pipeline.RUNS runs each). What a run does is asked of RunConfig's
+# properties (gathers, labels, trains_policy, uses_processes, ...), the one place that compares modes.
 TRAIN_POLICY_WITH_PREFERENCES = "train_policy_with_preferences"
-MODES = (TRAIN_POLICY_WITH_PREFERENCES, "gather_initial_prefs", "pretrain_reward_predictor",
-         "train_policy_with_original_rewards", "watch")
+GATHER_INITIAL_PREFS = "gather_initial_prefs"
+PRETRAIN_REWARD_PREDICTOR = "pretrain_reward_predictor"
+TRAIN_POLICY_WITH_ORIGINAL_REWARDS = "train_policy_with_original_rewards"
+WATCH = "watch"
+MODES = (TRAIN_POLICY_WITH_PREFERENCES, GATHER_INITIAL_PREFS, PRETRAIN_REWARD_PREDICTOR,
+         TRAIN_POLICY_WITH_ORIGINAL_REWARDS, WATCH)
 DEFAULT_MODE = TRAIN_POLICY_WITH_PREFERENCES  # the paper's setting
 QUERY_SELECTIONS = ("random", "variance")
 LABEL_SCHEDULES = ("constant", "paper")
@@ -201,11 +207,55 @@ class RunConfig:
         stop = int(round(self.stop_at_million_timesteps * 1e6))
         return min(self.total_timesteps, stop) if stop > 0 else self.total_timesteps
 
+    # --- the run's shape, by its mode: asked here, never by comparing mode names elsewhere ---
+
+    @property
+    def gathers(self) -> bool:
+        """gather_initial_prefs: a random policy and a labeller until --n_initial_prefs, which the predictor's
+        process stores and saves (it trains nothing); the run ends when the predictor has them all."""
+        return self.mode == GATHER_INITIAL_PREFS
+
     @property
     def labels_while_training(self) -> bool:
         """train_policy_with_preferences with labelling (not --no_labelling): the three processes, the
         labeller and the predictor learning beside the policy."""
         return self.mode == TRAIN_POLICY_WITH_PREFERENCES and not self.no_labelling
+
+    @property
+    def labels(self) -> bool:
+        """Someone labels in this run (a person or the oracle): it gathers, or labels while training."""
+        return self.gathers or self.labels_while_training
+
+    @property
+    def uses_processes(self) -> bool:
+        """The run is the paper's three processes (drlhp.parent), as wherever someone labels; the other
+        modes (--no_labelling too) run in this process (drlhp.modes)."""
+        return self.labels
+
+    @property
+    def trains_policy(self) -> bool:
+        """The policy learns: on preferences (with or without labelling) or on the env's reward."""
+        return self.mode in (TRAIN_POLICY_WITH_PREFERENCES, TRAIN_POLICY_WITH_ORIGINAL_REWARDS)
+
+    @property
+    def trains_predictor(self) -> bool:
+        """The reward predictor learns: pretrain_reward_predictor, or beside the policy while labelling."""
+        return self.mode == PRETRAIN_REWARD_PREDICTOR or self.labels_while_training
+
+    @property
+    def trains_predictor_alone(self) -> bool:
+        """pretrain_reward_predictor: the predictor learns in this process, on a saved database; no policy."""
+        return self.mode == PRETRAIN_REWARD_PREDICTOR
+
+    @property
+    def watches(self) -> bool:
+        """watch: a saved policy plays into a video, in a new run directory (it never resumes one)."""
+        return self.mode == WATCH
+
+    @property
+    def runs_policy(self) -> bool:
+        """A policy acts in this run (its TensorFlow): trained, or watched."""
+        return self.trains_policy or self.watches
 
     @property
     def lr_horizon_timesteps(self) -> int:
