@@ -49,7 +49,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(envs.list_env_ids()))
         print(envs.ANY_GYM_ENV_NOTE)
         return 0
-    from drlhp.pipeline import UsageError, run  # run() checks every input before it starts anything
+    from drlhp.checks import UsageError
+    from drlhp.pipeline import run  # run() checks every input before it starts anything
 
     try:
         return run(config_from_args(args), ["run.py", *argv], tee_output=True, announce=preset_line)

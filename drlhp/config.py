@@ -7,223 +7,46 @@ what run.py accepts before it starts anything (``config_problem``). ``build_pars
 parser from the fields (grouped by role), ``config_from_args`` the RunConfig from its namespace;
 ``flags_markdown`` writes docs/flags.md from the same fields. A flag is the field's name, with
 RewardConfig's prefixed ``reward_`` unless the field says otherwise (``opt(flag=...)``).
+
+Here: RunConfig, PrefConfig, the modes, and the command line. The policy's and the predictor's configs
+(A2CConfig, RewardConfig) are in drlhp.learning_config, ``opt`` and the checks in drlhp.config_fields;
+import every config from here.
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
-import re
-import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from drlhp.runtime.cpu import BFLOAT16_SETTINGS, ONEDNN_SETTINGS
+from drlhp.config_fields import (
+    FINITE_OR_NONE,
+    NOT_NEGATIVE,
+    POSITIVE,
+    SHARE_OR_NONE,
+    Flag,
+    default_text,
+    flags_of,
+    json_resources,
+    opt,
+    whole,
+    within,
+)
+from drlhp.learning_config import A2CConfig, RewardConfig
 from pref_interface.labellers import DEFAULT_LABELLER, LABELLERS
 
+# The five modes (run.py's MODE; drlhp.pipeline.RUNS runs each). What a run does is asked of RunConfig's
+# properties (gathers, labels, trains_policy, uses_processes, ...), the one place that compares modes.
 TRAIN_POLICY_WITH_PREFERENCES = "train_policy_with_preferences"
-MODES = (TRAIN_POLICY_WITH_PREFERENCES, "gather_initial_prefs", "pretrain_reward_predictor",
-         "train_policy_with_original_rewards", "watch")
+GATHER_INITIAL_PREFS = "gather_initial_prefs"
+PRETRAIN_REWARD_PREDICTOR = "pretrain_reward_predictor"
+TRAIN_POLICY_WITH_ORIGINAL_REWARDS = "train_policy_with_original_rewards"
+WATCH = "watch"
+MODES = (TRAIN_POLICY_WITH_PREFERENCES, GATHER_INITIAL_PREFS, PRETRAIN_REWARD_PREDICTOR,
+         TRAIN_POLICY_WITH_ORIGINAL_REWARDS, WATCH)
 DEFAULT_MODE = TRAIN_POLICY_WITH_PREFERENCES  # the paper's setting
 QUERY_SELECTIONS = ("random", "variance")
 LABEL_SCHEDULES = ("constant", "paper")
 BACKENDS = ("local", "ray")
-
-
-# --- what a value must be: (the words for it, the test) ---
-
-def whole(least: int):
-    return f"a whole number of at least {least}", lambda v: isinstance(v, int) and v >= least
-
-
-def within(low: float, high: float, low_in: bool = True, high_in: bool = True):
-    text = f"in {'[' if low_in else '('}{low:g}, {high:g}{']' if high_in else ')'}"
-    return text, lambda v: (low <= v if low_in else low < v) and (v <= high if high_in else v < high)
-
-
-def one_of(options):
-    return "one of " + ", ".join(options), lambda v: v in options
-
-
-POSITIVE = "a finite number above 0", lambda v: 0 < v < math.inf
-NOT_NEGATIVE = "a finite number of at least 0", lambda v: 0 <= v < math.inf
-FINITE_OR_NONE = "a finite number", lambda v: v is None or math.isfinite(v)
-SHARE_OR_NONE = "a number from 0 to 1", lambda v: v is None or 0 <= v <= 1
-
-
-def json_resources(text: str) -> dict:
-    """A --*_resources value: a JSON object of resource name -> amount (argparse type)."""
-    import json
-
-    try:
-        value = json.loads(text)
-    except ValueError:
-        value = None
-    if not isinstance(value, dict) or not all(
-            isinstance(k, str) and isinstance(v, (int, float)) and v >= 0 for k, v in value.items()):
-        raise argparse.ArgumentTypeError(f"not a JSON object of resource amounts: {text!r}")
-    return value
-
-
-def opt(default, *, check=None, choices=None, flag: str | None = None, negatable: bool = False,
-        metavar: str | None = None, parse=None, cli: bool = True, aliases: dict | None = None):
-    """A config field with what its flag needs: ``check`` (what the value must be: whole(1), POSITIVE, ...;
-    ``choices`` imply one_of), ``flag`` (a name other than the default), ``negatable`` (a bool flag that
-    also has --no-NAME; a setting of choices "on" and "off": --NAME alone is "on", --no-NAME "off"),
-    ``parse`` (the flag's text to the value, where the field's type cannot), ``cli=False`` (no flag),
-    ``aliases`` ({other flag: value}: a flag without a value that sets this field to that value, such as
-    --synthetic_prefs for --labeller oracle)."""
-    if choices is not None:
-        check = one_of(choices)
-    meta = {"check": check, "choices": choices, "flag": flag, "negatable": negatable, "metavar": metavar,
-            "parse": parse, "cli": cli, "aliases": aliases or {}}
-    if isinstance(default, (list, dict, set)) or callable(default):
-        return field(default_factory=default, metadata=meta)
-    return field(default=default, metadata=meta)
-
-
-@dataclass(frozen=True)
-class A2CConfig:
-    """Advantage actor-critic (Mnih et al., 2016), synchronous, as in OpenAI baselines' A2C.
-
-    Attributes:
-        n_envs: environments stepped in parallel (the batch is n_envs x n_steps agent steps).
-        n_steps: agent steps per env per update (the n of n-step returns).
-        lr: RMSprop learning rate at step 0, decayed linearly to 0 over the run's timesteps.
-        rms_decay: RMSprop decay (rho) of the mean squared gradient.
-        rms_eps: RMSprop epsilon.
-        rmsprop_style: "torch" (PyTorch's RMSprop: mean square initialized to 0, epsilon outside the square
-            root) or "tf1" (TensorFlow 1's RMSProp, which OpenAI baselines' A2C used: mean square initialized
-            to 1, epsilon inside the square root, as Keras 3's RMSprop also has it); docs/results.md compares them.
-        ent_coef: weight of the entropy bonus.
-        ent_coef_switch_million_timesteps: from this many million agent steps on, the entropy bonus is
-            --ent_coef_after_switch instead (0: never). The Pong campaign's run halved it at 6.3M, once the
-            policy rallied and scored, and climbed from +3 to +18 (docs/results.md, sessions 11-12).
-        ent_coef_after_switch: weight of the entropy bonus after --ent_coef_switch_million_timesteps.
-        vf_coef: weight of the value loss (mean squared error).
-        gamma: discount factor per agent step.
-        max_grad_norm: global gradient-norm clip.
-        episode_ends: whether an episode's end stops the policy's n-step returns. "auto": yes with original
-            rewards (standard A2C), no with the predictor's reward, as the paper did ("we do not send life loss
-            or episode end signals to the agent"): the envs become one continuing task, so a constant offset in
-            the learned reward cannot make the agent seek or avoid an episode's end. "on" / "off" force it.
-        original_reward: train_policy_with_original_rewards: "clipped" (sign of the env's reward, the A2C
-            convention) or "scaled" (that sign with its running mean removed and its std scaled to 0.05, as the
-            predictor's reward reaches the policy; an experiment).
-    """
-
-    n_envs: int = opt(16, check=whole(1))
-    n_steps: int = opt(5, check=whole(1))
-    lr: float = opt(7e-4, check=POSITIVE)
-    rms_decay: float = opt(0.99, check=within(0, 1, high_in=False))
-    rms_eps: float = opt(1e-5, check=POSITIVE)
-    rmsprop_style: str = opt("torch", choices=("torch", "tf1"))
-    ent_coef: float = opt(0.01, check=NOT_NEGATIVE)
-    ent_coef_switch_million_timesteps: float = opt(0.0, check=NOT_NEGATIVE)
-    ent_coef_after_switch: float = opt(0.005, check=NOT_NEGATIVE)
-    vf_coef: float = opt(0.5, check=NOT_NEGATIVE)
-    gamma: float = opt(0.99, check=within(0, 1))
-    max_grad_norm: float = opt(0.5, check=POSITIVE)
-    episode_ends: str = opt("auto", choices=("auto", "on", "off"))
-    original_reward: str = opt("clipped", choices=("clipped", "scaled"))
-
-
-@dataclass(frozen=True)
-class RewardConfig:
-    """The reward predictor (Christiano et al., 2017, section 2.2.3 and appendix A).
-
-    Attributes:
-        n_members: ensemble members, each trained on its own (online, Poisson) bootstrap sample (paper: 3).
-        batch_size: preference pairs per member per training step.
-        lr: Adam learning rate.
-        dropout: dropout rate after every convolution (paper: 0.5).
-        dropout_layers: how many of the 4 convolutions, from the first, dropout follows (paper: 4; the original
-            reproduction: 3).
-        batchnorm: batch normalization after every convolution (paper: yes).
-        random_answer_prob: assumed chance that a label is a uniformly random answer (paper: 10%).
-        l2_init: starting L2 coefficient (on the sum of squared kernel weights); then adapted per member so
-            that its validation loss / training loss stays in [1.1, 1.5] (paper).
-        norm_std: each member's output is scaled to this standard deviation over recent segments (paper:
-            0.05), after removing its mean.
-        n_initial_epochs: passes over the initial preferences before the policy starts (original: 200); with
-            --reward_pretrain_patience, the most it runs.
-        pretrain_patience: pretraining stops early once the best validation accuracy (evaluated every
-            --reward_eval_interval steps, on the same validation pairs each time) has not risen by
-            --reward_pretrain_min_gain in this many evaluations; 0: never (all n_initial_epochs). An evaluation
-            without a strict label (all ties) does not count.
-        pretrain_min_gain: the rise in validation accuracy over the best so far that counts as a gain for
-            --reward_pretrain_patience.
-        publish_interval: training steps between weight publications to the policy.
-        eval_interval: training steps between validation evaluations (and L2 adaptation).
-        norm_segments: recent segments whose frames set the normalization statistics (the first publication
-            uses 10x as many).
-        norm_momentum: at each publication, the normalization mean and variance move this fraction of the way
-            to those measured on the newest segments (1: replaced). Small values keep the policy's reward on
-            one offset and scale as the predictor's weights change.
-        clip: each member's normalized output is clipped to this many standard deviations either side of its
-            mean before the members are averaged and scaled to norm_std; 0: not clipped (the paper).
-        center_steps: the policy subtracts from the predictor's reward its own running mean over about this many
-            agent steps (an exponential average, updated every rollout, kept in policy checkpoints); 0: not (the
-            paper). With the predictor's reward the envs are one continuing episode (--episode_ends auto), whose
-            policy gradient does not depend on a constant offset, but a jump in it does hurt: with
-            --reward_norm_momentum 1 (the pong preset) the normalization measured on recent clips at each
-            publication can move the policy's reward by half a standard deviation, and until the value function
-            catches up every advantage has that sign (the Pong campaign's entropy shocks, docs/results.md,
-            session 11). Use it with a window of many rollouts (Pong: 2,000 agent steps, 25 rollouts): with
-            --episode_ends on, an offset is a bonus or a cost per step of an episode, and centring changes it.
-        center_from_million_timesteps: the centring (center_steps) starts once the policy has taken this many
-            million agent steps; before, its reward is the predictor's as published. 0: from the first step. On
-            Pong, centring from the first step let the policy drift into losing every ball early on (3 runs of 3;
-            docs/results.md, session 13, H15), while the lineage that got it at 5.33M, once it rallied, was unharmed.
-        ckpt_interval_s: seconds between predictor checkpoints (plus one at the end).
-        tf_threads: TensorFlow intra-op threads of the predictor process in the three-process modes
-            (pretrain_reward_predictor runs in one process and takes --tf_intra_threads). With 2, halve
-            --reward_train_fraction to leave the policy the same share of 2 cores.
-        onednn: the CPU kernel library of the predictor's TensorFlow (its process, and
-            pretrain_reward_predictor): "on" oneDNN's, "off" Eigen's, "auto" by the CPU's flags: oneDNN with
-            AVX-512 (avx512f), Eigen on x86-64 without it, TensorFlow's default on other CPUs (why:
-            drlhp/runtime/cpu.py). The choice and why are printed at start and recorded in run.json's sitting and
-            summary.json. --reward_onednn alone means on, --no-reward_onednn off. The policy keeps TensorFlow's
-            default (oneDNN on x86-64).
-        bfloat16: what the predictor's convolutions compute in (weights, dense layers, loss and gradients stay
-            float32), in its process and in the policy's, which computes the reward with the same network: "on"
-            bfloat16, "off" float32, "auto" bfloat16 where the CPU has AVX512_BF16 or AMX and the predictor runs
-            oneDNN's kernels (about 1.45x faster per training step there, slower elsewhere), float32 elsewhere
-            (drlhp/runtime/cpu.py). The choice and why are printed at start and recorded in run.json's sitting
-            and summary.json. The pong preset keeps it off (docs/results.md, session 12).
-        train_fraction: the largest fraction of wall time the predictor spends training beside the policy
-            (after a step of d seconds it rests d x (1/f - 1)), so it does not starve the policy of a core;
-            1: flat out. Pretraining, while the policy waits, is not paced.
-        updates_per_step: feeds the loop: before each update the policy waits until the predictor has made at
-            least this many pair-updates (pairs in its training batches, per member) per agent step since both
-            started training; 0: never waits. The paper's predictor "typically processes 1 label per 10 RL
-            timesteps" (appendix A.2): 0.1. Use it with --reward_train_fraction 1.
-    """
-
-    n_members: int = opt(3, check=whole(1), flag="n_predictors")
-    batch_size: int = opt(16, check=whole(1))
-    lr: float = opt(2e-4, check=POSITIVE)
-    dropout: float = opt(0.5, check=within(0, 1, high_in=False))
-    dropout_layers: int = opt(4, check=within(0, 4))
-    batchnorm: bool = opt(True)
-    random_answer_prob: float = opt(0.1, check=within(0, 1, high_in=False))
-    l2_init: float = opt(1e-4, check=NOT_NEGATIVE)
-    norm_std: float = opt(0.05, check=POSITIVE)
-    n_initial_epochs: int = opt(200, check=whole(0), flag="n_initial_epochs")
-    pretrain_patience: int = opt(0, check=whole(0))
-    pretrain_min_gain: float = opt(0.005, check=NOT_NEGATIVE)
-    publish_interval: int = opt(20, check=whole(1))
-    eval_interval: int = opt(25, check=whole(1))
-    norm_segments: int = opt(20, check=whole(1))
-    norm_momentum: float = opt(0.1, check=within(0, 1, low_in=False))
-    clip: float = opt(0.0, check=NOT_NEGATIVE)
-    center_steps: int = opt(0, check=whole(0))
-    center_from_million_timesteps: float = opt(0.0, check=NOT_NEGATIVE)
-    ckpt_interval_s: float = opt(60.0, check=POSITIVE)
-    tf_threads: int = opt(1, check=whole(1))
-    onednn: str = opt("auto", choices=ONEDNN_SETTINGS, negatable=True)
-    bfloat16: str = opt("auto", choices=BFLOAT16_SETTINGS, negatable=True)
-    train_fraction: float = opt(0.5, check=within(0, 1, low_in=False))
-    updates_per_step: float = opt(0.0, check=NOT_NEGATIVE)
 
 
 @dataclass(frozen=True)
@@ -384,11 +207,55 @@ class RunConfig:
         stop = int(round(self.stop_at_million_timesteps * 1e6))
         return min(self.total_timesteps, stop) if stop > 0 else self.total_timesteps
 
+    # --- the run's shape, by its mode: asked here, never by comparing mode names elsewhere ---
+
+    @property
+    def gathers(self) -> bool:
+        """gather_initial_prefs: a random policy and a labeller until --n_initial_prefs, which the predictor's
+        process stores and saves (it trains nothing); the run ends when the predictor has them all."""
+        return self.mode == GATHER_INITIAL_PREFS
+
     @property
     def labels_while_training(self) -> bool:
         """train_policy_with_preferences with labelling (not --no_labelling): the three processes, the
         labeller and the predictor learning beside the policy."""
         return self.mode == TRAIN_POLICY_WITH_PREFERENCES and not self.no_labelling
+
+    @property
+    def labels(self) -> bool:
+        """Someone labels in this run (a person or the oracle): it gathers, or labels while training."""
+        return self.gathers or self.labels_while_training
+
+    @property
+    def uses_processes(self) -> bool:
+        """The run is the paper's three processes (drlhp.parent), as wherever someone labels; the other
+        modes (--no_labelling too) run in this process (drlhp.modes)."""
+        return self.labels
+
+    @property
+    def trains_policy(self) -> bool:
+        """The policy learns: on preferences (with or without labelling) or on the env's reward."""
+        return self.mode in (TRAIN_POLICY_WITH_PREFERENCES, TRAIN_POLICY_WITH_ORIGINAL_REWARDS)
+
+    @property
+    def trains_predictor(self) -> bool:
+        """The reward predictor learns: pretrain_reward_predictor, or beside the policy while labelling."""
+        return self.mode == PRETRAIN_REWARD_PREDICTOR or self.labels_while_training
+
+    @property
+    def trains_predictor_alone(self) -> bool:
+        """pretrain_reward_predictor: the predictor learns in this process, on a saved database; no policy."""
+        return self.mode == PRETRAIN_REWARD_PREDICTOR
+
+    @property
+    def watches(self) -> bool:
+        """watch: a saved policy plays into a video, in a new run directory (it never resumes one)."""
+        return self.mode == WATCH
+
+    @property
+    def runs_policy(self) -> bool:
+        """A policy acts in this run (its TensorFlow): trained, or watched."""
+        return self.trains_policy or self.watches
 
     @property
     def lr_horizon_timesteps(self) -> int:
@@ -405,46 +272,9 @@ GROUPS = (("the run", RunConfig, "", ""), ("policy (A2C)", A2CConfig, "a2c", "")
           ("preferences", PrefConfig, "prefs", ""), ("reward predictor", RewardConfig, "reward", "reward_"))
 
 
-@dataclass(frozen=True)
-class Flag:
-    name: str  # without the dashes; argparse's dest
-    place: str  # in a RunConfig: "seed", "a2c.lr", ...
-    group: str  # its group's title in GROUPS
-    field: dataclasses.Field
-    type: type
-    help: str
-
-
-def field_docs(cls) -> dict[str, str]:
-    """The ``Attributes:`` entries of a config class's docstring: {field name: its text, on one line}."""
-    docs, name = {}, None
-    body = (cls.__doc__ or "").split("Attributes:", 1)[-1]
-    for line in body.splitlines():
-        m = re.match(r"^ {8}(\w+): (.*)$", line)
-        if m:
-            name = m.group(1)
-            docs[name] = m.group(2).strip()
-        elif name and line.startswith(" " * 12):
-            docs[name] += " " + line.strip()
-    return docs
-
-
 def flags() -> list[Flag]:
     """Every flag made from a config field, in --help's order."""
-    out = []
-    for title, cls, place, prefix in GROUPS:
-        hints, docs = typing.get_type_hints(cls), field_docs(cls)
-        for f in dataclasses.fields(cls):
-            if not f.metadata.get("cli", True):
-                continue
-            kind = next(t for t in typing.get_args(hints[f.name]) or (hints[f.name],) if t is not type(None))
-            out.append(Flag(f.metadata.get("flag") or prefix + f.name, f"{place}.{f.name}".lstrip("."), title, f,
-                            kind, docs.get(f.name, "")))
-    return out
-
-
-def _default_text(value) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    return flags_of(GROUPS)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -473,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
                 g.add_argument(f"--{flag.name}", action="store_true", help=text)
             continue
         if f.default is not None:
-            text += f" (default: {_default_text(f.default)})"
+            text += f" (default: {default_text(f.default)})"
         metavar = meta["metavar"] or (None if meta["choices"] else {int: "N", float: "X"}.get(flag.type, "S"))
         if meta["negatable"]:  # --NAME alone: on; --no-NAME: off
             g.add_argument(f"--{flag.name}", nargs="?", const="on", default=f.default, choices=meta["choices"],
@@ -548,7 +378,7 @@ def flags_markdown() -> str:
         if flag.type is bool:
             default = "on" if f.default else "off"
         else:
-            default = "" if f.default is None else _default_text(f.default)
+            default = "" if f.default is None else default_text(f.default)
         accepts = f.metadata["check"][0] if f.metadata.get("check") else ""
         if f.metadata.get("choices"):
             accepts = ", ".join(f"`{c}`" for c in f.metadata["choices"])

@@ -73,17 +73,13 @@ def children(cfg: RunConfig, channels: Channels, run_dir: str, profile_dir: str 
                   profile_dir, getattr(cfg, role.resources)) for role in ROLES]
 
 
-def gathering(cfg: RunConfig) -> bool:
-    return cfg.mode == "gather_initial_prefs"
-
-
 def finishing_role(cfg: RunConfig) -> str:
     """The role whose end ends the run: the predictor once it holds the initial preferences
     (gather_initial_prefs), else the policy at its budget (or at --stop_at_true_return)."""
-    return "reward_predictor" if gathering(cfg) else "policy"
+    return "reward_predictor" if cfg.gathers else "policy"
 
 
 def summary_roles(cfg: RunConfig) -> tuple[str, ...]:
     """Whose figures make the run's summary, in this order (a later role's figure wins a shared name)."""
-    return ("reward_predictor", "pref_interface") if gathering(cfg) else ("policy", "reward_predictor",
+    return ("reward_predictor", "pref_interface") if cfg.gathers else ("policy", "reward_predictor",
                                                                           "pref_interface")

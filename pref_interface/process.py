@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import time
 
-from drlhp.config import TRAIN_POLICY_WITH_PREFERENCES, RunConfig
+from drlhp.config import RunConfig
 from drlhp.runtime.messages import Preference
 from drlhp.runtime.ports import PrefInterfacePorts
 from drlhp.runtime.queues import drain, put_blocking
@@ -65,7 +65,7 @@ class PrefInterface:
         self.segment_queue, self.preference_queue, self.stop_event = segment_queue, preference_queue, stop_event
         self.pool = SegmentPool(p.segment_pool_size, seed=cfg.seed + 1)
         n_initial = 0 if (cfg.load_prefs_dir or cfg.load_reward_predictor_ckpt_dir) else p.n_initial_prefs
-        n_labels = p.n_labels if cfg.mode == TRAIN_POLICY_WITH_PREFERENCES else 0
+        n_labels = p.n_labels if cfg.labels_while_training else 0
         self.schedule = LabelSchedule(p.label_schedule, n_initial, n_labels, cfg.total_timesteps * frames_per_step)
         self.scorer = _VarianceScorer(cfg, weights_to_prefs) if p.query_selection == "variance" else None
         self.logger = MetricsLogger(run_dir, tb_subdir=RunPaths.TB / "prefs", csv_name="progress_prefs.csv")

@@ -210,8 +210,8 @@ def test_floyd_seeds_checks_the_arguments_once_before_starting_any_seed(tmp_path
 
 def _check(*argv):
     """run.py's checks on ``argv`` (MovingDot, synthetic labels), in this process; UsageError if refused."""
+    from drlhp.checks import check_inputs
     from drlhp.config import build_parser, config_from_args
-    from drlhp.pipeline import check_inputs
 
     check_inputs(config_from_args(build_parser().parse_args(["--env", "MovingDot-v0", "--synthetic_prefs", *argv])))
 
@@ -229,7 +229,7 @@ def _check(*argv):
     ("--stop_at_success_rate", 1.5), ("--stop_at_success_rate", -0.1),
 ])
 def test_every_count_budget_and_fraction_is_checked(flag, value):
-    from drlhp.pipeline import UsageError
+    from drlhp.checks import UsageError
 
     with pytest.raises(UsageError) as caught:
         _check(flag, str(value))
@@ -238,7 +238,7 @@ def test_every_count_budget_and_fraction_is_checked(flag, value):
 
 
 def test_checks_that_span_flags():
-    from drlhp.pipeline import UsageError
+    from drlhp.checks import UsageError
 
     with pytest.raises(UsageError, match="less than one update"):  # 0.00001M = 10 steps < 16 envs x 5 steps
         _check("--million_timesteps", "0.00001")
@@ -406,6 +406,27 @@ def test_every_config_field_is_one_flag_with_help_and_docs_flags_md_is_current()
     assert doc.read_text() == config.flags_markdown(), "docs/flags.md is stale: python -m drlhp.config > docs/flags.md"
 
 
+def test_every_mode_has_one_run_and_its_shape_is_the_configs_to_say():
+    """drlhp.pipeline.RUNS runs each of the five modes (no fallback), and RunConfig's properties say what
+    each does: (gathers, labels, trains the policy, trains the predictor, uses processes, watches)."""
+    from drlhp.config import MODES, RunConfig
+    from drlhp.pipeline import RUNS
+
+    assert tuple(RUNS) == MODES
+    expected = {("train_policy_with_preferences", False): (False, True, True, True, True, False),
+                ("train_policy_with_preferences", True): (False, False, True, False, False, False),
+                ("gather_initial_prefs", False): (True, True, False, False, True, False),
+                ("pretrain_reward_predictor", False): (False, False, False, True, False, False),
+                ("train_policy_with_original_rewards", False): (False, False, True, False, False, False),
+                ("watch", False): (False, False, False, False, False, True)}
+    for (mode, no_labelling), shape in expected.items():
+        cfg = RunConfig(mode=mode, env="MovingDot-v0", no_labelling=no_labelling)
+        assert (cfg.gathers, cfg.labels, cfg.trains_policy, cfg.trains_predictor, cfg.uses_processes,
+                cfg.watches) == shape, (mode, no_labelling)
+        assert cfg.runs_policy == (cfg.trains_policy or cfg.watches)
+        assert cfg.trains_predictor_alone == (cfg.trains_predictor and not cfg.labels)
+
+
 def test_every_flag_reaches_its_field_and_its_default_is_the_fields():
     from drlhp import config
 
@@ -455,7 +476,7 @@ def test_config_checks_name_the_flag():
 
 def test_every_checked_flag_refuses_a_bad_value_in_one_line_naming_it():
     from drlhp import config
-    from drlhp.pipeline import UsageError
+    from drlhp.checks import UsageError
 
     checked = [f for f in config.flags() if f.field.metadata["check"] and not f.field.metadata["choices"]]
     assert len(checked) >= 40
@@ -482,16 +503,16 @@ def test_resume_sees_a_relative_and_an_absolute_path_to_the_same_place_as_the_sa
     import dataclasses
     from types import SimpleNamespace
 
+    from drlhp.checks import UsageError, check_resume
     from drlhp.config import RunConfig
-    from drlhp.pipeline import UsageError, _check_resume
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "prefs").mkdir()
     recorded = RunConfig(env="MovingDot-v0", run_dir=str(tmp_path / "run"), load_prefs_dir=str(tmp_path / "prefs"))
     record = SimpleNamespace(dir=tmp_path / "run", read_json=lambda name: recorded.to_dict())
-    _check_resume(dataclasses.replace(recorded, run_dir="run", load_prefs_dir="prefs"), record, ())  # the same
+    check_resume(dataclasses.replace(recorded, run_dir="run", load_prefs_dir="prefs"), record, ())  # the same
     with pytest.raises(UsageError, match="load_prefs_dir"):  # another place is still a change
-        _check_resume(dataclasses.replace(recorded, run_dir="run", load_prefs_dir="elsewhere"), record, ())
+        check_resume(dataclasses.replace(recorded, run_dir="run", load_prefs_dir="elsewhere"), record, ())
 
 
 def test_a_resumed_run_goes_on_from_its_own_predictor_not_the_one_it_was_first_given(tmp_path):
@@ -512,14 +533,14 @@ def test_resume_lets_where_the_roles_run_change_but_not_what_they_learn(tmp_path
     import dataclasses
     from types import SimpleNamespace
 
+    from drlhp.checks import UsageError, check_resume
     from drlhp.config import RunConfig
-    from drlhp.pipeline import UsageError, _check_resume
 
     recorded = RunConfig(env="MovingDot-v0", run_dir=str(tmp_path / "run"))
     record = SimpleNamespace(dir=tmp_path / "run", read_json=lambda name: recorded.to_dict())
-    _check_resume(dataclasses.replace(recorded, backend="ray", policy_resources={"GPU": 1}), record, ())
+    check_resume(dataclasses.replace(recorded, backend="ray", policy_resources={"GPU": 1}), record, ())
     with pytest.raises(UsageError, match="seed"):
-        _check_resume(dataclasses.replace(recorded, policy_resources={"GPU": 1}, seed=3), record, ())
+        check_resume(dataclasses.replace(recorded, policy_resources={"GPU": 1}, seed=3), record, ())
 
 
 def test_a_resumed_run_goes_on_from_its_own_preference_database(tmp_path):
@@ -558,8 +579,8 @@ def test_the_labeller_flag_its_alias_and_the_table():
 def test_a_run_recorded_with_synthetic_prefs_resumes_as_the_oracle(tmp_path):
     """A run directory written before --labeller (prefs.synthetic_prefs: true) goes on with --synthetic_prefs
     (the same setting today) without --resume_with_changes, and refuses the window (another labeller)."""
+    from drlhp.checks import UsageError, check_resume
     from drlhp.config import RunConfig
-    from drlhp.pipeline import UsageError, _check_resume
     from drlhp.runtime.run_record import RunRecord
 
     record = RunRecord(tmp_path)
@@ -569,9 +590,9 @@ def test_a_run_recorded_with_synthetic_prefs_resumes_as_the_oracle(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(old))
     oracle = RunConfig(env="MovingDot-v0", run_dir=str(tmp_path))
     oracle = dataclasses.replace(oracle, prefs=dataclasses.replace(oracle.prefs, labeller="oracle"))
-    _check_resume(oracle, record, ())
+    check_resume(oracle, record, ())
     with pytest.raises(UsageError, match="prefs.labeller 'oracle' -> 'window'"):
-        _check_resume(RunConfig(env="MovingDot-v0", run_dir=str(tmp_path)), record, ())
+        check_resume(RunConfig(env="MovingDot-v0", run_dir=str(tmp_path)), record, ())
 
 
 def test_a_recorded_config_is_read_in_todays_names(monkeypatch):
@@ -600,8 +621,8 @@ def test_a_run_recorded_before_a_setting_was_renamed_resumes_and_its_predictor_c
     """config.json of an older version holds reward.n_predictors (today reward.n_members, the flag still
     --n_predictors): the run goes on without --resume_with_changes, a change of it is still one, and the
     predictor's saved config reads it."""
+    from drlhp.checks import UsageError, check_resume
     from drlhp.config import RunConfig
-    from drlhp.pipeline import UsageError, _check_resume
     from drlhp.reward.checkpoint import saved_reward_config
     from drlhp.runtime.run_record import RENAMED_SETTINGS, RunRecord
 
@@ -614,7 +635,7 @@ def test_a_run_recorded_before_a_setting_was_renamed_resumes_and_its_predictor_c
         old[section][old_name] = old[section].pop(new_name)
     assert old["reward"]["n_predictors"] == 1 and "n_members" not in old["reward"]
     (tmp_path / "config.json").write_text(json.dumps(old))
-    _check_resume(cfg, record, ())
+    check_resume(cfg, record, ())
     with pytest.raises(UsageError, match="reward.n_members 1 -> 3"):
-        _check_resume(RunConfig(env="MovingDot-v0", run_dir=str(tmp_path)), record, ())
+        check_resume(RunConfig(env="MovingDot-v0", run_dir=str(tmp_path)), record, ())
     assert saved_reward_config(tmp_path).n_members == 1

@@ -50,15 +50,15 @@ def test_missing_xcb_libraries_are_named_with_the_apt_get_line(monkeypatch):
 
 
 def test_run_py_checks_the_xcb_libraries_before_starting(monkeypatch, tmp_path):
+    from drlhp.checks import UsageError, check_inputs
     from drlhp.config import RunConfig
-    from drlhp.pipeline import UsageError, _check_inputs
 
     monkeypatch.setenv("DISPLAY", ":0")
     monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)
     monkeypatch.setattr(display, "missing_xcb_libraries", lambda: ["libxcb-icccm.so.4"])
     with pytest.raises(UsageError, match=r"install them with: sudo apt-get install -y libxcb-icccm4; or pass "
                                          r"--labeller web \(label in a browser\) or --synthetic_prefs"):
-        _check_inputs(RunConfig(mode="gather_initial_prefs", env="MovingDot-v0", run_dir=str(tmp_path)))
+        check_inputs(RunConfig(mode="gather_initial_prefs", env="MovingDot-v0", run_dir=str(tmp_path)))
 
 
 def test_the_check_finds_what_the_installed_wheel_misses():
@@ -91,8 +91,8 @@ def test_no_display_is_one_line_exit_2_before_anything_starts(tmp_path):
 
 
 def test_the_parent_loads_neither_qt_nor_tensorflow(tmp_path):
-    code = ("import sys; from drlhp.config import RunConfig; from drlhp.pipeline import _check_inputs; "
-            "_check_inputs(RunConfig(mode='train_policy_with_preferences', env='MovingDot-v0', "
+    code = ("import sys; from drlhp.config import RunConfig; from drlhp.checks import check_inputs; "
+            "check_inputs(RunConfig(mode='train_policy_with_preferences', env='MovingDot-v0', "
             f"run_dir={str(tmp_path)!r})); "
             "import drlhp.runtime.launcher, pref_interface.display; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('PyQt5', 'tensorflow', 'keras')))")

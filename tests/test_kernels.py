@@ -93,7 +93,7 @@ def test_a_run_recorded_in_float32_resumes_in_float32_unless_told(tmp_path):
     """A config.json written before "auto" holds false, or (before the setting) nothing: either reads as
     "off", what those runs computed in, so resuming with "off" is no change, and "auto" (today's default,
     bfloat16 on some CPUs) or "on" needs --resume_with_changes."""
-    from drlhp.pipeline import UsageError, _check_resume
+    from drlhp.checks import UsageError, check_resume
 
     recorded = RunConfig(env="MovingDot-v0", run_dir=str(tmp_path / "run"))
     with_false, without = recorded.to_dict(), recorded.to_dict()
@@ -101,10 +101,10 @@ def test_a_run_recorded_in_float32_resumes_in_float32_unless_told(tmp_path):
     del without["reward"]["bfloat16"]
     for before in (with_false, without):
         record = SimpleNamespace(dir=tmp_path / "run", read_json=lambda name, b=before: b)
-        _check_resume(dataclasses.replace(recorded, reward=RewardConfig(bfloat16="off")), record, ())
+        check_resume(dataclasses.replace(recorded, reward=RewardConfig(bfloat16="off")), record, ())
         for setting in ("auto", "on"):
             with pytest.raises(UsageError, match=f"reward.bfloat16 'off' -> '{setting}'"):
-                _check_resume(dataclasses.replace(recorded, reward=RewardConfig(bfloat16=setting)), record, ())
+                check_resume(dataclasses.replace(recorded, reward=RewardConfig(bfloat16=setting)), record, ())
 
 
 def test_the_policy_keeps_tensorflows_default_unless_the_environment_says():
@@ -139,7 +139,7 @@ def test_a_process_runs_the_library_it_was_given():
 def test_the_kernel_choice_is_no_settings_change_on_resume(tmp_path):
     """auto resolves per machine (a resume elsewhere may choose the other library), and a config.json
     written before auto existed holds a bool: neither needs --resume_with_changes."""
-    from drlhp.pipeline import _check_resume
+    from drlhp.checks import check_resume
 
     recorded = RunConfig(env="MovingDot-v0", run_dir=str(tmp_path / "run"))
     old = recorded.to_dict()
@@ -147,7 +147,7 @@ def test_the_kernel_choice_is_no_settings_change_on_resume(tmp_path):
     for before in (old, recorded.to_dict()):
         record = SimpleNamespace(dir=tmp_path / "run", read_json=lambda name, b=before: b)
         for setting in ("auto", "on", "off"):
-            _check_resume(dataclasses.replace(recorded, reward=RewardConfig(onednn=setting)), record, ())
+            check_resume(dataclasses.replace(recorded, reward=RewardConfig(onednn=setting)), record, ())
 
 
 def test_pretraining_records_and_says_the_library_it_ran(cli, tmp_path):

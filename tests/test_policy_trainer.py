@@ -271,7 +271,7 @@ def test_a_run_that_reached_its_target_is_finished_and_says_so(tmp_path, capsys)
     import json
 
     from drlhp.config import RunConfig
-    from drlhp.pipeline import _finish
+    from drlhp.outcome import finish
     from drlhp.runtime.run_record import RunRecord
 
     # with a --stop_at_million_timesteps too: reaching the goal is what ended it, so "finished", not "stopped"
@@ -279,17 +279,17 @@ def test_a_run_that_reached_its_target_is_finished_and_says_so(tmp_path, capsys)
                     stop_at_million_timesteps=0.01, stop_at_true_return=15.0)
     record = RunRecord(tmp_path)
     summary = {"mode": cfg.mode, "timesteps": 10_000, "true_return_last100": 15.25, "reached_target": True}
-    assert _finish(record, summary, cfg) == 0
+    assert finish(record, summary, cfg) == 0
     assert json.loads((tmp_path / "status.json").read_text())["status"] == "finished"
     assert json.loads((tmp_path / "summary.json").read_text())["reached_target"] is True
     out = capsys.readouterr().out
     assert ("[run] reached --stop_at_true_return 15: true return 15.25 over the last 100 episodes at 10,000 agent "
             "steps") in out and "stopped at --stop_at_million_timesteps" not in out
     # not reached by the sitting's stop: "stopped", as without the flag
-    assert _finish(record, {**summary, "reached_target": False}, cfg) == 0
+    assert finish(record, {**summary, "reached_target": False}, cfg) == 0
     assert json.loads((tmp_path / "status.json").read_text())["status"] == "stopped"
     assert "reached --stop_at_true_return" not in capsys.readouterr().out
     both = replace(cfg, stop_at_success_rate=0.9)
-    assert _finish(record, {**summary, "success_rate_last100": 0.93}, both) == 0
+    assert finish(record, {**summary, "success_rate_last100": 0.93}, both) == 0
     assert ("[run] reached --stop_at_true_return 15 and --stop_at_success_rate 0.9: true return 15.25, success "
             "rate 0.93 over the last 100 episodes") in capsys.readouterr().out

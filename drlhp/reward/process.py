@@ -50,7 +50,7 @@ class RewardPredictorProcess:
 
     def __init__(self, cfg: RunConfig, ports: PredictorPorts, run_dir: str, obs_shape: tuple, log=print):
         self.cfg, self.obs_shape, self.log = cfg, obs_shape, log
-        self.collect_only = cfg.mode == "gather_initial_prefs"
+        self.collect_only = cfg.gathers
         self.ports = ports
         self.run_dir = Path(run_dir)
         self.prefs_path, self.ckpt_path = RunPaths(run_dir).prefs, RunPaths(run_dir).predictor

@@ -1,0 +1,202 @@
+"""What ``run`` checks before a run starts: its inputs, and whether a run directory may go on with them.
+
+    check_inputs(cfg)                    the env id, every setting, what the mode needs, where a person labels
+                                         (a display, a free address), every file to load: UsageError, one line,
+                                         before any run directory or process exists
+    check_resume(cfg, record, derived)   a run directory that holds a run of other settings goes on only with
+                                         --resume_with_changes
+    drop_damaged_prefs(cfg, record)      --skip_damaged_prefs: the processes start from a sound database
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from drlhp.config import RunConfig, config_problem
+from drlhp.runtime.run_paths import RunPaths
+from drlhp.runtime.run_record import RunRecord
+from pref_interface.labellers import LABELLERS
+
+
+class UsageError(Exception):
+    """A problem with the command line or its inputs: one line to the user, exit code 2."""
+
+
+def check_inputs(cfg: RunConfig) -> None:
+    """Bad inputs fail here, in one line (UsageError), before any run directory or process exists:
+    the env id, every number of the config, what the mode needs, the display, and every file to load
+    (``run`` checks them first; ``python -m floyd seeds`` once, before starting any seed)."""
+    _check_env(cfg)
+    _check_settings(cfg)
+    _check_labeller(cfg)
+    _check_files(cfg)
+
+
+def _check_env(cfg: RunConfig) -> None:
+    import envs
+
+    if not cfg.env:
+        raise UsageError("--env is required (list valid ids with: python run.py --list_envs)")
+    try:  # drlhp's and Atari ids by name; any other gymnasium id by its spec and one env made
+        envs.check_env_id(cfg.env)
+    except envs.UnknownEnvError:
+        raise UsageError(f"unknown env {cfg.env!r}; list valid ids with: python run.py --list_envs") from None
+    except envs.UnsupportedEnvError as e:  # "Pendulum-v1: continuous actions (Box) are not supported: ..."
+        raise UsageError(str(e)) from None
+
+
+def _check_settings(cfg: RunConfig) -> None:
+    """The config's numbers, the Ray cluster to join, and what the mode needs."""
+    problem = config_problem(cfg)
+    if problem:
+        raise UsageError(problem)
+    if cfg.backend == "ray" and cfg.uses_processes:  # before ray.init, which waits on and on
+        from drlhp.runtime.ray_backend import address_problem
+
+        problem = address_problem(cfg.ray_address)
+        if problem:
+            raise UsageError(problem)
+    one_update = cfg.a2c.n_envs * cfg.a2c.n_steps
+    if cfg.trains_policy and cfg.total_timesteps < one_update:
+        raise UsageError(f"--million_timesteps {cfg.million_timesteps:g} is {cfg.total_timesteps:,} agent steps, "
+                         f"less than one update (--n_envs x --n_steps = {one_update:,})")
+    waits_for_initial_prefs = cfg.gathers or (
+        cfg.labels_while_training and not cfg.load_reward_predictor_ckpt_dir)
+    if waits_for_initial_prefs and cfg.prefs.n_initial_prefs > cfg.prefs.max_prefs:
+        raise UsageError(f"--n_initial_prefs {cfg.prefs.n_initial_prefs} is more than --max_prefs "
+                         f"{cfg.prefs.max_prefs}: the database would never hold them all")
+    if cfg.gathers and cfg.prefs.n_initial_prefs < 1:
+        raise UsageError("gather_initial_prefs needs --n_initial_prefs of at least 1")
+    if cfg.no_labelling and not cfg.load_reward_predictor_ckpt_dir:
+        raise UsageError("--no_labelling needs --load_reward_predictor_ckpt_dir (a run directory or its "
+                         "reward_predictor/reward_predictor.npz)")
+    if cfg.trains_predictor_alone and not cfg.load_prefs_dir:
+        raise UsageError("pretrain_reward_predictor needs --load_prefs_dir (a run directory or a prefs.npz)")
+    if cfg.run_dir and Path(cfg.run_dir).exists() and not Path(cfg.run_dir).is_dir():
+        raise UsageError(f"--run_dir {cfg.run_dir} is a file, not a directory")
+    if cfg.watches:
+        if not cfg.load_policy_ckpt_dir:
+            raise UsageError("watch needs --load_policy_ckpt_dir (a run directory or its checkpoints/)")
+        if cfg.video and Path(cfg.video).suffix not in (".mp4", ".gif"):
+            raise UsageError(f"--video {cfg.video}: give a .mp4 or a .gif file")
+        if cfg.run_dir and RunPaths(cfg.run_dir).config.exists():
+            raise UsageError(f"--run_dir {cfg.run_dir} already holds a run; watch records into a new run "
+                             f"directory (leave --run_dir out, or give a new one; --video names the video)")
+
+
+def _check_labeller(cfg: RunConfig) -> None:
+    """Where a person labels: a display for the window, a free address for the page."""
+    if cfg.labels and LABELLERS[cfg.prefs.labeller].needs_display:  # a person labels in a window: can one open?
+        from pref_interface.display import display_problem  # no Qt import: that happens in the child
+
+        problem = display_problem(fix="pass --labeller web (label in a browser) or --synthetic_prefs (the "
+                                      "synthetic oracle labels instead of a person)")
+        if problem:
+            raise UsageError(problem)
+    if cfg.labels and cfg.prefs.labeller == "web":  # the page's address: taken, or not this machine's?
+        from pref_interface.web import address_problem
+
+        problem = address_problem(cfg.prefs.web_host, cfg.prefs.web_port)
+        if problem:
+            raise UsageError(problem)
+
+
+def _check_files(cfg: RunConfig) -> None:
+    """Checkpoints and databases to load: read now, so a wrong file costs one line."""
+    from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
+    from drlhp.reward.checkpoint import PredictorCheckpointError, find_file, load_predictor
+    from drlhp.reward.pref_db import PrefDB, PrefDBDamaged, PrefDBError
+
+    if cfg.load_policy_ckpt_dir:  # checkpoints and databases: read now, so a wrong file costs one line
+        try:
+            load_policy_checkpoint(cfg.load_policy_ckpt_dir)
+        except CheckpointError as e:
+            raise UsageError(str(e)) from None
+    own_prefs = RunPaths(cfg.run_dir).prefs if cfg.run_dir and cfg.uses_processes else None
+    for prefs in (own_prefs if own_prefs and own_prefs.exists() else None,
+                  find_file(cfg.load_prefs_dir, RunPaths.PREFS) if cfg.load_prefs_dir else None):
+        if prefs is None:
+            continue
+        try:  # a resumed run's own database: every file read, none decoded; --load_prefs_dir's: loaded
+            if prefs == own_prefs:
+                PrefDB.check(prefs)
+            else:
+                PrefDB.load(prefs, skip_damaged=cfg.skip_damaged_prefs)
+        except PrefDBDamaged as e:  # a damaged chunk: named, with what it costs and how to go on without it
+            if not cfg.skip_damaged_prefs:
+                raise UsageError(f"{e}; add --skip_damaged_prefs to go on without them") from None
+        except PrefDBError as e:
+            raise UsageError(str(e)) from None
+    if cfg.load_reward_predictor_ckpt_dir:
+        given = Path(cfg.load_reward_predictor_ckpt_dir)
+        if not given.exists():  # the path as the user gave it, not the file a run directory would hold
+            raise UsageError(f"--load_reward_predictor_ckpt_dir {given}: no such file or directory")
+        try:  # its own one-line reason for a missing, foreign or damaged file (drlhp.runtime.npz_json);
+            load_predictor(given)  # load_predictor finds the file in a run directory itself
+        except PredictorCheckpointError as e:
+            raise UsageError(str(e)) from None
+
+
+# Settings that change how fast or how often things are recorded, not what is learned: a run directory
+# may go on with other values of these without --resume_with_changes.
+RESUME_FREELY = ("log_interval", "stop_after_hours", "milestone_million_timesteps",
+                 "backend", "ray_address", "policy_resources", "predictor_resources",
+                 "labeller_resources", "stop_at_million_timesteps", "stop_at_true_return", "stop_at_success_rate",
+                 "profile", "preset",
+                 "resume_with_changes",
+                 "episodes", "video", "n_env_threads", "tf_intra_threads", "tf_inter_threads",
+                 "policy_ckpt_interval", "reward.tf_threads", "reward.onednn", "reward.ckpt_interval_s",
+                 "prefs.prefs_save_interval", "skip_damaged_prefs", "prefs.web_host", "prefs.web_port")
+
+
+PATH_SETTINGS = ("run_dir", "load_policy_ckpt_dir", "load_prefs_dir", "load_reward_predictor_ckpt_dir", "video")
+
+
+def check_resume(cfg: RunConfig, record: RunRecord, derived: tuple[str, ...]) -> None:
+    """A run directory that already holds a run of other settings goes on only with
+    --resume_with_changes (else the weights would be recorded as trained with settings they were not)."""
+    from drlhp.runtime.run_record import ABSENT, config_changes, config_in_todays_names, flatten, with_values_before
+
+    before = record.read_json(RunPaths.CONFIG)
+    if before is None or cfg.watches or cfg.resume_with_changes:
+        return
+    before = with_values_before(config_in_todays_names(before))
+    changes = config_changes(before, cfg.to_dict(), ignore=(*derived, *RESUME_FREELY))
+    defaults = flatten(RunConfig(mode=cfg.mode, env=cfg.env).to_dict())
+    # a setting that did not exist when the run was recorded counts as its default then
+    changes = {k: (a, b) for k, (a, b) in changes.items() if not (a == ABSENT and b == defaults.get(k, ABSENT))}
+    # a path given relative now and absolute then (or the other way) is the same setting
+    changes = {k: (a, b) for k, (a, b) in changes.items()
+               if not (k in PATH_SETTINGS and isinstance(a, str) and isinstance(b, str)
+                       and Path(a).resolve() == Path(b).resolve())}
+    if changes:
+        listed = "; ".join(f"{k} {a!r} -> {b!r}" for k, (a, b) in changes.items())
+        raise UsageError(f"{record.dir} holds a run with other settings ({listed}); add --resume_with_changes "
+                         f"to go on with the new ones, or choose another --run_dir")
+
+
+def drop_damaged_prefs(cfg: RunConfig, record: RunRecord) -> None:
+    """--skip_damaged_prefs: the database the processes start from, read without its damaged chunks, saved
+    whole into this run's prefs/ (a damaged chunk there moved aside to <name>.damaged), so that they load
+    a sound one; says what was lost."""
+    from drlhp.reward.checkpoint import prefs_to_load
+    from drlhp.reward.pref_db import PrefDB
+
+    source = prefs_to_load(cfg, record.dir) if cfg.uses_processes else None
+    if source is None:
+        return
+    db = PrefDB.load(source, skip_damaged=True)
+    if not db.damaged:
+        return
+    lost = lost_line(db)  # before the save, which moves the damaged chunks aside and forgets them
+    db.save(record.paths.prefs)
+    print(f"{lost}; going on with the other {len(db)}, saved whole to {record.paths.prefs}", file=sys.stderr,
+          flush=True)
+
+
+def lost_line(db) -> str:
+    """What --skip_damaged_prefs left out of a loaded PrefDB, for the user."""
+    from drlhp.reward.pref_db import lost_text
+
+    damaged = ", ".join(f"{d.path} ({d.why})" for d in db.damaged)
+    return f"[run] --skip_damaged_prefs: {lost_text(db.lost)} lost with {damaged}"

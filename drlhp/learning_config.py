@@ -1,0 +1,153 @@
+"""The two learners' hyper-parameters: the policy's (A2CConfig) and the reward predictor's (RewardConfig).
+Each field is a flag (drlhp.config, which combines them into RunConfig; import them from there)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from drlhp.config_fields import NOT_NEGATIVE, POSITIVE, opt, whole, within
+from drlhp.runtime.cpu import BFLOAT16_SETTINGS, ONEDNN_SETTINGS
+
+
+@dataclass(frozen=True)
+class A2CConfig:
+    """Advantage actor-critic (Mnih et al., 2016), synchronous, as in OpenAI baselines' A2C.
+
+    Attributes:
+        n_envs: environments stepped in parallel (the batch is n_envs x n_steps agent steps).
+        n_steps: agent steps per env per update (the n of n-step returns).
+        lr: RMSprop learning rate at step 0, decayed linearly to 0 over the run's timesteps.
+        rms_decay: RMSprop decay (rho) of the mean squared gradient.
+        rms_eps: RMSprop epsilon.
+        rmsprop_style: "torch" (PyTorch's RMSprop: mean square initialized to 0, epsilon outside the square
+            root) or "tf1" (TensorFlow 1's RMSProp, which OpenAI baselines' A2C used: mean square initialized
+            to 1, epsilon inside the square root, as Keras 3's RMSprop also has it); docs/results.md compares them.
+        ent_coef: weight of the entropy bonus.
+        ent_coef_switch_million_timesteps: from this many million agent steps on, the entropy bonus is
+            --ent_coef_after_switch instead (0: never). The Pong campaign's run halved it at 6.3M, once the
+            policy rallied and scored, and climbed from +3 to +18 (docs/results.md, sessions 11-12).
+        ent_coef_after_switch: weight of the entropy bonus after --ent_coef_switch_million_timesteps.
+        vf_coef: weight of the value loss (mean squared error).
+        gamma: discount factor per agent step.
+        max_grad_norm: global gradient-norm clip.
+        episode_ends: whether an episode's end stops the policy's n-step returns. "auto": yes with original
+            rewards (standard A2C), no with the predictor's reward, as the paper did ("we do not send life loss
+            or episode end signals to the agent"): the envs become one continuing task, so a constant offset in
+            the learned reward cannot make the agent seek or avoid an episode's end. "on" / "off" force it.
+        original_reward: train_policy_with_original_rewards: "clipped" (sign of the env's reward, the A2C
+            convention) or "scaled" (that sign with its running mean removed and its std scaled to 0.05, as the
+            predictor's reward reaches the policy; an experiment).
+    """
+
+    n_envs: int = opt(16, check=whole(1))
+    n_steps: int = opt(5, check=whole(1))
+    lr: float = opt(7e-4, check=POSITIVE)
+    rms_decay: float = opt(0.99, check=within(0, 1, high_in=False))
+    rms_eps: float = opt(1e-5, check=POSITIVE)
+    rmsprop_style: str = opt("torch", choices=("torch", "tf1"))
+    ent_coef: float = opt(0.01, check=NOT_NEGATIVE)
+    ent_coef_switch_million_timesteps: float = opt(0.0, check=NOT_NEGATIVE)
+    ent_coef_after_switch: float = opt(0.005, check=NOT_NEGATIVE)
+    vf_coef: float = opt(0.5, check=NOT_NEGATIVE)
+    gamma: float = opt(0.99, check=within(0, 1))
+    max_grad_norm: float = opt(0.5, check=POSITIVE)
+    episode_ends: str = opt("auto", choices=("auto", "on", "off"))
+    original_reward: str = opt("clipped", choices=("clipped", "scaled"))
+
+
+@dataclass(frozen=True)
+class RewardConfig:
+    """The reward predictor (Christiano et al., 2017, section 2.2.3 and appendix A).
+
+    Attributes:
+        n_members: ensemble members, each trained on its own (online, Poisson) bootstrap sample (paper: 3).
+        batch_size: preference pairs per member per training step.
+        lr: Adam learning rate.
+        dropout: dropout rate after every convolution (paper: 0.5).
+        dropout_layers: how many of the 4 convolutions, from the first, dropout follows (paper: 4; the original
+            reproduction: 3).
+        batchnorm: batch normalization after every convolution (paper: yes).
+        random_answer_prob: assumed chance that a label is a uniformly random answer (paper: 10%).
+        l2_init: starting L2 coefficient (on the sum of squared kernel weights); then adapted per member so
+            that its validation loss / training loss stays in [1.1, 1.5] (paper).
+        norm_std: each member's output is scaled to this standard deviation over recent segments (paper:
+            0.05), after removing its mean.
+        n_initial_epochs: passes over the initial preferences before the policy starts (original: 200); with
+            --reward_pretrain_patience, the most it runs.
+        pretrain_patience: pretraining stops early once the best validation accuracy (evaluated every
+            --reward_eval_interval steps, on the same validation pairs each time) has not risen by
+            --reward_pretrain_min_gain in this many evaluations; 0: never (all n_initial_epochs). An evaluation
+            without a strict label (all ties) does not count.
+        pretrain_min_gain: the rise in validation accuracy over the best so far that counts as a gain for
+            --reward_pretrain_patience.
+        publish_interval: training steps between weight publications to the policy.
+        eval_interval: training steps between validation evaluations (and L2 adaptation).
+        norm_segments: recent segments whose frames set the normalization statistics (the first publication
+            uses 10x as many).
+        norm_momentum: at each publication, the normalization mean and variance move this fraction of the way
+            to those measured on the newest segments (1: replaced). Small values keep the policy's reward on
+            one offset and scale as the predictor's weights change.
+        clip: each member's normalized output is clipped to this many standard deviations either side of its
+            mean before the members are averaged and scaled to norm_std; 0: not clipped (the paper).
+        center_steps: the policy subtracts from the predictor's reward its own running mean over about this many
+            agent steps (an exponential average, updated every rollout, kept in policy checkpoints); 0: not (the
+            paper). With the predictor's reward the envs are one continuing episode (--episode_ends auto), whose
+            policy gradient does not depend on a constant offset, but a jump in it does hurt: with
+            --reward_norm_momentum 1 (the pong preset) the normalization measured on recent clips at each
+            publication can move the policy's reward by half a standard deviation, and until the value function
+            catches up every advantage has that sign (the Pong campaign's entropy shocks, docs/results.md,
+            session 11). Use it with a window of many rollouts (Pong: 2,000 agent steps, 25 rollouts): with
+            --episode_ends on, an offset is a bonus or a cost per step of an episode, and centring changes it.
+        center_from_million_timesteps: the centring (center_steps) starts once the policy has taken this many
+            million agent steps; before, its reward is the predictor's as published. 0: from the first step. On
+            Pong, centring from the first step let the policy drift into losing every ball early on (3 runs of 3;
+            docs/results.md, session 13, H15), while the lineage that got it at 5.33M, once it rallied, was unharmed.
+        ckpt_interval_s: seconds between predictor checkpoints (plus one at the end).
+        tf_threads: TensorFlow intra-op threads of the predictor process in the three-process modes
+            (pretrain_reward_predictor runs in one process and takes --tf_intra_threads). With 2, halve
+            --reward_train_fraction to leave the policy the same share of 2 cores.
+        onednn: the CPU kernel library of the predictor's TensorFlow (its process, and
+            pretrain_reward_predictor): "on" oneDNN's, "off" Eigen's, "auto" by the CPU's flags: oneDNN with
+            AVX-512 (avx512f), Eigen on x86-64 without it, TensorFlow's default on other CPUs (why:
+            drlhp/runtime/cpu.py). The choice and why are printed at start and recorded in run.json's sitting and
+            summary.json. --reward_onednn alone means on, --no-reward_onednn off. The policy keeps TensorFlow's
+            default (oneDNN on x86-64).
+        bfloat16: what the predictor's convolutions compute in (weights, dense layers, loss and gradients stay
+            float32), in its process and in the policy's, which computes the reward with the same network: "on"
+            bfloat16, "off" float32, "auto" bfloat16 where the CPU has AVX512_BF16 or AMX and the predictor runs
+            oneDNN's kernels (about 1.45x faster per training step there, slower elsewhere), float32 elsewhere
+            (drlhp/runtime/cpu.py). The choice and why are printed at start and recorded in run.json's sitting
+            and summary.json. The pong preset keeps it off (docs/results.md, session 12).
+        train_fraction: the largest fraction of wall time the predictor spends training beside the policy
+            (after a step of d seconds it rests d x (1/f - 1)), so it does not starve the policy of a core;
+            1: flat out. Pretraining, while the policy waits, is not paced.
+        updates_per_step: feeds the loop: before each update the policy waits until the predictor has made at
+            least this many pair-updates (pairs in its training batches, per member) per agent step since both
+            started training; 0: never waits. The paper's predictor "typically processes 1 label per 10 RL
+            timesteps" (appendix A.2): 0.1. Use it with --reward_train_fraction 1.
+    """
+
+    n_members: int = opt(3, check=whole(1), flag="n_predictors")
+    batch_size: int = opt(16, check=whole(1))
+    lr: float = opt(2e-4, check=POSITIVE)
+    dropout: float = opt(0.5, check=within(0, 1, high_in=False))
+    dropout_layers: int = opt(4, check=within(0, 4))
+    batchnorm: bool = opt(True)
+    random_answer_prob: float = opt(0.1, check=within(0, 1, high_in=False))
+    l2_init: float = opt(1e-4, check=NOT_NEGATIVE)
+    norm_std: float = opt(0.05, check=POSITIVE)
+    n_initial_epochs: int = opt(200, check=whole(0), flag="n_initial_epochs")
+    pretrain_patience: int = opt(0, check=whole(0))
+    pretrain_min_gain: float = opt(0.005, check=NOT_NEGATIVE)
+    publish_interval: int = opt(20, check=whole(1))
+    eval_interval: int = opt(25, check=whole(1))
+    norm_segments: int = opt(20, check=whole(1))
+    norm_momentum: float = opt(0.1, check=within(0, 1, low_in=False))
+    clip: float = opt(0.0, check=NOT_NEGATIVE)
+    center_steps: int = opt(0, check=whole(0))
+    center_from_million_timesteps: float = opt(0.0, check=NOT_NEGATIVE)
+    ckpt_interval_s: float = opt(60.0, check=POSITIVE)
+    tf_threads: int = opt(1, check=whole(1))
+    onednn: str = opt("auto", choices=ONEDNN_SETTINGS, negatable=True)
+    bfloat16: str = opt("auto", choices=BFLOAT16_SETTINGS, negatable=True)
+    train_fraction: float = opt(0.5, check=within(0, 1, low_in=False))
+    updates_per_step: float = opt(0.0, check=NOT_NEGATIVE)

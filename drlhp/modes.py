@@ -1,0 +1,152 @@
+"""The modes that run in this process (the others are the parent's run of the processes, drlhp.parent):
+
+    train_policy_with_original_rewards   A2C on the env's (clipped or scaled) reward
+    watch                                play a saved policy, write a video
+    pretrain_reward_predictor            the predictor on a saved database; saves it
+    train_policy_without_labelling       train_policy_with_preferences --no_labelling: the policy alone, on a
+                                         saved predictor's reward
+
+Each is ``mode(cfg, record) -> exit code``, run by drlhp.pipeline.run inside the run's record.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from drlhp.checks import UsageError, lost_line
+from drlhp.config import RunConfig
+from drlhp.outcome import finish
+from drlhp.runtime.interrupts import SittingOver, end_sitting, mark_interrupted, sitting_timer
+from drlhp.runtime.run_paths import RunPaths
+from drlhp.runtime.run_record import RunRecord
+
+
+def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int:
+    from drlhp.policy.a2c import build_policy
+    from drlhp.policy.checkpoint import CheckpointError
+    from drlhp.policy.reward_source import ClippedEnvReward, ScaledEnvReward
+    from drlhp.policy.trainer import PolicyTrainer
+    from drlhp.runtime.metrics import MetricsLogger
+    from envs import make_vec_env
+
+    print(f"[run] {cfg.mode} on {cfg.env}, seed {cfg.seed}, {cfg.total_timesteps:,} agent steps -> {record.dir}",
+          flush=True)
+    env = logger = trainer = None
+    try:
+        with sitting_timer(cfg.stop_after_hours):
+            env = make_vec_env(cfg.env, cfg.a2c.n_envs, n_threads=cfg.n_env_threads,
+                               score_visible=cfg.score_visible)
+            policy = build_policy(cfg, env)
+            logger = MetricsLogger(record.dir)
+            try:
+                source = (ScaledEnvReward(cfg.reward.norm_std) if cfg.a2c.original_reward == "scaled"
+                          else ClippedEnvReward())
+                trainer = PolicyTrainer(cfg, env, policy, source, record, logger)
+            except CheckpointError as e:
+                raise UsageError(str(e)) from None
+            summary = trainer.train()
+        return finish(record, summary, cfg)
+    except KeyboardInterrupt as e:
+        if trainer is not None:
+            trainer.checkpoint()
+            record.write_summary(trainer.summary())
+            trainer.write_hparams()
+        if isinstance(e, SittingOver):
+            return end_sitting(record, cfg.stop_after_hours)
+        return mark_interrupted(record, f"\n[run] interrupted; checkpoint saved. Resume with: python run.py "
+                                        f"{cfg.mode} --env {cfg.env} --run_dir {record.dir}")
+    finally:
+        if logger is not None:
+            logger.close()
+        if env is not None:
+            env.close()
+
+
+def watch(cfg: RunConfig, record: RunRecord) -> int:
+    from drlhp.policy.a2c import build_policy
+    from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
+    from drlhp.policy.watch import play_episodes, write_video
+    from envs import make_vec_env
+
+    try:
+        arrays, meta = load_policy_checkpoint(cfg.load_policy_ckpt_dir)
+    except CheckpointError as e:
+        raise UsageError(str(e)) from None
+    env = make_vec_env(cfg.env, 1, n_threads=1)
+    try:
+        policy = build_policy(cfg, env, replace(cfg.a2c, n_envs=1))
+        try:
+            policy.set_state(arrays)
+        except (KeyError, ValueError) as e:
+            raise UsageError(f"checkpoint {meta['path']} does not fit {cfg.env}: {e}") from None
+        frames, returns = play_episodes(env, policy, cfg.episodes, cfg.seed)
+    finally:
+        env.close()
+    video = Path(cfg.video or record.dir / "episode.mp4")
+    write_video(frames, video)
+    print(f"[watch] {len(returns)} episode(s), true returns {returns}, {len(frames)} frames -> {video}")
+    return finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "episodes": len(returns),
+                            "true_returns": [float(r) for r in returns],
+                            "true_return_mean": float(sum(returns) / len(returns)) if returns else None,
+                            "checkpoint": str(meta["path"]), "video": str(video)})
+
+
+def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
+    """The predictor on a saved database, in this process; saves <run_dir>/reward_predictor/.
+    Metrics (every evaluation): progress_reward.csv and tb/reward/, as in the three-process modes."""
+    import threading
+
+    from drlhp.reward.checkpoint import find_file
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.reward.trainer import RewardTrainer
+    from drlhp.runtime.metrics import MetricsLogger
+    from drlhp.runtime.tf_setup import configure_tensorflow, kernels_in_use
+
+    db = PrefDB.load(find_file(cfg.load_prefs_dir, RunPaths.PREFS), max_prefs=cfg.prefs.max_prefs,
+                     skip_damaged=cfg.skip_damaged_prefs)
+    if db.damaged:
+        print(lost_line(db), file=sys.stderr, flush=True)
+    if db.n_train == 0:
+        raise UsageError(f"the preference database in {cfg.load_prefs_dir} has no training preferences")
+    configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed, onednn=cfg.reward.onednn)
+    entry = db.entries("train")[0]
+    trainer = RewardTrainer(db.segment_obs(entry.id1).shape[1:], cfg.reward, db, threading.Lock(), seed=cfg.seed)
+    logger = MetricsLogger(record.dir, tb_subdir="tb/reward", csv_name="progress_reward.csv")
+    try:
+        trainer.pretrain(cfg.reward.n_initial_epochs, log=lambda s: print(s, flush=True), on_eval=logger.log)
+        if not trainer.last_eval:  # pretrain() evaluates after its last step; zero steps leave nothing
+            logger.log(trainer.steps, trainer.evaluate())
+    except KeyboardInterrupt:
+        return mark_interrupted(record)
+    finally:
+        logger.close()
+    trainer.publish()  # normalization statistics (the first: from 10x the newest segments), saved with the weights
+    trainer.save(record.paths.predictor)
+    return finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "n_preferences": len(db),
+                            "predictor_val_accuracy": trainer.last_eval.get("reward/val_accuracy"),
+                            "predictor_train_steps": trainer.steps, "predictor_kernels": kernels_in_use(),
+                            "predictor_precision": trainer.ensemble.precision.describe(),
+                            "reward_predictor_file": str(record.paths.predictor)})
+
+
+def train_policy_without_labelling(cfg: RunConfig, record: RunRecord) -> int:
+    """--no_labelling: the policy alone, on a saved predictor's reward; no labeller, no predictor training."""
+    from drlhp.policy.process import run_policy
+    from drlhp.reward.checkpoint import load_predictor_weights, predictor_batchnorm
+    from drlhp.runtime.ports import PolicyPorts
+
+    weights, meta = load_predictor_weights(cfg.load_reward_predictor_ckpt_dir)
+    batchnorm = predictor_batchnorm(meta)  # the saved network's shape, whatever this command's flags say
+    cfg = replace(cfg, reward=replace(cfg.reward, n_members=len(weights.weights),
+                                      batchnorm=cfg.reward.batchnorm if batchnorm is None else batchnorm))
+    print(f"[run] {cfg.mode} --no_labelling on {cfg.env} with predictor {meta['path']}, "
+          f"{cfg.total_timesteps:,} agent steps -> {record.dir}", flush=True)
+    try:
+        with sitting_timer(cfg.stop_after_hours):
+            summary = run_policy(cfg, PolicyPorts(), str(record.dir), fixed_weights=weights)  # no channels
+    except KeyboardInterrupt as e:  # run_policy saved a checkpoint
+        if isinstance(e, SittingOver):
+            return end_sitting(record, cfg.stop_after_hours)
+        return mark_interrupted(record, f"\n[run] interrupted; checkpoint saved in {record.ckpt_dir}")
+    return finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "no_labelling": True, **summary})
