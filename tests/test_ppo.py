@@ -230,3 +230,24 @@ def test_ppo_learns_inverted_pendulum_on_the_true_reward():
     assert result.reached, f"mean return of the last 8 episodes {np.mean(result.episode_returns[-8:]):.0f} < 500"
     assert result.episode_returns[0] < 0 < 500 <= np.mean(result.episode_returns[-8:])
     assert dict(result.policy.traces) == {"update": 1, "step": 1}
+
+
+def test_the_collector_on_hopper_reports_both_returns_and_bootstraps_the_time_limit():
+    """Hopper-v5 cut to 50-step episodes: two envs each finish one at step 50 (index 49), a time limit, so the
+    value of the last observation is added there; the task return (no control cost) is above the env's."""
+    pytest.importorskip("mujoco")
+    from drlhp.policy.ppo import PPOConfig, PPOPolicy, RolloutCollector
+    from envs.fixed_length import fixed_length_vector_env
+
+    envs = fixed_length_vector_env("Hopper-v5", 2, max_episode_steps=50)
+    cfg = PPOConfig(n_envs=2, n_steps=64, n_minibatches=4, n_epochs=1)
+    space = envs.single_action_space
+    policy = PPOPolicy(11, 3, cfg, 0, space.low, space.high)
+    rollout = RolloutCollector(envs, policy, seed=0).run()
+    assert [length for _, _, length in rollout.finished] == [50, 50]
+    assert np.flatnonzero(rollout.dones.any(axis=1)).tolist() == [49]
+    assert np.all(rollout.bootstrap_values[49] != 0) and np.all(np.delete(rollout.bootstrap_values, 49, 0) == 0)
+    for ret, task, _ in rollout.finished:
+        assert task > ret  # the control cost removed
+    np.testing.assert_allclose(rollout.task_rewards[:50].sum(0), [task for _, task, _ in rollout.finished], rtol=1e-4)
+    policy.learn(rollout, rollout.rewards, cfg.lr)
