@@ -70,8 +70,10 @@ def test_the_task_reward_has_no_control_cost():
 
 
 @pytest.mark.parametrize("env_id", NEVER_ENDING_ENV_IDS)
-def test_tasks_that_never_end_early_pass_through(env_id):
+def test_tasks_that_never_end_early_pass_through(env_id, tmp_path, monkeypatch):
     import gymnasium as gym
+
+    monkeypatch.chdir(tmp_path)  # MuJoCo writes MUJOCO_LOG.TXT (Swimmer's deprecated settotalmass) where it runs
 
     plain, wrapped = gym.make(env_id), fixed_length_env(env_id)
     plain.reset(seed=3)
