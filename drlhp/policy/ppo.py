@@ -419,7 +419,8 @@ class PPORollout:
 
 class RolloutCollector:
     """Steps a gymnasium vector env (same-step autoreset: ``envs/fixed_length.fixed_length_vector_env``) with a
-    PPOPolicy for n_steps and returns a PPORollout."""
+    PPOPolicy for n_steps and returns a PPORollout. Its observations, actions, log-probabilities and values are
+    views of buffers reused by the next ``run()``: learn from a rollout before collecting the next."""
 
     def __init__(self, envs, policy: PPOPolicy, seed: int):
         self.envs, self.policy = envs, policy
