@@ -1,0 +1,529 @@
+"""PPO for continuous (Box) actions: the policy role's second algorithm beside A2C (drlhp/policy/a2c.py).
+
+The paper trained its MuJoCo policies with TRPO (gamma 0.995, lambda 0.97, an entropy bonus of 0.01, 0.001 on
+Swimmer, "when learning from the reward predictor"); PPO (Schulman et al. 2017) is the documented substitute:
+the same trust-region idea by a clipped objective, the method CleanRL and Stable-Baselines3 run on MuJoCo.
+Read against CleanRL's ``ppo_continuous_action.py`` and SB3's ``PPO``; written here in TensorFlow 2.
+
+One update (``PPOPolicy.learn``), on a rollout of n_steps x n_envs agent steps:
+
+    r~_t      = r_t / std(R)                 reward scaling (RewardScaler: R the running discounted return)
+                + gamma * V(s_final)         where an episode was cut by its time limit (truncation, not a fall:
+                                             the state had a future; SB3's bootstrap)
+    delta_t   = r~_t + gamma * V(s_{t+1}) (1 - done_t) - V(s_t)
+    A_t       = delta_t + gamma * lambda * (1 - done_t) * A_{t+1}        GAE (Schulman et al. 2016)
+    R^_t      = A_t + V(s_t)                                            the value's target
+    n_epochs times, over shuffled minibatches of the rollout (one compiled step each; by default all of them
+    in one compiled call, PPOConfig.fused_update):
+        A     <- (A - mean A) / (std A + 1e-8)                         per minibatch
+        rho   = exp(log pi(a|s) - log pi_old(a|s))
+        L_pi  = -mean(min(rho A, clip(rho, 1 - eps, 1 + eps) A))       the clipped surrogate
+        L_V   = 0.5 * mean((V(s) - R^)^2)
+        H     = mean(sum over action dims of the Gaussian's entropy)
+        L     = L_pi - ent_coef * H + vf_coef * L_V
+        gradients clipped to a global norm of max_grad_norm, then Adam (PyTorch's form, eps 1e-5)
+
+The policy: a ~ N(mu(s), diag(exp(2 log_std))), mu a 64-64 tanh MLP, log_std one free parameter per action
+dimension; the value a separate 64-64 tanh MLP (drlhp.policy.ppo_networks); acting runs on a numpy copy of
+them (PPOPolicy's docstring says why). Observations are normalized by
+their running mean and std (clipped to +-10) before both networks; the sampled action is clipped to the action
+space's bounds for the env only (its log-probability is the unclipped sample's, as CleanRL and SB3 do).
+
+``PPOPolicy`` has A2CPolicy's shape (act on observations, train on a rollout, its state as numpy arrays for a
+checkpoint, its weights alone); ``RolloutCollector`` and ``train_ppo`` run it on a gymnasium vector env
+(used by the tests and bench/ppo_speed.py). It is not wired into the pipeline yet.
+"""
+from __future__ import annotations
+
+import collections
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import tensorflow as tf
+
+from drlhp.policy.ppo_networks import actor_mean, critic
+from drlhp.policy.running_norm import RewardScaler, RunningMeanStd
+
+LOG_2PI = math.log(2.0 * math.pi)
+
+
+@dataclass(frozen=True)
+class PPOConfig:
+    """PPO's settings. Defaults: the paper's discount and GAE lambda (its TRPO's), the rest CleanRL's and SB3's
+    for MuJoCo, but 8 envs x 256 steps for CleanRL's 1 x 2048 (the same batch; fewer Python calls per agent step).
+
+    Attributes:
+        n_envs: envs stepped together (one rollout is n_envs x n_steps agent steps).
+        n_steps: steps per env per rollout (8 x 256 = 2,048, CleanRL's and SB3's batch).
+        n_epochs: passes over each rollout (CleanRL, SB3: 10).
+        n_minibatches: minibatches per pass (32: 64 agent steps each, as CleanRL's and SB3's).
+        lr: Adam's learning rate (3e-4); with anneal_lr it falls linearly to 0 at the run's last step.
+        anneal_lr: anneal the learning rate (CleanRL's default).
+        gamma: discount (the paper: 0.995; CleanRL and SB3 0.99).
+        gae_lambda: GAE's lambda (the paper: 0.97; CleanRL and SB3 0.95).
+        clip_coef: the surrogate's clip range epsilon (0.2).
+        clip_vloss: clip the value's change as the policy's (CleanRL's default on; off here, as SB3's: Andrychowicz
+            et al. 2021 found it no help on MuJoCo).
+        ent_coef: entropy bonus (the paper: 0.01 when learning from the predictor, 0.001 on Swimmer; CleanRL 0 on
+            the true reward).
+        vf_coef: the value loss's weight (0.5).
+        max_grad_norm: global gradient-norm clip (0.5).
+        adam_eps: Adam's epsilon (1e-5, as CleanRL and SB3's PPO).
+        norm_adv: normalize advantages per minibatch.
+        obs_clip: normalized observations clipped to +- this (10).
+        reward_clip: scaled rewards clipped to +- this (10).
+        init_log_std: the log std's start (0: std 1 on actions in [-1, 1]).
+        hidden: units in each of the two hidden layers (64).
+        fused_update: run the whole update (every epoch's minibatch steps) in ONE compiled call, a loop in the
+            graph over the same minibatch step; False: one compiled call per minibatch step, from Python. The
+            same arithmetic; fused costs 4-5x less CPU on a 2-core AMD EPYC (0.13 against 0.53-0.65 CPU-s per
+            2,048-step update, machine loaded): bench/ppo_speed.py compares the two.
+    """
+
+    n_envs: int = 8
+    n_steps: int = 256
+    n_epochs: int = 10
+    n_minibatches: int = 32
+    lr: float = 3e-4
+    anneal_lr: bool = True
+    gamma: float = 0.995
+    gae_lambda: float = 0.97
+    clip_coef: float = 0.2
+    clip_vloss: bool = False
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    adam_eps: float = 1e-5
+    norm_adv: bool = True
+    obs_clip: float = 10.0
+    reward_clip: float = 10.0
+    init_log_std: float = 0.0
+    hidden: int = 64
+    fused_update: bool = True
+
+    @property
+    def batch(self) -> int:
+        return self.n_envs * self.n_steps
+
+    @property
+    def minibatch(self) -> int:
+        return self.batch // self.n_minibatches
+
+    def __post_init__(self):
+        if self.batch % self.n_minibatches:
+            raise ValueError(f"n_envs x n_steps ({self.batch}) must divide into n_minibatches ({self.n_minibatches})")
+
+
+# --- formulas ------------------------------------------------------------------------------------------------
+def gae(rewards: np.ndarray, values: np.ndarray, dones: np.ndarray, last_values: np.ndarray, gamma: float,
+        lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """Generalized advantage estimation on (T, N) arrays, time first: (advantages, value targets).
+
+    ``dones[t]``: the episode ended at step t, so nothing after it flows back (the rewards already carry any
+    truncation's bootstrap); ``last_values``: V of the observation after the rollout's last step.
+    """
+    T = rewards.shape[0]
+    advantages = np.zeros(rewards.shape, np.float32)
+    running = np.zeros(rewards.shape[1:], np.float32)
+    for t in reversed(range(T)):
+        next_values = last_values if t == T - 1 else values[t + 1]
+        not_done = 1.0 - dones[t]
+        delta = rewards[t] + gamma * next_values * not_done - values[t]
+        running = delta + gamma * lam * not_done * running
+        advantages[t] = running
+    return advantages, (advantages + values).astype(np.float32)
+
+
+def gaussian_log_prob(actions, mean, log_std):
+    """log N(actions; mean, diag(exp(log_std)^2)), summed over the action dimensions: (B,)."""
+    z = (actions - mean) * tf.exp(-log_std)
+    return tf.reduce_sum(-0.5 * tf.square(z) - log_std - 0.5 * LOG_2PI, axis=-1)
+
+
+def gaussian_entropy(log_std):
+    """The diagonal Gaussian's entropy, summed over the action dimensions (a scalar: the std is state-free)."""
+    return tf.reduce_sum(log_std + 0.5 * (1.0 + LOG_2PI))
+
+
+def clipped_surrogate(new_log_prob, old_log_prob, advantages, clip_coef):
+    """PPO's policy loss, -mean(min(rho A, clip(rho, 1-eps, 1+eps) A)), and the fraction of steps clipped."""
+    ratio = tf.exp(new_log_prob - old_log_prob)
+    unclipped = ratio * advantages
+    clipped = tf.clip_by_value(ratio, 1.0 - clip_coef, 1.0 + clip_coef) * advantages
+    loss = -tf.reduce_mean(tf.minimum(unclipped, clipped))
+    clip_frac = tf.reduce_mean(tf.cast(tf.abs(ratio - 1.0) > clip_coef, tf.float32))
+    return loss, clip_frac
+
+
+# --- the policy ----------------------------------------------------------------------------------------------
+@dataclass
+class Acting:
+    """What ``act`` returns for n_envs observations."""
+
+    actions: np.ndarray  # (N, A) float32, the Gaussian's samples (trained on)
+    env_actions: np.ndarray  # (N, A) the same clipped to the action space (sent to the env)
+    values: np.ndarray  # (N,) float32
+    log_probs: np.ndarray  # (N,) float32
+    obs_norm: np.ndarray  # (N, D) float32, the normalized observations acted on
+
+
+class PPOPolicy:
+    """The Gaussian policy and its value (Keras networks, trained by a compiled update), the running normalizers,
+    and a numpy copy of the networks for acting.
+
+    act(obs (n_envs, D) raw) -> Acting                   (updates the observation statistics)
+    act_deterministic(obs) -> the mean, clipped          (no update)
+    value(obs (n, D) raw) -> (n,)                        (no update)
+    learn(rollout, rewards (T, n_envs), lr, ent_coef) -> dict of scalars: reward scaling, GAE, n_epochs of
+        n_minibatches compiled steps (in one compiled call with cfg.fused_update)
+    get_state() / set_state(): every array a checkpoint needs; weights_only(): the networks in float16
+
+    **Why acting runs in numpy.** Acting is one forward pass of two 64-64 MLPs on n_envs observations per env
+    step: a few microseconds of arithmetic, against about 0.9-1.3 ms of CPU per call of a ``tf.function`` on a
+    loaded 2-core AMD EPYC (a trivial one: 0.4 ms). In numpy, on the weights copied after each update
+    (``_sync_numpy``), it costs tens of microseconds; the same numbers (tests/test_ppo.py checks it against the
+    Keras networks). Training stays in TensorFlow. Each compiled function has a fixed input signature and is
+    traced once: ``traces`` counts the traces.
+    """
+
+    def __init__(self, obs_dim: int, act_dim: int, cfg: PPOConfig, seed: int, action_low=None, action_high=None):
+        self.cfg, self.obs_dim, self.act_dim = cfg, int(obs_dim), int(act_dim)
+        low = -np.inf if action_low is None else action_low
+        high = np.inf if action_high is None else action_high
+        self.action_low = np.broadcast_to(np.asarray(low, np.float32), (act_dim,)).copy()
+        self.action_high = np.broadcast_to(np.asarray(high, np.float32), (act_dim,)).copy()
+        self.actor = actor_mean(obs_dim, act_dim, seed, cfg.hidden)
+        self.critic = critic(obs_dim, seed, cfg.hidden)
+        self.log_std = tf.Variable(tf.fill((act_dim,), np.float32(cfg.init_log_std)), name="log_std")
+        self.variables = [*self.actor.trainable_variables, *self.critic.trainable_variables, self.log_std]
+        # Adam's slots (PyTorch's form) and its step count
+        self.adam_m = [tf.Variable(tf.zeros_like(v), trainable=False) for v in self.variables]
+        self.adam_v = [tf.Variable(tf.zeros_like(v), trainable=False) for v in self.variables]
+        self.adam_t = tf.Variable(0.0, trainable=False)
+        self.rng = np.random.default_rng(seed)  # the actions' noise and the minibatches' order
+        self.obs_rms = RunningMeanStd((obs_dim,))
+        self.reward_scaler = RewardScaler(cfg.n_envs, cfg.gamma, cfg.reward_clip)
+        self.traces = collections.Counter()  # function name -> times traced (1 each: no retracing)
+        self._sync_numpy()
+
+        b, m, k = cfg.batch, cfg.minibatch, cfg.n_epochs * cfg.n_minibatches
+        scalar = tf.TensorSpec((), tf.float32)
+        batch_specs = [tf.TensorSpec((b, obs_dim), tf.float32), tf.TensorSpec((b, act_dim), tf.float32)]
+        batch_specs += [tf.TensorSpec((b,), tf.float32)] * 4  # old log-probs, advantages, returns, old values
+        self._step = tf.function(self._step_graph, autograph=False,
+                                 input_signature=[*batch_specs, tf.TensorSpec((m,), tf.int32), scalar, scalar])
+        self._update = tf.function(self._update_graph, autograph=False,
+                                   input_signature=[*batch_specs, tf.TensorSpec((k, m), tf.int32), scalar, scalar])
+
+    # --- graphs (each body runs once, when traced) ----------------------------------------------------------
+    def _step_graph(self, b_obs, b_actions, b_log_probs, b_advantages, b_returns, b_values, idx, lr, ent_coef):
+        """One minibatch step on the rows ``idx`` of the rollout's batch (the batch stays on the TF side for
+        the whole update; only the indices change from step to step)."""
+        self.traces["step"] += 1
+        cfg = self.cfg
+        obs, actions = tf.gather(b_obs, idx), tf.gather(b_actions, idx)
+        old_log_prob, advantages = tf.gather(b_log_probs, idx), tf.gather(b_advantages, idx)
+        returns, old_values = tf.gather(b_returns, idx), tf.gather(b_values, idx)
+        if cfg.norm_adv:
+            mean, var = tf.nn.moments(advantages, axes=[0])
+            advantages = (advantages - mean) / (tf.sqrt(var) + 1e-8)
+        with tf.GradientTape() as tape:
+            new_log_prob = gaussian_log_prob(actions, self.actor(obs, training=True), self.log_std)
+            policy_loss, clip_frac = clipped_surrogate(new_log_prob, old_log_prob, advantages, cfg.clip_coef)
+            values = self.critic(obs, training=True)[:, 0]
+            if cfg.clip_vloss:
+                clipped = old_values + tf.clip_by_value(values - old_values, -cfg.clip_coef, cfg.clip_coef)
+                value_loss = 0.5 * tf.reduce_mean(tf.maximum(tf.square(values - returns), tf.square(clipped - returns)))
+            else:
+                value_loss = 0.5 * tf.reduce_mean(tf.square(values - returns))
+            entropy = gaussian_entropy(self.log_std)
+            loss = policy_loss - ent_coef * entropy + cfg.vf_coef * value_loss
+        grads = tape.gradient(loss, self.variables)
+        grads, grad_norm = tf.clip_by_global_norm(grads, cfg.max_grad_norm)
+        self._adam(grads, lr)
+        log_ratio = new_log_prob - old_log_prob
+        approx_kl = tf.reduce_mean(tf.exp(log_ratio) - 1.0 - log_ratio)  # Schulman's low-variance estimator
+        return tf.stack([policy_loss, value_loss, entropy, approx_kl, clip_frac, grad_norm])
+
+    def _update_graph(self, b_obs, b_actions, b_log_probs, b_advantages, b_returns, b_values, all_idx, lr, ent_coef):
+        """Every minibatch step of an update (``all_idx``: (n_epochs x n_minibatches, minibatch)) in one graph."""
+        self.traces["update"] += 1
+
+        def body(k, _):
+            out = self._step_graph(b_obs, b_actions, b_log_probs, b_advantages, b_returns, b_values,
+                                   all_idx[k], lr, ent_coef)
+            return k + 1, out
+
+        _, out = tf.while_loop(lambda k, _: k < tf.shape(all_idx)[0], body, (tf.constant(0), tf.zeros(6)))
+        return out
+
+    def _adam(self, grads, lr, beta1: float = 0.9, beta2: float = 0.999):
+        t = self.adam_t.assign_add(1.0)
+        step = lr * tf.sqrt(1.0 - tf.pow(beta2, t)) / (1.0 - tf.pow(beta1, t))
+        eps = self.cfg.adam_eps * tf.sqrt(1.0 - tf.pow(beta2, t))  # eps added to sqrt(v_hat), as PyTorch's
+        for var, grad, m, v in zip(self.variables, grads, self.adam_m, self.adam_v):
+            m.assign(beta1 * m + (1.0 - beta1) * grad)
+            v.assign(beta2 * v + (1.0 - beta2) * tf.square(grad))
+            var.assign_sub(step * m / (tf.sqrt(v) + eps))
+
+    # --- acting, in numpy ---------------------------------------------------------------------------------------
+    def _sync_numpy(self) -> None:
+        """The numpy copy of the networks acting uses: after every change of the weights."""
+        self._np_actor = [np.asarray(w, np.float32) for w in self.actor.get_weights()]
+        self._np_critic = [np.asarray(w, np.float32) for w in self.critic.get_weights()]
+        self._np_log_std = self.log_std.numpy().astype(np.float32)
+
+    @staticmethod
+    def _mlp_np(weights: list[np.ndarray], x: np.ndarray) -> np.ndarray:
+        w0, b0, w1, b1, w2, b2 = weights
+        return np.tanh(np.tanh(x @ w0 + b0) @ w1 + b1) @ w2 + b2
+
+    def normalize(self, obs: np.ndarray, update: bool) -> np.ndarray:
+        if update:
+            self.obs_rms.update(obs)
+        return self.obs_rms.normalize(obs, self.cfg.obs_clip)
+
+    def act(self, obs: np.ndarray) -> Acting:
+        obs_norm = self.normalize(obs, update=True)
+        mean = self._mlp_np(self._np_actor, obs_norm)
+        std = np.exp(self._np_log_std)
+        noise = self.rng.standard_normal(mean.shape, np.float32)
+        actions = (mean + std * noise).astype(np.float32)
+        # log N(a; mu, std) with (a - mu) / std = noise
+        log_probs = np.sum(-0.5 * np.square(noise) - self._np_log_std - 0.5 * LOG_2PI, axis=-1, dtype=np.float32)
+        values = self._mlp_np(self._np_critic, obs_norm)[:, 0]
+        return Acting(actions, np.clip(actions, self.action_low, self.action_high), values, log_probs, obs_norm)
+
+    def act_deterministic(self, obs: np.ndarray) -> np.ndarray:
+        """The Gaussian's mean, clipped to the action space (for watching or evaluating; no statistics update)."""
+        mean = self._mlp_np(self._np_actor, self.normalize(obs, update=False))
+        return np.clip(mean, self.action_low, self.action_high)
+
+    def value(self, obs: np.ndarray) -> np.ndarray:
+        return self._mlp_np(self._np_critic, self.normalize(obs, update=False))[:, 0]
+
+    # --- training -----------------------------------------------------------------------------------------------
+    def learn(self, rollout: "PPORollout", rewards: np.ndarray, lr: float, ent_coef: float | None = None
+              ) -> dict[str, float]:
+        """One PPO update on ``rollout`` paid ``rewards`` (T, n_envs): the env's, or the reward predictor's."""
+        cfg = self.cfg
+        ent_coef = cfg.ent_coef if ent_coef is None else ent_coef
+        scaled = self.reward_scaler.scale(rewards, rollout.dones) + cfg.gamma * rollout.bootstrap_values
+        advantages, returns = gae(scaled, rollout.values, rollout.dones, rollout.last_values, cfg.gamma,
+                                  cfg.gae_lambda)
+        b = cfg.batch
+        batch = [tf.constant(x.reshape(b, *x.shape[2:]), tf.float32) for x in
+                 (rollout.obs_norm, rollout.actions, rollout.log_probs, advantages, returns, rollout.values)]
+        lr_t, ent_t = tf.constant(lr, tf.float32), tf.constant(ent_coef, tf.float32)
+        # each epoch a new shuffle of the rollout, cut into n_minibatches
+        all_idx = np.concatenate([self.rng.permutation(b).astype(np.int32).reshape(cfg.n_minibatches, cfg.minibatch)
+                                  for _ in range(cfg.n_epochs)])
+        if cfg.fused_update:
+            out = self._update(*batch, all_idx, lr_t, ent_t)
+        else:
+            for idx in all_idx:
+                out = self._step(*batch, idx, lr_t, ent_t)
+        out = out.numpy()  # the last minibatch's figures, as CleanRL and SB3 log them
+        self._sync_numpy()
+        var_returns = np.var(returns)
+        explained = 1.0 - np.var(returns - rollout.values) / var_returns if var_returns > 0 else float("nan")
+        return {"policy_loss": float(out[0]), "value_loss": float(out[1]), "entropy": float(out[2]),
+                "approx_kl": float(out[3]), "clip_frac": float(out[4]), "grad_norm": float(out[5]),
+                "explained_variance": float(explained), "std_mean": float(np.exp(self._np_log_std).mean()),
+                "scaled_reward_std": float(scaled.std())}
+
+    # --- state for checkpoints --------------------------------------------------------------------------------
+    def _weights(self) -> list[np.ndarray]:
+        return [*self.actor.get_weights(), *self.critic.get_weights(), self.log_std.numpy()]
+
+    def get_state(self) -> dict[str, np.ndarray]:
+        state = {f"weight_{i}": np.asarray(w) for i, w in enumerate(self._weights())}
+        state.update({f"adam_m_{i}": m.numpy() for i, m in enumerate(self.adam_m)})
+        state.update({f"adam_v_{i}": v.numpy() for i, v in enumerate(self.adam_v)})
+        state["adam_t"] = np.asarray(self.adam_t.numpy())
+        state["rng_state"] = _rng_state(self.rng)
+        state.update({f"obs_rms_{k}": v for k, v in self.obs_rms.state().items()})
+        state.update({f"reward_scaler_{k}": v for k, v in self.reward_scaler.state().items()})
+        return state
+
+    def set_state(self, state: dict[str, np.ndarray]) -> None:
+        """``get_state``'s arrays (or ``weights_only``'s with the observation statistics); ValueError, nothing
+        changed, if they do not fit this policy."""
+        here = self._weights()
+        for i, w in enumerate(here):
+            there = np.shape(state.get(f"weight_{i}", ()))
+            if f"weight_{i}" not in state or there != w.shape:
+                raise ValueError(f"the PPO state does not fit this policy: weight_{i} is {there}, {w.shape} here")
+        obs_rms = RunningMeanStd((self.obs_dim,))
+        obs_rms.restore({k[8:]: v for k, v in state.items() if k.startswith("obs_rms_")})
+        n_actor, n_critic = len(self.actor.get_weights()), len(self.critic.get_weights())
+        weights = [np.asarray(state[f"weight_{i}"], np.float32) for i in range(len(here))]
+        self.actor.set_weights(weights[:n_actor])
+        self.critic.set_weights(weights[n_actor:n_actor + n_critic])
+        self.log_std.assign(weights[-1])
+        self.obs_rms = obs_rms
+        self._sync_numpy()
+        if "adam_t" not in state:  # weights only
+            return
+        for i, (m, v) in enumerate(zip(self.adam_m, self.adam_v)):
+            m.assign(state[f"adam_m_{i}"])
+            v.assign(state[f"adam_v_{i}"])
+        self.adam_t.assign(float(state["adam_t"]))
+        _set_rng_state(self.rng, state["rng_state"])
+        self.reward_scaler.restore({k[14:]: v for k, v in state.items() if k.startswith("reward_scaler_")})
+
+    def weights_only(self) -> dict[str, np.ndarray]:
+        """The networks in float16 and the observation statistics (without them the weights mean nothing)."""
+        out = {f"weight_{i}": np.asarray(w, np.float16) for i, w in enumerate(self._weights())}
+        out.update({f"obs_rms_{k}": v for k, v in self.obs_rms.state().items()})
+        return out
+
+
+def _rng_state(rng: np.random.Generator) -> np.ndarray:
+    """A PCG64 generator's state as 6 uint64: its 128-bit state and increment (high then low halves), and its
+    buffered 32-bit draw (has_uint32, uinteger)."""
+    full = rng.bit_generator.state
+    st, mask = full["state"], (1 << 64) - 1
+    return np.array([st["state"] >> 64, st["state"] & mask, st["inc"] >> 64, st["inc"] & mask,
+                     full["has_uint32"], full["uinteger"]], np.uint64)
+
+
+def _set_rng_state(rng: np.random.Generator, arr: np.ndarray) -> None:
+    hi_s, lo_s, hi_i, lo_i, has_uint32, uinteger = (int(x) for x in np.asarray(arr, np.uint64))
+    state = rng.bit_generator.state
+    state["state"] = {"state": (hi_s << 64) | lo_s, "inc": (hi_i << 64) | lo_i}
+    state["has_uint32"], state["uinteger"] = has_uint32, uinteger
+    rng.bit_generator.state = state
+
+
+# --- running it on a gymnasium vector env ---------------------------------------------------------------------
+@dataclass
+class PPORollout:
+    """n_steps x n_envs agent steps, time first; what ``PPOPolicy.learn`` needs besides the rewards."""
+
+    obs_norm: np.ndarray  # (T, N, D) float32, normalized as acted on
+    actions: np.ndarray  # (T, N, A) float32, the unclipped samples
+    log_probs: np.ndarray  # (T, N)
+    values: np.ndarray  # (T, N)
+    rewards: np.ndarray  # (T, N) the env's reward (with a fixed-length env: the fall penalty included)
+    task_rewards: np.ndarray  # (T, N) info["reward_task"] where the env reports it (no control cost), else the reward
+    dones: np.ndarray  # (T, N) float32: the episode ended at step t (its time limit; a fall where not fixed-length)
+    bootstrap_values: np.ndarray  # (T, N) V(last observation) where the time limit cut the episode, else 0
+    last_values: np.ndarray  # (N,) V(the observation after the last step)
+    finished: list[tuple[float, float, int]] = field(default_factory=list)  # (return, task return, length) per episode
+    env_s: float = 0.0
+    act_s: float = 0.0
+
+
+class RolloutCollector:
+    """Steps a gymnasium vector env (same-step autoreset: ``envs/fixed_length.fixed_length_vector_env``) with a
+    PPOPolicy for n_steps and returns a PPORollout. Its observations, actions, log-probabilities and values are
+    views of buffers reused by the next ``run()``: learn from a rollout before collecting the next."""
+
+    def __init__(self, envs, policy: PPOPolicy, seed: int):
+        self.envs, self.policy = envs, policy
+        cfg = policy.cfg
+        T, N, D, A = cfg.n_steps, cfg.n_envs, policy.obs_dim, policy.act_dim
+        if envs.num_envs != N:
+            raise ValueError(f"the vector env has {envs.num_envs} envs, the PPO config {N}")
+        self.obs_norm, self.actions = np.zeros((T, N, D), np.float32), np.zeros((T, N, A), np.float32)
+        self.log_probs, self.values = np.zeros((T, N), np.float32), np.zeros((T, N), np.float32)
+        self.obs, _ = envs.reset(seed=seed)
+        self.ep_return, self.ep_task, self.ep_len = np.zeros(N), np.zeros(N), np.zeros(N, np.int64)
+
+    def run(self) -> PPORollout:
+        cfg, policy = self.policy.cfg, self.policy
+        T, N = cfg.n_steps, cfg.n_envs
+        rewards, task = np.zeros((T, N), np.float32), np.zeros((T, N), np.float32)
+        dones, bootstrap = np.zeros((T, N), np.float32), np.zeros((T, N), np.float32)
+        finished, env_s, act_s = [], 0.0, 0.0
+        for t in range(T):
+            t0 = time.perf_counter()
+            acting = policy.act(self.obs)
+            t1 = time.perf_counter()
+            obs, reward, terminated, truncated, info = self.envs.step(acting.env_actions)
+            t2 = time.perf_counter()
+            act_s, env_s = act_s + t1 - t0, env_s + t2 - t1
+            self.obs_norm[t], self.actions[t] = acting.obs_norm, acting.actions
+            self.log_probs[t], self.values[t] = acting.log_probs, acting.values
+            rewards[t] = reward
+            task[t] = _info_value(info, "reward_task", reward, terminated | truncated)
+            ended = terminated | truncated
+            dones[t] = ended
+            self.ep_return += reward
+            self.ep_task += task[t]
+            self.ep_len += 1
+            if truncated.any():  # the time limit cut these episodes: their last state still had a future
+                cut = truncated & ~terminated
+                final = obs.copy()
+                final[cut] = np.stack([info["final_obs"][i] for i in np.flatnonzero(cut)])
+                bootstrap[t, cut] = policy.value(final)[cut]
+            for i in np.flatnonzero(ended):
+                finished.append((float(self.ep_return[i]), float(self.ep_task[i]), int(self.ep_len[i])))
+                self.ep_return[i] = self.ep_task[i] = self.ep_len[i] = 0
+            self.obs = obs
+        return PPORollout(self.obs_norm, self.actions, self.log_probs, self.values, rewards, task, dones,
+                          bootstrap, policy.value(self.obs), finished, env_s, act_s)
+
+
+def _info_value(info: dict, key: str, default: np.ndarray, ended: np.ndarray) -> np.ndarray:
+    """info[key] per env from a same-step-autoreset vector env: an ended env's step info is in final_info."""
+    out = np.asarray(default, np.float32).copy()
+    if key in info:
+        has = info[f"_{key}"]
+        out[has] = info[key][has]
+    final = info.get("final_info")
+    if final is not None and key in final:
+        has = final[f"_{key}"] & ended
+        out[has] = final[key][has]
+    return out
+
+
+@dataclass
+class PPOResult:
+    """What ``train_ppo`` returns."""
+
+    episode_returns: list[float]  # per finished episode, the env's reward summed (fall penalties included)
+    episode_task_returns: list[float]  # the same without the control cost (info["reward_task"])
+    steps: int  # agent steps trained on
+    wall_s: float
+    timing: dict[str, float]  # seconds in env steps, acting, learning
+    reached: bool  # stop_at_return reached
+    policy: PPOPolicy
+
+
+def train_ppo(envs, total_steps: int, seed: int, cfg: PPOConfig = PPOConfig(), stop_at_return: float | None = None,
+              window: int = 10, print_fn=None, log_every: int = 10) -> PPOResult:
+    """PPO on ``envs`` (a gymnasium vector env of Box actions, ``cfg.n_envs`` of them) paid the env's own reward,
+    for ``total_steps`` agent steps or until the mean return of the last ``window`` episodes reaches
+    ``stop_at_return``. TensorFlow's threads and seeds are the caller's (drlhp.runtime.tf_setup)."""
+    space = envs.single_action_space
+    policy = PPOPolicy(envs.single_observation_space.shape[0], space.shape[0], cfg, seed, space.low, space.high)
+    collector = RolloutCollector(envs, policy, seed)
+    returns, task_returns = [], []
+    timing = collections.defaultdict(float)
+    steps, updates, start, reached = 0, 0, time.perf_counter(), False
+    while steps < total_steps and not reached:
+        rollout = collector.run()
+        frac = 1.0 - steps / total_steps if cfg.anneal_lr else 1.0
+        t0 = time.perf_counter()
+        losses = policy.learn(rollout, rollout.rewards, cfg.lr * frac)
+        timing["learn_s"] += time.perf_counter() - t0
+        timing["env_s"] += rollout.env_s
+        timing["act_s"] += rollout.act_s
+        steps += cfg.batch
+        updates += 1
+        for ret, task, _ in rollout.finished:
+            returns.append(ret)
+            task_returns.append(task)
+        recent = float(np.mean(returns[-window:])) if returns else None
+        reached = stop_at_return is not None and len(returns) >= window and recent >= stop_at_return
+        if print_fn is not None and (updates % log_every == 0 or reached or steps >= total_steps):
+            wall = time.perf_counter() - start
+            print_fn(f"[ppo] {steps:>9,} steps | {steps / wall:6.0f} steps/s | {len(returns)} episodes | return "
+                     f"(last {min(window, len(returns))}) {'-' if recent is None else f'{recent:.1f}'} | "
+                     f"std {losses['std_mean']:.2f} | kl {losses['approx_kl']:.4f} | "
+                     f"clip {losses['clip_frac']:.2f} | ev {losses['explained_variance']:.2f}")
+    return PPOResult(returns, task_returns, steps, time.perf_counter() - start, dict(timing), reached, policy)
