@@ -57,7 +57,8 @@ def main(argv=None) -> None:
     configure_tensorflow(args.threads, 1, seed=0)
     import numpy as np
 
-    from drlhp.policy.ppo import PPOConfig, PPOPolicy, RolloutCollector
+    from drlhp.policy.ppo import PPOConfig, PPOPolicy
+    from drlhp.policy.ppo_rollout import RolloutCollector
     from envs.fixed_length import describe, fixed_length_vector_env
 
     cfg = PPOConfig(n_envs=args.n_envs, n_steps=2048 // args.n_envs)

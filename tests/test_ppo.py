@@ -122,7 +122,7 @@ def small_policy(seed=0, **kw):
 
 def fake_rollout(policy, seed=0):
     """A rollout of random observations acted on by ``policy`` (T=16, N=4), and its rewards."""
-    from drlhp.policy.ppo import PPORollout
+    from drlhp.policy.ppo_rollout import PPORollout
 
     cfg, rng = policy.cfg, np.random.default_rng(seed)
     T, N = cfg.n_steps, cfg.n_envs
@@ -216,7 +216,8 @@ def test_ppo_learns_inverted_pendulum_on_the_true_reward():
     most of the time). It took 32,768 and 40,960 agent steps with seed 0 in two runs while writing it (the update
     changed between them); the budget is 4x."""
     pytest.importorskip("mujoco")
-    from drlhp.policy.ppo import PPOConfig, train_ppo
+    from drlhp.policy.ppo import PPOConfig
+    from drlhp.policy.ppo_rollout import train_ppo
     from drlhp.runtime.tf_setup import configure_tensorflow
     from envs.fixed_length import fixed_length_vector_env
 
@@ -236,7 +237,8 @@ def test_the_collector_on_hopper_reports_both_returns_and_bootstraps_the_time_li
     """Hopper-v5 cut to 50-step episodes: two envs each finish one at step 50 (index 49), a time limit, so the
     value of the last observation is added there; the task return (no control cost) is above the env's."""
     pytest.importorskip("mujoco")
-    from drlhp.policy.ppo import PPOConfig, PPOPolicy, RolloutCollector
+    from drlhp.policy.ppo import PPOConfig, PPOPolicy
+    from drlhp.policy.ppo_rollout import RolloutCollector
     from envs.fixed_length import fixed_length_vector_env
 
     envs = fixed_length_vector_env("Hopper-v5", 2, max_episode_steps=50)

@@ -6,7 +6,8 @@ policy is paid by the running std of its discounted return.
     RewardScaler     r_t / std(R), R_t = gamma * R_{t-1} + r_t per env (reset at an episode's end): the reward
                      scaling of Engstrom et al. (2020), gymnasium's NormalizeReward, SB3's VecNormalize
 
-Each has ``state()`` -> dict of numpy arrays and ``restore(state)``: what a checkpoint keeps (no pickle).
+Each has ``state()`` -> dict of numpy arrays and ``restore(state)``: what a checkpoint keeps (no pickle); and a
+PCG64 generator's state as 6 uint64 (``rng_state`` / ``set_rng_state``), for the same checkpoints.
 """
 from __future__ import annotations
 
@@ -92,3 +93,21 @@ class RewardScaler:
             raise ValueError(f"discounted returns of {returns.shape[0]} envs do not fit {self.returns.shape[0]}")
         self.returns = returns.copy()
         self.rms.restore({k[4:]: v for k, v in state.items() if k.startswith("rms_")})
+
+
+def rng_state(rng: np.random.Generator) -> np.ndarray:
+    """A PCG64 generator's state as 6 uint64: its 128-bit state and increment (high then low halves), and its
+    buffered 32-bit draw (has_uint32, uinteger)."""
+    full = rng.bit_generator.state
+    st, mask = full["state"], (1 << 64) - 1
+    return np.array([st["state"] >> 64, st["state"] & mask, st["inc"] >> 64, st["inc"] & mask,
+                     full["has_uint32"], full["uinteger"]], np.uint64)
+
+
+def set_rng_state(rng: np.random.Generator, arr: np.ndarray) -> None:
+    """Puts back a state that ``rng_state`` gave."""
+    hi_s, lo_s, hi_i, lo_i, has_uint32, uinteger = (int(x) for x in np.asarray(arr, np.uint64))
+    state = rng.bit_generator.state
+    state["state"] = {"state": (hi_s << 64) | lo_s, "inc": (hi_i << 64) | lo_i}
+    state["has_uint32"], state["uinteger"] = has_uint32, uinteger
+    rng.bit_generator.state = state

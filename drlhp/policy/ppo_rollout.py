@@ -1,0 +1,143 @@
+"""PPO's rollouts on a gymnasium vector env: ``PPORollout`` (what one update needs), ``RolloutCollector``
+(n_steps x n_envs agent steps with the policy acting) and ``train_ppo`` (collect, learn, repeat: the true reward's
+loop, used by the tests and bench/ppo_speed.py). The algorithm itself is drlhp.policy.ppo.
+"""
+from __future__ import annotations
+
+import collections
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from drlhp.policy.ppo import PPOConfig, PPOPolicy
+
+
+@dataclass
+class PPORollout:
+    """n_steps x n_envs agent steps, time first; what ``PPOPolicy.learn`` needs besides the rewards."""
+
+    obs_norm: np.ndarray  # (T, N, D) float32, normalized as acted on
+    actions: np.ndarray  # (T, N, A) float32, the unclipped samples
+    log_probs: np.ndarray  # (T, N)
+    values: np.ndarray  # (T, N)
+    rewards: np.ndarray  # (T, N) the env's reward (with a fixed-length env: the fall penalty included)
+    task_rewards: np.ndarray  # (T, N) info["reward_task"] where the env reports it (no control cost), else the reward
+    dones: np.ndarray  # (T, N) float32: the episode ended at step t (its time limit; a fall where not fixed-length)
+    bootstrap_values: np.ndarray  # (T, N) V(last observation) where the time limit cut the episode, else 0
+    last_values: np.ndarray  # (N,) V(the observation after the last step)
+    finished: list[tuple[float, float, int]] = field(default_factory=list)  # (return, task return, length) per episode
+    env_s: float = 0.0
+    act_s: float = 0.0
+
+
+class RolloutCollector:
+    """Steps a gymnasium vector env (same-step autoreset: ``envs/fixed_length.fixed_length_vector_env``) with a
+    PPOPolicy for n_steps and returns a PPORollout. Its observations, actions, log-probabilities and values are
+    views of buffers reused by the next ``run()``: learn from a rollout before collecting the next."""
+
+    def __init__(self, envs, policy: PPOPolicy, seed: int):
+        self.envs, self.policy = envs, policy
+        cfg = policy.cfg
+        T, N, D, A = cfg.n_steps, cfg.n_envs, policy.obs_dim, policy.act_dim
+        if envs.num_envs != N:
+            raise ValueError(f"the vector env has {envs.num_envs} envs, the PPO config {N}")
+        self.obs_norm, self.actions = np.zeros((T, N, D), np.float32), np.zeros((T, N, A), np.float32)
+        self.log_probs, self.values = np.zeros((T, N), np.float32), np.zeros((T, N), np.float32)
+        self.obs, _ = envs.reset(seed=seed)
+        self.ep_return, self.ep_task, self.ep_len = np.zeros(N), np.zeros(N), np.zeros(N, np.int64)
+
+    def run(self) -> PPORollout:
+        cfg, policy = self.policy.cfg, self.policy
+        T, N = cfg.n_steps, cfg.n_envs
+        rewards, task = np.zeros((T, N), np.float32), np.zeros((T, N), np.float32)
+        dones, bootstrap = np.zeros((T, N), np.float32), np.zeros((T, N), np.float32)
+        finished, env_s, act_s = [], 0.0, 0.0
+        for t in range(T):
+            t0 = time.perf_counter()
+            acting = policy.act(self.obs)
+            t1 = time.perf_counter()
+            obs, reward, terminated, truncated, info = self.envs.step(acting.env_actions)
+            t2 = time.perf_counter()
+            act_s, env_s = act_s + t1 - t0, env_s + t2 - t1
+            self.obs_norm[t], self.actions[t] = acting.obs_norm, acting.actions
+            self.log_probs[t], self.values[t] = acting.log_probs, acting.values
+            rewards[t] = reward
+            task[t] = _info_value(info, "reward_task", reward, terminated | truncated)
+            ended = terminated | truncated
+            dones[t] = ended
+            self.ep_return += reward
+            self.ep_task += task[t]
+            self.ep_len += 1
+            if truncated.any():  # the time limit cut these episodes: their last state still had a future
+                cut = truncated & ~terminated
+                final = obs.copy()
+                final[cut] = np.stack([info["final_obs"][i] for i in np.flatnonzero(cut)])
+                bootstrap[t, cut] = policy.value(final)[cut]
+            for i in np.flatnonzero(ended):
+                finished.append((float(self.ep_return[i]), float(self.ep_task[i]), int(self.ep_len[i])))
+                self.ep_return[i] = self.ep_task[i] = self.ep_len[i] = 0
+            self.obs = obs
+        return PPORollout(self.obs_norm, self.actions, self.log_probs, self.values, rewards, task, dones,
+                          bootstrap, policy.value(self.obs), finished, env_s, act_s)
+
+
+def _info_value(info: dict, key: str, default: np.ndarray, ended: np.ndarray) -> np.ndarray:
+    """info[key] per env from a same-step-autoreset vector env: an ended env's step info is in final_info."""
+    out = np.asarray(default, np.float32).copy()
+    if key in info:
+        has = info[f"_{key}"]
+        out[has] = info[key][has]
+    final = info.get("final_info")
+    if final is not None and key in final:
+        has = final[f"_{key}"] & ended
+        out[has] = final[key][has]
+    return out
+
+
+@dataclass
+class PPOResult:
+    """What ``train_ppo`` returns."""
+
+    episode_returns: list[float]  # per finished episode, the env's reward summed (fall penalties included)
+    episode_task_returns: list[float]  # the same without the control cost (info["reward_task"])
+    steps: int  # agent steps trained on
+    wall_s: float
+    timing: dict[str, float]  # seconds in env steps, acting, learning
+    reached: bool  # stop_at_return reached
+    policy: PPOPolicy
+
+
+def train_ppo(envs, total_steps: int, seed: int, cfg: PPOConfig = PPOConfig(), stop_at_return: float | None = None,
+              window: int = 10, print_fn=None, log_every: int = 10) -> PPOResult:
+    """PPO on ``envs`` (a gymnasium vector env of Box actions, ``cfg.n_envs`` of them) paid the env's own reward,
+    for ``total_steps`` agent steps or until the mean return of the last ``window`` episodes reaches
+    ``stop_at_return``. TensorFlow's threads and seeds are the caller's (drlhp.runtime.tf_setup)."""
+    space = envs.single_action_space
+    policy = PPOPolicy(envs.single_observation_space.shape[0], space.shape[0], cfg, seed, space.low, space.high)
+    collector = RolloutCollector(envs, policy, seed)
+    returns, task_returns = [], []
+    timing = collections.defaultdict(float)
+    steps, updates, start, reached = 0, 0, time.perf_counter(), False
+    while steps < total_steps and not reached:
+        rollout = collector.run()
+        frac = 1.0 - steps / total_steps if cfg.anneal_lr else 1.0
+        t0 = time.perf_counter()
+        losses = policy.learn(rollout, rollout.rewards, cfg.lr * frac)
+        timing["learn_s"] += time.perf_counter() - t0
+        timing["env_s"] += rollout.env_s
+        timing["act_s"] += rollout.act_s
+        steps += cfg.batch
+        updates += 1
+        for ret, task, _ in rollout.finished:
+            returns.append(ret)
+            task_returns.append(task)
+        recent = float(np.mean(returns[-window:])) if returns else None
+        reached = stop_at_return is not None and len(returns) >= window and recent >= stop_at_return
+        if print_fn is not None and (updates % log_every == 0 or reached or steps >= total_steps):
+            wall = time.perf_counter() - start
+            print_fn(f"[ppo] {steps:>9,} steps | {steps / wall:6.0f} steps/s | {len(returns)} episodes | return "
+                     f"(last {min(window, len(returns))}) {'-' if recent is None else f'{recent:.1f}'} | "
+                     f"std {losses['std_mean']:.2f} | kl {losses['approx_kl']:.4f} | "
+                     f"clip {losses['clip_frac']:.2f} | ev {losses['explained_variance']:.2f}")
+    return PPOResult(returns, task_returns, steps, time.perf_counter() - start, dict(timing), reached, policy)
