@@ -2,7 +2,8 @@
 
     cycles   no import cycle among the project's modules, through module-level imports nor through
              imports inside functions (a lazy import defers the cost of a module, not the knot: a file
-             cycle, lazy or not, is two modules that each need the other)
+             cycle, lazy or not, is two modules that each need the other); a "package.module:function"
+             string (the role table's entry points, the labellers' loops) is such a lazy import too
     envs     envs/ imports nothing of drlhp, pref_interface or floyd, anywhere in a file
     layers   drlhp/ and pref_interface/ import nothing of floyd (the run archive sits above them: a run's
              curves are drawn by drlhp.runtime.curves); pref_interface/ imports nothing of drlhp.policy (it
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -26,6 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("drlhp", "envs", "pref_interface", "floyd")
 SCRIPTS = ("run.py",)
 HEAVY = ("tensorflow", "keras", "PyQt5")
+ENTRY_STRING = re.compile(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):([A-Za-z_]\w*)")
 
 
 # ---- reading the source --------------------------------------------------------------------------
@@ -69,9 +72,12 @@ def _module_level_nodes(tree: ast.Module, in_functions: bool = False):
         stack.extend(ast.iter_child_nodes(node))
 
 
-def _imported_names(node: ast.AST, module: str, is_package: bool) -> list[tuple[str, list[str]]]:
+def _imported_names(node: ast.AST, module: str, is_package: bool,
+                    strings: bool = False) -> list[tuple[str, list[str]]]:
     """(module, [names]) of an import statement: ``import a.b`` -> ("a.b", []); ``from a import b, c``
-    -> ("a", ["b", "c"]); relative imports resolved against ``module``."""
+    -> ("a", ["b", "c"]); relative imports resolved against ``module``. With ``strings``, an entry-point
+    string is an import too: "a.b:f" -> ("a.b", ["f"]) (the role and labeller tables name their loops so,
+    imported later by importlib: a lazy import all the same)."""
     if isinstance(node, ast.Import):
         return [(alias.name, []) for alias in node.names]
     if isinstance(node, ast.ImportFrom):
@@ -81,6 +87,10 @@ def _imported_names(node: ast.AST, module: str, is_package: bool) -> list[tuple[
             package = package[: len(package) - (node.level - 1)]
             base = ".".join([*package, *([base] if base else [])])
         return [(base, [alias.name for alias in node.names])]
+    if strings and isinstance(node, ast.Constant) and isinstance(node.value, str):
+        entry = ENTRY_STRING.fullmatch(node.value)  # "pkg.module:function", imported when it is called
+        if entry:
+            return [(entry.group(1), [entry.group(2)])]
     if (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
             and isinstance(node.args[0].value, str)):
         func = node.func
@@ -92,7 +102,8 @@ def _imported_names(node: ast.AST, module: str, is_package: bool) -> list[tuple[
 
 def imports(path: Path, module: str, module_level_only: bool, type_checking: bool = True) -> list[str]:
     """The modules ``path`` imports (each ``from a import b`` gives "a" and "a.b": b may be a module):
-    at module level only, or anywhere (``type_checking``: those under ``if TYPE_CHECKING:`` too)."""
+    at module level only, or anywhere (``type_checking``: those under ``if TYPE_CHECKING:`` too; and
+    anywhere, the "module:function" strings of entry-point tables, which importlib imports later)."""
     tree = ast.parse(path.read_text(), filename=str(path))
     if module_level_only or not type_checking:
         nodes = _module_level_nodes(tree, in_functions=not module_level_only)
@@ -100,7 +111,7 @@ def imports(path: Path, module: str, module_level_only: bool, type_checking: boo
         nodes = ast.walk(tree)
     out = []
     for node in nodes:
-        for base, names in _imported_names(node, module, path.name == "__init__.py"):
+        for base, names in _imported_names(node, module, path.name == "__init__.py", strings=not module_level_only):
             out.append(base)
             out.extend(f"{base}.{name}" for name in names if name != "*")
     return out
@@ -292,6 +303,23 @@ def test_a_module_level_cycle_is_found_and_a_lazy_one_only_among_every_import(tm
     found = cycles(import_graph(modules, module_level_only=False))
     assert sorted(found) == [["drlhp.a", "drlhp.b", "drlhp.c", "drlhp.a"], ["drlhp.d", "drlhp.e", "drlhp.d"],
                              ["envs.atari", "envs.blank", "envs.atari"]]
+
+
+def test_an_entry_point_string_is_a_lazy_import_and_closes_a_cycle(tmp_path):
+    modules = _tree(tmp_path, {
+        "drlhp/__init__.py": "",
+        "drlhp/config.py": "from pref_interface.table import T\n",  # config -> table -> window -> config
+        "drlhp/roles.py": '"""Not a table: drlhp.config:RunConfig in a sentence is no import."""\n',
+        "pref_interface/__init__.py": "",
+        "pref_interface/table.py": 'T = {"window": "pref_interface.window:label", "x": "http://a:b", "y": "a:b:c"}\n',
+        "pref_interface/window.py": "def label():\n    from drlhp import config\n",  # closes the cycle
+    })
+    assert cycles(import_graph(modules)) == []  # a string is imported only when its loop is called
+    assert cycles(import_graph(modules, module_level_only=False)) == [
+        ["drlhp.config", "pref_interface.table", "pref_interface.window", "drlhp.config"]]
+    assert imports(modules["pref_interface.table"], "pref_interface.table", module_level_only=False) == [
+        "pref_interface.window", "pref_interface.window.label"]
+    assert imports(modules["drlhp.roles"], "drlhp.roles", module_level_only=False) == []
 
 
 def test_an_envs_import_of_drlhp_is_found_even_inside_a_function(tmp_path):
