@@ -17,8 +17,8 @@ import re
 import typing
 from dataclasses import dataclass, field
 
+from drlhp.labeller_names import DEFAULT_LABELLER, LABELLER_NAMES
 from drlhp.runtime.cpu import BFLOAT16_SETTINGS, ONEDNN_SETTINGS
-from pref_interface.labellers import DEFAULT_LABELLER, LABELLERS
 
 TRAIN_POLICY_WITH_PREFERENCES = "train_policy_with_preferences"
 MODES = (TRAIN_POLICY_WITH_PREFERENCES, "gather_initial_prefs", "pretrain_reward_predictor",
@@ -251,7 +251,7 @@ class PrefConfig:
         show_agent: a person labels: the window also loops the agent's latest finished episode (worker 0).
     """
 
-    labeller: str = opt(DEFAULT_LABELLER, choices=tuple(LABELLERS), aliases={"synthetic_prefs": "oracle"})
+    labeller: str = opt(DEFAULT_LABELLER, choices=LABELLER_NAMES, aliases={"synthetic_prefs": "oracle"})
     web_host: str = opt("127.0.0.1", metavar="HOST")
     web_port: int = opt(0, check=within(0, 65535), metavar="PORT")
     query_selection: str = opt("random", choices=QUERY_SELECTIONS)

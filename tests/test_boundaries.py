@@ -5,9 +5,25 @@
              cycle, lazy or not, is two modules that each need the other); a "package.module:function"
              string (the role table's entry points, the labellers' loops) is such a lazy import too
     envs     envs/ imports nothing of drlhp, pref_interface or floyd, anywhere in a file
-    layers   drlhp/ and pref_interface/ import nothing of floyd (the run archive sits above them: a run's
-             curves are drawn by drlhp.runtime.curves); pref_interface/ imports nothing of drlhp.policy (it
-             sees segments, not the policy: their wire codec is drlhp.runtime.segment_wire), anywhere in a file
+    layers   every import, anywhere in a file (entry-point strings too), runs down the house or stays in its
+             own unit; none runs back up, none goes sideways to another unit of the same layer:
+
+                 6  floyd                                        the run archive, over run directories
+                 5  drlhp.cli, drlhp.pipeline, drlhp.roles, run  the parent: the modes, the role table
+                 4  drlhp.policy | pref_interface                two roles, neither imports the other
+                 3  drlhp.reward                                 the predictor's role; its model, database
+                                                                 and checkpoint serve the other two
+                 2  drlhp.config, drlhp.presets,                 what a run is: its typed config, and the
+                    drlhp.labeller_names                         labellers' names its flag offers
+                 1  drlhp.runtime (and drlhp's __init__)         the plumbing: channels, ports, messages,
+                                                                 backends, run files; no config, no role
+                 0  envs                                         knows nothing of learning
+
+             so drlhp/ and pref_interface/ import nothing of floyd (a run's curves are drawn by
+             drlhp.runtime.curves); pref_interface/ nothing of drlhp.policy (it sees segments, not the
+             policy: their wire codec is drlhp.runtime.segment_wire); the config nothing of a role
+    backends no role (drlhp.reward, drlhp.policy, pref_interface) imports a backend (drlhp.runtime.launcher,
+             ray_backend, ray_channels): a role gets its channels as ports, and runs the same on either
     parent   the run archive's listing loads no TensorFlow; the parent process's modules and run.py's
              argument parsing load neither TensorFlow nor Qt
 
@@ -183,13 +199,58 @@ def _under(module: str, packages: tuple[str, ...]) -> bool:
     return any(module == p or module.startswith(p + ".") for p in packages)
 
 
+# The layers, bottom to top (the module docstring): each a tuple of units, each unit its modules' prefixes
+# ("=drlhp": that module alone). A module imports its own unit and lower layers only.
+LAYERS = (
+    ("envs",),
+    ("drlhp.runtime =drlhp",),
+    ("drlhp.config drlhp.presets drlhp.labeller_names",),
+    ("drlhp.reward",),
+    ("drlhp.policy", "pref_interface"),
+    ("drlhp.cli drlhp.pipeline drlhp.roles run",),
+    ("floyd",),
+)
+ROLES = ("drlhp.reward", "drlhp.policy", "pref_interface")
+BACKENDS = ("drlhp.runtime.launcher", "drlhp.runtime.ray_backend", "drlhp.runtime.ray_channels")
+
+
+def place(module: str, layers=LAYERS) -> tuple[int, str] | None:
+    """(layer, unit) of ``module``: the unit with its longest prefix; None where no unit holds it."""
+    best = None
+    for level, units in enumerate(layers):
+        for unit in units:
+            for prefix in unit.split():
+                exact = prefix.startswith("=")
+                prefix = prefix.lstrip("=")
+                if (module == prefix or (not exact and module.startswith(prefix + "."))) and (
+                        best is None or len(prefix) > best[0]):
+                    best = (len(prefix), level, unit)
+    return None if best is None else best[1:]
+
+
+def arrows_up(graph: dict[str, set[str]], layers=LAYERS) -> list[str]:
+    """'a -> b (layer i -> j)' for each import that runs up the layers or sideways into another unit of
+    the same layer; 'a: no layer' for a module that no unit holds."""
+    bad = []
+    for module in sorted(graph):
+        here = place(module, layers)
+        if here is None:
+            bad.append(f"{module}: no layer")
+            continue
+        for imported in sorted(graph[module]):
+            there = place(imported, layers)
+            if there is not None and (there[0] > here[0] or (there[0] == here[0] and there[1] != here[1])):
+                bad.append(f"{module} -> {imported} (layer {here[0]} -> {there[0]})")
+    return bad
+
+
 def forbidden_imports(modules: dict[str, Path], package: str, forbidden: tuple[str, ...],
                       root: Path = REPO) -> list[str]:
-    """'file: module' for each import, anywhere in ``package``'s files, of a module under ``forbidden``
-    (top-level packages or dotted subpackages: "drlhp.policy")."""
+    """'file: module' for each import, anywhere in ``package``'s files (a top-level package or a dotted
+    subpackage: "drlhp.reward"), of a module under ``forbidden`` (the same: "drlhp.policy")."""
     bad = set()
     for module, path in modules.items():
-        if module.split(".")[0] == package:
+        if _under(module, (package,)):
             bad.update(f"{path.relative_to(root)}: {imported}"
                        for imported in imports(path, module, module_level_only=False)
                        if _under(imported, forbidden))
@@ -240,6 +301,16 @@ def test_drlhp_and_pref_interface_import_nothing_of_floyd():
 def test_pref_interface_imports_nothing_of_the_policy():
     bad = forbidden_imports(project_modules(), "pref_interface", ("drlhp.policy",))
     assert not bad, "pref_interface/ imports the policy's code:\n" + "\n".join(bad)
+
+
+def test_no_import_runs_back_up_the_layers():
+    bad = arrows_up(import_graph(project_modules(), module_level_only=False))
+    assert not bad, "imports up the layers (or sideways):\n" + "\n".join(bad)
+
+
+def test_no_role_imports_a_backend():
+    bad = [line for role in ROLES for line in forbidden_imports(project_modules(), role, BACKENDS)]
+    assert not bad, "a role imports a backend:\n" + "\n".join(bad)
 
 
 def test_listing_runs_loads_no_tensorflow(tmp_path):
@@ -347,6 +418,48 @@ def test_an_import_of_a_forbidden_subpackage_is_found_and_its_neighbours_are_not
     assert bad == ["pref_interface/a.py: drlhp.policy.segments",
                    "pref_interface/a.py: drlhp.policy.segments.SegmentCutter",
                    "pref_interface/b.py: drlhp.policy", "pref_interface/d.py: drlhp.policy"]
+
+
+def test_an_import_up_the_layers_or_sideways_is_found(tmp_path):
+    modules = _tree(tmp_path, {
+        "drlhp/__init__.py": "",
+        "drlhp/runtime/__init__.py": "",
+        "drlhp/runtime/ports.py": "import drlhp\nimport envs\n",  # down, and the package's __init__
+        "drlhp/config.py": "from drlhp.runtime import ports\nT = 'pref_interface.human:loop'\n",  # a string, up
+        "drlhp/reward/model.py": "from drlhp.config import X\n",
+        "drlhp/policy/source.py": "def f():\n    from drlhp.reward.model import M\n",  # down
+        "drlhp/policy/leak.py": "def f():\n    import pref_interface.pool\n",  # sideways
+        "pref_interface/__init__.py": "",
+        "pref_interface/human.py": "import drlhp.pipeline\n",  # up
+        "pref_interface/pool.py": "from pref_interface import human\n",  # its own unit
+        "drlhp/pipeline.py": "from drlhp import roles\nimport floyd.index\n",  # its own unit; up
+        "drlhp/roles.py": "R = 'pref_interface.process:run'\n",  # down
+        "drlhp/stray.py": "",
+        "envs/__init__.py": "",
+        "floyd/__init__.py": "",
+        "floyd/index.py": "import drlhp.pipeline\n",
+    })
+    assert arrows_up(import_graph(modules, module_level_only=False)) == [
+        "drlhp.config -> pref_interface.human (layer 2 -> 4)",
+        "drlhp.pipeline -> floyd.index (layer 5 -> 6)",
+        "drlhp.policy.leak -> pref_interface.pool (layer 4 -> 4)",
+        "drlhp.stray: no layer",
+        "pref_interface.human -> drlhp.pipeline (layer 4 -> 5)"]
+    assert place("drlhp") == (1, "drlhp.runtime =drlhp") and place("drlhp.runtimes") is None
+
+
+def test_a_role_importing_a_backend_is_found(tmp_path):
+    modules = _tree(tmp_path, {
+        "drlhp/__init__.py": "",
+        "drlhp/reward/process.py": "def close():\n    from drlhp.runtime.launcher import parent_gone\n",
+        "drlhp/pipeline.py": "from drlhp.runtime import launcher, ray_backend\n",  # the parent may
+        "drlhp/policy/process.py": "from drlhp.runtime.ports import PolicyPorts\n",
+        "pref_interface/process.py": "import drlhp.runtime.ray_channels\n",
+    })
+    bad = [line for role in ROLES for line in forbidden_imports(modules, role, BACKENDS, root=tmp_path)]
+    assert bad == ["drlhp/reward/process.py: drlhp.runtime.launcher",
+                   "drlhp/reward/process.py: drlhp.runtime.launcher.parent_gone",
+                   "pref_interface/process.py: drlhp.runtime.ray_channels"]
 
 
 def test_the_probe_sees_a_module_that_was_imported():
