@@ -8,6 +8,7 @@
     display.py    can a window open here? (DISPLAY, X server, xcb libraries; no Qt import)
     answers.py    PairQueue: the pairs shown, the answers given, the held answer that undo takes back
     gui.py        the labelling window (python -m pref_interface.gui: screenshot, label a saved database)
+    clip_view.py  a clip on screen (frames looping, scaled up sharp), the QApplication, screenshots
     human.py      the window in the preference-interface process, its loop in a Qt timer
     review.py     python -m pref_interface.review: relabel or delete pairs of a saved database
 
