@@ -16,7 +16,8 @@ import requests
 from drlhp.config import PrefConfig, RunConfig
 from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, Segment
 from pref_interface.process import PrefInterface
-from pref_interface.web import MAX_BODY, WebLabeller, clip_png
+from pref_interface.web import WebLabeller
+from pref_interface.web_server import MAX_BODY, clip_png
 
 T = 6
 
