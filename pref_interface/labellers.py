@@ -8,10 +8,12 @@
 Each labeller's ``run`` names its loop, "module:function", imported only in the preference interface's
 process (so the parent never loads Qt or the web server). Every loop has one signature:
 
-    loop(iface, stop_event, log=print, predictor_version=None, db_size=None, agent_episode=None) -> figures
+    loop(iface, log=print) -> figures
 
-``iface`` (pref_interface.process.PrefInterface) gives it pairs and takes its answers; the loop returns
-when the stop event is set (or it sets it itself: the person closed the window), and returns figures for
+``iface`` (pref_interface.process.PrefInterface) gives it pairs and takes its answers, and holds the
+process's ports (``iface.ports``: the stop event; for a person's status the predictor's version, the
+database's size and the agent's episode). The loop returns when the stop event is set (or it sets it
+itself: the person closed the window), and returns figures for
 the run's summary. The process sends the "no more preferences" sentinel after it. A new labeller is one
 module with such a loop, one entry here and its name in drlhp.labeller_names (as imitation's
 ``PreferenceGatherer`` and ``gatherer_cls``).

@@ -80,24 +80,23 @@ class Page:
         self.id, self.pairs, self.seen = page_id, PairQueue(hold_s=hold_s), now
 
 
-def label_in_browser(iface, stop_event, log=print, predictor_version=None, db_size=None, agent_episode=None,
-                     **options) -> dict:
+def label_in_browser(iface, log=print, **options) -> dict:
     """--labeller web: serve the page until the run stops; returns figures for the summary."""
     p = iface.cfg.prefs
-    server = WebLabeller(iface, stop_event, host=p.web_host, port=p.web_port, log=log,
-                         predictor_version=predictor_version, db_size=db_size, **options)
+    server = WebLabeller(iface, host=p.web_host, port=p.web_port, log=log, **options)
     return asyncio.run(server.run())
 
 
 class WebLabeller:
     """The page's server and the labelling loop (see the module docstring). ``run()`` serves until the
-    stop event; ``address`` (with the token) is known once it listens (``ready`` is set)."""
+    stop event; ``address`` (with the token) is known once it listens (``ready`` is set). It reads the
+    interface's ports (``iface.ports``): the stop event, and the status (predictor's version, database's size)."""
 
-    def __init__(self, iface, stop_event, host: str = "127.0.0.1", port: int = 0, log=print,
-                 predictor_version=None, db_size=None, hold_s: float = 5.0, abandon_s: float = ABANDON_S,
-                 token: str | None = None):
-        self.iface, self.stop_event, self.log = iface, stop_event, log
-        self.predictor_version, self.db_size = predictor_version, db_size
+    def __init__(self, iface, host: str = "127.0.0.1", port: int = 0, log=print, hold_s: float = 5.0,
+                 abandon_s: float = ABANDON_S, token: str | None = None):
+        ports = iface.ports
+        self.iface, self.stop_event, self.log = iface, ports.stop_event, log
+        self.predictor_version, self.db_size = ports.predictor_version, ports.db_size
         self.hold_s, self.abandon_s = hold_s, abandon_s
         self.token = token or secrets.token_urlsafe(24)
         self.sock = listen(host, port)
