@@ -212,9 +212,19 @@ def test_the_trainer_reads_its_ports_and_asks_its_observers(tmp_path):
         def before_update(self, timesteps):
             raise AssertionError("not a pacer: never asked")
 
+    class Plain:  # an observer that is no RolloutObserver (as RewardFigures): neither paces nor holds
+        def on_rollout(self, rollout, state):
+            pass
+
+        def metrics(self):
+            return {}
+
+        def summary(self):
+            return {}
+
     pace, hold = Pace(), Hold()
     trainer, logger = _trainer(tmp_path, None, lambda i: 1.0, ports=PolicyPorts(stop_event=stop, random_play_over=over),
-                               observers=[pace, hold])
+                               observers=[pace, hold, Plain()])
     assert not trainer.wait_for_reward()
     hold.held = True
     assert trainer.wait_for_reward()

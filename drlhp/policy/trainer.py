@@ -106,7 +106,8 @@ def _mean(xs) -> float | None:
 class RolloutObserver:
     """Sees every rollout (e.g. cuts segments for the labeller); adds metrics and summary figures. One that
     ``paces`` the loop is asked to wait before each trained rollout (``before_update``); one may hold random
-    play back while it has no use for its segments (``holds_random_play``)."""
+    play back while it has no use for its segments (``holds_random_play``). An observer need not subclass
+    this (RewardFigures does not): the trainer takes both of those as absent where they are."""
 
     paces = False
 
@@ -252,7 +253,8 @@ class PolicyTrainer:
         """Random play only makes segments: none once the predictor has what it needs (it pretrains on the
         initial preferences, or loads a predictor: ``random_play_over``) or while no observer wants them."""
         over = self.ports.random_play_over
-        return (over is not None and over.is_set()) or any(obs.holds_random_play() for obs in self.observers)
+        return (over is not None and over.is_set()) or any(getattr(obs, "holds_random_play", bool)()
+                                                           for obs in self.observers)
 
     def _random_play(self) -> None:
         """Before the reward source is ready: random actions, for the observers only (none while
@@ -283,7 +285,7 @@ class PolicyTrainer:
                 continue
             if fps_from is None:
                 fps_from = (s.timesteps, s.wall_s)
-            pacers = [obs for obs in self.observers if obs.paces]
+            pacers = [obs for obs in self.observers if getattr(obs, "paces", False)]
             if pacers:
                 t_wait = time.perf_counter()
                 for obs in pacers:
