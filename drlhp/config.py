@@ -31,8 +31,8 @@ from drlhp.config_fields import (
     whole,
     within,
 )
+from drlhp.labeller_names import DEFAULT_LABELLER, LABELLER_NAMES
 from drlhp.learning_config import A2CConfig, RewardConfig
-from pref_interface.labellers import DEFAULT_LABELLER, LABELLERS
 
 # The five modes (run.py's MODE; drlhp.pipeline.RUNS runs each). What a run does is asked of RunConfig's
 # properties (gathers, labels, trains_policy, uses_processes, ...), the one place that compares modes.
@@ -79,7 +79,7 @@ class PrefConfig:
         show_agent: a person labels: the window also loops the agent's latest finished episode (worker 0).
     """
 
-    labeller: str = opt(DEFAULT_LABELLER, choices=tuple(LABELLERS), aliases={"synthetic_prefs": "oracle"})
+    labeller: str = opt(DEFAULT_LABELLER, choices=LABELLER_NAMES, aliases={"synthetic_prefs": "oracle"})
     web_host: str = opt("127.0.0.1", metavar="HOST")
     web_port: int = opt(0, check=within(0, 65535), metavar="PORT")
     query_selection: str = opt("random", choices=QUERY_SELECTIONS)

@@ -26,7 +26,7 @@ def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int
     from drlhp.policy.a2c import build_policy
     from drlhp.policy.checkpoint import CheckpointError
     from drlhp.policy.reward_source import ClippedEnvReward, ScaledEnvReward
-    from drlhp.policy.trainer import PolicyTrainer
+    from drlhp.policy.trainer import Agent, Outputs, PolicyTrainer
     from drlhp.runtime.metrics import MetricsLogger
     from envs import make_vec_env
 
@@ -42,7 +42,7 @@ def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int
             try:
                 source = (ScaledEnvReward(cfg.reward.norm_std) if cfg.a2c.original_reward == "scaled"
                           else ClippedEnvReward())
-                trainer = PolicyTrainer(cfg, env, policy, source, record, logger)
+                trainer = PolicyTrainer(cfg, Agent(env, policy, source), Outputs(record, logger))
             except CheckpointError as e:
                 raise UsageError(str(e)) from None
             summary = trainer.train()

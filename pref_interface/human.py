@@ -31,21 +31,22 @@ def _why_no_pair(iface, pairs) -> str:
     return "every pair of the clips at hand was asked: waiting for new clips from the agent\u2026"
 
 
-def label_in_window(iface, stop_event, log=print, predictor_version=None, db_size=None, agent_episode=None,
-                    hold_s: float = 5.0) -> dict:
+def label_in_window(iface, log=print, hold_s: float = 5.0) -> dict:
     """Run the window until the run stops or the person closes it; returns figures for the summary."""
-    return LabellingLoop(iface, stop_event, log=log, predictor_version=predictor_version, db_size=db_size,
-                         agent_episode=agent_episode, hold_s=hold_s).run()
+    return LabellingLoop(iface, log=log, hold_s=hold_s).run()
 
 
 class LabellingLoop:
     """The labelling window's loop (see the module docstring): ``run`` = ``start`` (window and timer),
-    Qt's event loop calling ``step`` every TICK_MS, then ``close``; returns figures for the summary."""
+    Qt's event loop calling ``step`` every TICK_MS, then ``close``; returns figures for the summary. It
+    reads the interface's ports (``iface.ports``): the stop event (which closing the window sets), the
+    status (the predictor's version, the database's size) and, with --show_agent, the agent's episode."""
 
-    def __init__(self, iface, stop_event, log=print, predictor_version=None, db_size=None, agent_episode=None,
-                 hold_s: float = 5.0):
-        self.iface, self.stop_event, self.log = iface, stop_event, log
-        self.predictor_version, self.db_size, self.agent_episode = predictor_version, db_size, agent_episode
+    def __init__(self, iface, log=print, hold_s: float = 5.0):
+        ports = iface.ports
+        self.iface, self.stop_event, self.log = iface, ports.stop_event, log
+        self.predictor_version, self.db_size = ports.predictor_version, ports.db_size
+        self.agent_episode = ports.agent_episode
         self.hold_s = hold_s
         self.closed_by_person = False
         self.failure: BaseException | None = None  # from step(): re-raised once the event loop is left

@@ -8,14 +8,18 @@
 Each labeller's ``run`` names its loop, "module:function", imported only in the preference interface's
 process (so the parent never loads Qt or the web server). Every loop has one signature:
 
-    loop(iface, stop_event, log=print, predictor_version=None, db_size=None, agent_episode=None) -> figures
+    loop(iface, log=print) -> figures
 
-``iface`` (pref_interface.process.PrefInterface) gives it pairs and takes its answers; the loop returns
-when the stop event is set (or it sets it itself: the person closed the window), and returns figures for
+``iface`` (pref_interface.process.PrefInterface) gives it pairs and takes its answers, and holds the
+process's ports (``iface.ports``: the stop event; for a person's status the predictor's version, the
+database's size and the agent's episode). The loop returns when the stop event is set (or it sets it
+itself: the person closed the window), and returns figures for
 the run's summary. The process sends the "no more preferences" sentinel after it. A new labeller is one
-module with such a loop and one entry here (as imitation's ``PreferenceGatherer`` and ``gatherer_cls``).
+module with such a loop, one entry here and its name in drlhp.labeller_names (as imitation's
+``PreferenceGatherer`` and ``gatherer_cls``).
 
-This module imports nothing heavy: drlhp.config takes the flag's choices from it.
+This module imports nothing heavy; the parent reads it (a display? the agent's episode?). The config, a
+layer below the roles, takes the flag's choices from drlhp.labeller_names (tests/test_cli.py: the same names).
 """
 from __future__ import annotations
 
@@ -40,4 +44,3 @@ LABELLERS: dict[str, Labeller] = {labeller.name: labeller for labeller in (
     Labeller("window", "pref_interface.human:label_in_window", needs_display=True, shows_agent=True),
     Labeller("web", "pref_interface.web:label_in_browser", needs_display=False, shows_agent=False),
 )}
-DEFAULT_LABELLER = "window"

@@ -20,13 +20,14 @@ class SyntheticOracle:
         return MU_EQUAL
 
 
-def label_with_oracle(iface, stop_event, log=print, **_status) -> dict:
-    """--labeller oracle: a plain loop until the stop event: segments in, a pair out, the oracle's answer
-    sent (blocking: the predictor takes every preference), figures logged. ``_status`` (the predictor's
-    version, the database's size, the agent's episode) is for a person's labellers; the oracle reads none."""
+def label_with_oracle(iface, log=print) -> dict:
+    """--labeller oracle: a plain loop until the stop event (``iface.ports``): segments in, a pair out, the
+    oracle's answer sent (blocking: the predictor takes every preference), figures logged. The status ports
+    (the predictor's version, the database's size, the agent's episode) are for a person; it reads none."""
     import time
 
     oracle = SyntheticOracle()
+    stop_event = iface.ports.stop_event
     while not stop_event.is_set():
         iface.receive_segments()
         pair = iface.next_pair()

@@ -54,20 +54,23 @@ class _VarianceScorer:
 
 
 class PrefInterface:
-    """Segments in, pairs out, preferences sent, figures logged (see the module docstring)."""
+    """Segments in, pairs out, preferences sent, figures logged (see the module docstring), on ``ports``
+    (drlhp.runtime.ports.PrefInterfacePorts): the labeller's loop reads the rest of them from here (the stop
+    event; a person's status: the predictor's version, the database's size, the agent's episode).
+    ``frames_per_step``: emulator frames per agent step (the label schedule counts frames)."""
 
-    def __init__(self, cfg: RunConfig, frames_per_step: int, segment_queue, preference_queue, weights_to_prefs,
-                 stop_event, run_dir: str, segment_flow=None):
+    def __init__(self, cfg: RunConfig, ports: PrefInterfacePorts, run_dir: str, frames_per_step: int):
         from drlhp.runtime.metrics import MetricsLogger
 
         p = self.p = cfg.prefs
-        self.cfg, self.frames_per_step = cfg, frames_per_step
-        self.segment_queue, self.preference_queue, self.stop_event = segment_queue, preference_queue, stop_event
+        self.cfg, self.frames_per_step, self.ports = cfg, frames_per_step, ports
+        self.segment_queue, self.preference_queue = ports.segment_queue, ports.preference_queue
+        self.stop_event, self.segment_flow = ports.stop_event, ports.segment_flow
         self.pool = SegmentPool(p.segment_pool_size, seed=cfg.seed + 1)
         n_initial = 0 if (cfg.load_prefs_dir or cfg.load_reward_predictor_ckpt_dir) else p.n_initial_prefs
         n_labels = p.n_labels if cfg.labels_while_training else 0
         self.schedule = LabelSchedule(p.label_schedule, n_initial, n_labels, cfg.total_timesteps * frames_per_step)
-        self.scorer = _VarianceScorer(cfg, weights_to_prefs) if p.query_selection == "variance" else None
+        self.scorer = _VarianceScorer(cfg, ports.weights_to_prefs) if p.query_selection == "variance" else None
         self.logger = MetricsLogger(run_dir, tb_subdir=RunPaths.TB / "prefs", csv_name="progress_prefs.csv")
         self.given = self.discarded = self.received = 0
         self.policy_step = 0
@@ -76,7 +79,6 @@ class PrefInterface:
         self.outbox: list[Preference] = []  # answered, not yet on the queue (send(..., block=False))
         self.t_start = self.last_log = time.perf_counter()
         self._given_at_last_log = 0
-        self.segment_flow = segment_flow
         self.ask_for_segments()
 
     @property
@@ -201,16 +203,14 @@ def run_pref_interface(cfg: RunConfig, ports: PrefInterfacePorts, run_dir: str, 
     """The process's main function: the labeller of --labeller runs its loop over a PrefInterface on
     ``ports`` (drlhp.runtime.ports.PrefInterfacePorts). ``predictor_version`` and ``db_size`` (shared
     integers written by the reward predictor) and ``agent_episode`` (latest-wins frames of the agent's
-    newest episode, with --show_agent) feed a person's status; the oracle reads none of them. Through
+    newest episode, with --show_agent) feed a person's status (``iface.ports``); the oracle reads none. Through
     ``segment_flow`` this process tells the policy how many segments it wants, and reads its step.
     ``frames_per_step``: emulator frames per agent step (the label schedule counts frames)."""
     register_compact_pickling()  # the preferences' segments go to the predictor in compact form
     loop = LABELLERS[cfg.prefs.labeller].loop()
-    iface = PrefInterface(cfg, frames_per_step, ports.segment_queue, ports.preference_queue, ports.weights_to_prefs,
-                          ports.stop_event, run_dir, ports.segment_flow)
+    iface = PrefInterface(cfg, ports, run_dir, frames_per_step)
     try:
-        extra = loop(iface, ports.stop_event, log=log, predictor_version=ports.predictor_version,
-                     db_size=ports.db_size, agent_episode=ports.agent_episode)
+        extra = loop(iface, log=log)
         return {**iface.figures(), **(extra or {})}
     finally:
         iface.close()

@@ -26,8 +26,8 @@ from PyQt5.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QMainWindow, QPush
 
 from drlhp.reward.pref_db import PrefDB
 from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
-from pref_interface.answers import DELETED
-from pref_interface.gui import FPS, LOOP_PAUSE_FRAMES, ClipView, application
+from pref_interface.answers import DELETED, FPS, LOOP_PAUSE_FRAMES
+from pref_interface.clip_view import ClipView, application
 
 REVIEW_TITLE = "drlhp: review preferences"
 MU_NAMES = {MU_LEFT: "left is better", MU_RIGHT: "right is better", MU_EQUAL: "equally good", DELETED: "deleted"}

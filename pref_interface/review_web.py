@@ -22,7 +22,7 @@ from pathlib import Path
 
 from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
 from pref_interface.answers import DELETED, FPS, LOOP_PAUSE_FRAMES
-from pref_interface.web import BadRequest, _listen, clip_png, guarded_app, json_body, serve
+from pref_interface.web_server import BadRequest, clip_png, guarded_app, json_body, listen, serve
 
 PAGE_FILE = Path(__file__).with_name("review_page.html")
 MU_WORDS = {MU_LEFT: "left", MU_RIGHT: "right", MU_EQUAL: "equal"}
@@ -35,7 +35,7 @@ class ReviewServer:
     def __init__(self, review, save, host: str = "127.0.0.1", port: int = 0, log=print, token: str | None = None):
         self.review, self.save, self.log, self.deleted = review, save, log, DELETED
         self.token = token or secrets.token_urlsafe(24)
-        self.sock = _listen(host, port)
+        self.sock = listen(host, port)
         self.host, self.port = host, self.sock.getsockname()[1]
         self.ready, self.stop_event = threading.Event(), threading.Event()
 

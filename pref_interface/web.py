@@ -27,45 +27,38 @@ Routes (each needs the token: ?token=T, or the header X-Token: T; without it: 40
     POST /api/undo              {"page": P} -> state
     POST /api/bye               {"page": P}: the page is closing; its pairs go back to the pool now
 
-Bounded: request bodies up to MAX_BODY bytes (413 above), headers by aiohttp's parser (400); a bad
-request gets a 4xx with one line of JSON saying why; an error in a handler is logged here and answered
-500 without a traceback; the run goes on.
+Bounded (pref_interface.web_server, shared with the review page): request bodies up to MAX_BODY bytes
+(413 above), headers by aiohttp's parser (400); a bad request gets a 4xx with one line of JSON saying why;
+an error in a handler is logged here and answered 500 without a traceback; the run goes on.
 """
 from __future__ import annotations
 
 import asyncio
 import collections
-import errno
-import hmac
-import io
-import json
-import os
 import re
 import secrets
 import socket
-import sys
 import threading
 import time
-import traceback
 from pathlib import Path
 
 from pref_interface.answers import ANSWER_TEXT, ANSWERS, FPS, LOOP_PAUSE_FRAMES, REPEAT_GUARD_S, PairQueue
+from pref_interface.web_server import (
+    BadRequest,
+    address_problem,  # noqa: F401 -- the parent asks it here (drlhp.pipeline)
+    clip_png,
+    guarded_app,
+    json_body,
+    listen,
+    serve,
+)
 
 TICK_S = 0.1
 PAIRS_AHEAD = 2  # per page: the pair on screen and the next (its clips load while the person watches)
 ABANDON_S = 30.0  # a page not heard from this long is gone (tab closed): its pairs go back to the pool
 POLL_S = 2.0  # a page asks for its state this often (while it waits for a pair: 4x as often)
-MAX_BODY = 4096  # bytes: an answer is ~80
 PAGE_ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 PAGE_FILE = Path(__file__).with_name("web_page.html")
-
-
-class BadRequest(Exception):
-    """A request that cannot be served: its status and one line for the page."""
-
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
 
 
 class Pair(tuple):
@@ -87,27 +80,26 @@ class Page:
         self.id, self.pairs, self.seen = page_id, PairQueue(hold_s=hold_s), now
 
 
-def label_in_browser(iface, stop_event, log=print, predictor_version=None, db_size=None, agent_episode=None,
-                     **options) -> dict:
+def label_in_browser(iface, log=print, **options) -> dict:
     """--labeller web: serve the page until the run stops; returns figures for the summary."""
     p = iface.cfg.prefs
-    server = WebLabeller(iface, stop_event, host=p.web_host, port=p.web_port, log=log,
-                         predictor_version=predictor_version, db_size=db_size, **options)
+    server = WebLabeller(iface, host=p.web_host, port=p.web_port, log=log, **options)
     return asyncio.run(server.run())
 
 
 class WebLabeller:
     """The page's server and the labelling loop (see the module docstring). ``run()`` serves until the
-    stop event; ``address`` (with the token) is known once it listens (``ready`` is set)."""
+    stop event; ``address`` (with the token) is known once it listens (``ready`` is set). It reads the
+    interface's ports (``iface.ports``): the stop event, and the status (predictor's version, database's size)."""
 
-    def __init__(self, iface, stop_event, host: str = "127.0.0.1", port: int = 0, log=print,
-                 predictor_version=None, db_size=None, hold_s: float = 5.0, abandon_s: float = ABANDON_S,
-                 token: str | None = None):
-        self.iface, self.stop_event, self.log = iface, stop_event, log
-        self.predictor_version, self.db_size = predictor_version, db_size
+    def __init__(self, iface, host: str = "127.0.0.1", port: int = 0, log=print, hold_s: float = 5.0,
+                 abandon_s: float = ABANDON_S, token: str | None = None):
+        ports = iface.ports
+        self.iface, self.stop_event, self.log = iface, ports.stop_event, log
+        self.predictor_version, self.db_size = ports.predictor_version, ports.db_size
         self.hold_s, self.abandon_s = hold_s, abandon_s
         self.token = token or secrets.token_urlsafe(24)
-        self.sock = _listen(host, port)
+        self.sock = listen(host, port)
         self.host, self.port = host, self.sock.getsockname()[1]
         self.pages: dict[str, Page] = {}
         self.returned: collections.deque[Pair] = collections.deque()  # pairs of closed pages, given out first
@@ -321,105 +313,3 @@ class WebLabeller:
         if isinstance(page_id, str) and page_id in self.pages:
             self._drop_page(self.pages[page_id])
         return web.json_response({"ok": True})
-
-
-def guarded_app(token: str, log=print, on_refused=lambda: None):
-    """An aiohttp Application for a page of drlhp's: every request needs ``token`` (?token=T or the header
-    X-Token: T; else 403 and nothing else), bodies up to MAX_BODY bytes, a BadRequest or aiohttp's own
-    4xx answered with one line of JSON, any other error logged and answered 500 without a traceback.
-    ``on_refused()`` is called for each request refused."""
-    from aiohttp import web
-
-    expected = token.encode()
-
-    @web.middleware
-    async def need_token(request, handler):
-        given = request.headers.get("X-Token") or request.query.get("token") or ""
-        if not hmac.compare_digest(given.encode(), expected):
-            on_refused()
-            return web.Response(status=403, text="403: forbidden\n")
-        return await handler(request)
-
-    @web.middleware
-    async def errors(request, handler):
-        try:
-            return await handler(request)
-        except BadRequest as e:
-            on_refused()
-            return web.json_response({"error": str(e)}, status=e.status)
-        except web.HTTPException as e:  # aiohttp's own: 404, 405, 413 (body over MAX_BODY), ...
-            if e.status >= 400:
-                on_refused()
-                return web.json_response({"error": e.reason}, status=e.status)
-            raise
-        except Exception:  # noqa: BLE001 -- a bug here must cost one request, never the run
-            log(f"[prefs] error serving {request.method} {request.path}:\n{traceback.format_exc()}",
-                file=sys.stderr, flush=True)
-            return web.json_response({"error": "internal error (logged by the run)"}, status=500)
-
-    app = web.Application(client_max_size=MAX_BODY, middlewares=[need_token, errors])
-    app.on_response_prepare.append(_plain_headers)
-    return app
-
-
-async def json_body(request) -> dict:
-    """The request's body, a JSON object (BadRequest otherwise; 413 beyond the app's MAX_BODY)."""
-    raw = await request.read()
-    try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise BadRequest(400, "the body must be a JSON object") from None
-    if not isinstance(body, dict):
-        raise BadRequest(400, "the body must be a JSON object")
-    return body
-
-
-async def serve(app, sock):
-    """Serve ``app`` on the listening socket; returns the runner (``await runner.cleanup()`` to stop)."""
-    from aiohttp import web
-
-    runner = web.AppRunner(app, access_log=None, handle_signals=False)
-    await runner.setup()
-    await web.SockSite(runner, sock).start()
-    return runner
-
-
-async def _plain_headers(request, response) -> None:
-    """No server name and version in replies; nothing sniffed as another type than the one said."""
-    response.headers["Server"] = "drlhp"
-    response.headers["X-Content-Type-Options"] = "nosniff"
-
-
-def clip_png(frames) -> bytes:
-    """A clip as one PNG: its (T, H, W[, 3]) uint8 frames stacked top to bottom, lossless (Pillow; the page
-    draws frame i from rows i*H to (i+1)*H, so both clips stay in step and replay starts both at once)."""
-    import numpy as np
-    from PIL import Image
-
-    frames = np.ascontiguousarray(frames, np.uint8)
-    sheet = frames.reshape(frames.shape[0] * frames.shape[1], *frames.shape[2:])
-    out = io.BytesIO()
-    Image.fromarray(sheet).save(out, format="PNG", compress_level=1)
-    return out.getvalue()
-
-
-def address_problem(host: str, port: int) -> str | None:
-    """None if the page can be served on host:port now (run.py asks before starting anything), else why not."""
-    try:
-        _listen(host, port).close()
-    except RuntimeError as e:
-        return str(e)
-    return None
-
-
-def _listen(host: str, port: int) -> socket.socket:
-    """A listening socket on host:port (port 0: a free one), or one line saying why not."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    try:
-        return socket.create_server((host, port), family=family, backlog=64)
-    except (OSError, OverflowError) as e:  # taken, not an address of this machine, no such host
-        fix = ("choose another --web_port, or 0 for a free one" if getattr(e, "errno", None) == errno.EADDRINUSE
-               else "--web_host must be an address of this machine: 127.0.0.1, 0.0.0.0 or one of its own")
-        code = getattr(e, "errno", None) or 0
-        why = os.strerror(code) if code > 0 else "no such host" if code < 0 else str(e)  # < 0: getaddrinfo's
-        raise RuntimeError(f"cannot serve the page on {host}:{port}: {why} ({fix})") from None

@@ -2,11 +2,28 @@
 
     cycles   no import cycle among the project's modules, through module-level imports nor through
              imports inside functions (a lazy import defers the cost of a module, not the knot: a file
-             cycle, lazy or not, is two modules that each need the other)
+             cycle, lazy or not, is two modules that each need the other); a "package.module:function"
+             string (the role table's entry points, the labellers' loops) is such a lazy import too
     envs     envs/ imports nothing of drlhp, pref_interface or floyd, anywhere in a file
-    layers   drlhp/ and pref_interface/ import nothing of floyd (the run archive sits above them: a run's
-             curves are drawn by drlhp.runtime.curves); pref_interface/ imports nothing of drlhp.policy (it
-             sees segments, not the policy: their wire codec is drlhp.runtime.segment_wire), anywhere in a file
+    layers   every import, anywhere in a file (entry-point strings too), runs down the house or stays in its
+             own unit; none runs back up, none goes sideways to another unit of the same layer:
+
+                 6  floyd                                        the run archive, over run directories
+                 5  drlhp.cli, drlhp.pipeline, drlhp.roles, run  the parent: the modes, the role table
+                 4  drlhp.policy | pref_interface                two roles, neither imports the other
+                 3  drlhp.reward                                 the predictor's role; its model, database
+                                                                 and checkpoint serve the other two
+                 2  drlhp.config, drlhp.presets,                 what a run is: its typed config, and the
+                    drlhp.labeller_names                         labellers' names its flag offers
+                 1  drlhp.runtime (and drlhp's __init__)         the plumbing: channels, ports, messages,
+                                                                 backends, run files; no config, no role
+                 0  envs                                         knows nothing of learning
+
+             so drlhp/ and pref_interface/ import nothing of floyd (a run's curves are drawn by
+             drlhp.runtime.curves); pref_interface/ nothing of drlhp.policy (it sees segments, not the
+             policy: their wire codec is drlhp.runtime.segment_wire); the config nothing of a role
+    backends no role (drlhp.reward, drlhp.policy, pref_interface) imports a backend (drlhp.runtime.launcher,
+             ray_backend, ray_channels): a role gets its channels as ports, and runs the same on either
     parent   the run archive's listing loads no TensorFlow; the parent process's modules and run.py's
              argument parsing load neither TensorFlow nor Qt
 
@@ -17,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -26,6 +44,7 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("drlhp", "envs", "pref_interface", "floyd")
 SCRIPTS = ("run.py",)
 HEAVY = ("tensorflow", "keras", "PyQt5")
+ENTRY_STRING = re.compile(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):([A-Za-z_]\w*)")
 
 
 # ---- reading the source --------------------------------------------------------------------------
@@ -69,9 +88,12 @@ def _module_level_nodes(tree: ast.Module, in_functions: bool = False):
         stack.extend(ast.iter_child_nodes(node))
 
 
-def _imported_names(node: ast.AST, module: str, is_package: bool) -> list[tuple[str, list[str]]]:
+def _imported_names(node: ast.AST, module: str, is_package: bool,
+                    strings: bool = False) -> list[tuple[str, list[str]]]:
     """(module, [names]) of an import statement: ``import a.b`` -> ("a.b", []); ``from a import b, c``
-    -> ("a", ["b", "c"]); relative imports resolved against ``module``."""
+    -> ("a", ["b", "c"]); relative imports resolved against ``module``. With ``strings``, an entry-point
+    string is an import too: "a.b:f" -> ("a.b", ["f"]) (the role and labeller tables name their loops so,
+    imported later by importlib: a lazy import all the same)."""
     if isinstance(node, ast.Import):
         return [(alias.name, []) for alias in node.names]
     if isinstance(node, ast.ImportFrom):
@@ -81,6 +103,10 @@ def _imported_names(node: ast.AST, module: str, is_package: bool) -> list[tuple[
             package = package[: len(package) - (node.level - 1)]
             base = ".".join([*package, *([base] if base else [])])
         return [(base, [alias.name for alias in node.names])]
+    if strings and isinstance(node, ast.Constant) and isinstance(node.value, str):
+        entry = ENTRY_STRING.fullmatch(node.value)  # "pkg.module:function", imported when it is called
+        if entry:
+            return [(entry.group(1), [entry.group(2)])]
     if (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
             and isinstance(node.args[0].value, str)):
         func = node.func
@@ -92,7 +118,8 @@ def _imported_names(node: ast.AST, module: str, is_package: bool) -> list[tuple[
 
 def imports(path: Path, module: str, module_level_only: bool, type_checking: bool = True) -> list[str]:
     """The modules ``path`` imports (each ``from a import b`` gives "a" and "a.b": b may be a module):
-    at module level only, or anywhere (``type_checking``: those under ``if TYPE_CHECKING:`` too)."""
+    at module level only, or anywhere (``type_checking``: those under ``if TYPE_CHECKING:`` too; and
+    anywhere, the "module:function" strings of entry-point tables, which importlib imports later)."""
     tree = ast.parse(path.read_text(), filename=str(path))
     if module_level_only or not type_checking:
         nodes = _module_level_nodes(tree, in_functions=not module_level_only)
@@ -100,7 +127,7 @@ def imports(path: Path, module: str, module_level_only: bool, type_checking: boo
         nodes = ast.walk(tree)
     out = []
     for node in nodes:
-        for base, names in _imported_names(node, module, path.name == "__init__.py"):
+        for base, names in _imported_names(node, module, path.name == "__init__.py", strings=not module_level_only):
             out.append(base)
             out.extend(f"{base}.{name}" for name in names if name != "*")
     return out
@@ -172,13 +199,59 @@ def _under(module: str, packages: tuple[str, ...]) -> bool:
     return any(module == p or module.startswith(p + ".") for p in packages)
 
 
+# The layers, bottom to top (the module docstring): each a tuple of units, each unit its modules' prefixes
+# ("=drlhp": that module alone). A module imports its own unit and lower layers only.
+LAYERS = (
+    ("envs",),
+    ("drlhp.runtime =drlhp",),
+    ("drlhp.config drlhp.config_fields drlhp.learning_config drlhp.presets drlhp.labeller_names",),
+    ("drlhp.reward",),
+    ("drlhp.policy", "pref_interface"),
+    ("drlhp.cli drlhp.pipeline drlhp.checks drlhp.parent drlhp.modes drlhp.outcome drlhp.roles run",
+     "drlhp.learned_reward"),
+    ("floyd",),
+)
+ROLES = ("drlhp.reward", "drlhp.policy", "pref_interface")
+BACKENDS = ("drlhp.runtime.launcher", "drlhp.runtime.ray_backend", "drlhp.runtime.ray_channels")
+
+
+def place(module: str, layers=LAYERS) -> tuple[int, str] | None:
+    """(layer, unit) of ``module``: the unit with its longest prefix; None where no unit holds it."""
+    best = None
+    for level, units in enumerate(layers):
+        for unit in units:
+            for prefix in unit.split():
+                exact = prefix.startswith("=")
+                prefix = prefix.lstrip("=")
+                if (module == prefix or (not exact and module.startswith(prefix + "."))) and (
+                        best is None or len(prefix) > best[0]):
+                    best = (len(prefix), level, unit)
+    return None if best is None else best[1:]
+
+
+def arrows_up(graph: dict[str, set[str]], layers=LAYERS) -> list[str]:
+    """'a -> b (layer i -> j)' for each import that runs up the layers or sideways into another unit of
+    the same layer; 'a: no layer' for a module that no unit holds."""
+    bad = []
+    for module in sorted(graph):
+        here = place(module, layers)
+        if here is None:
+            bad.append(f"{module}: no layer")
+            continue
+        for imported in sorted(graph[module]):
+            there = place(imported, layers)
+            if there is not None and (there[0] > here[0] or (there[0] == here[0] and there[1] != here[1])):
+                bad.append(f"{module} -> {imported} (layer {here[0]} -> {there[0]})")
+    return bad
+
+
 def forbidden_imports(modules: dict[str, Path], package: str, forbidden: tuple[str, ...],
                       root: Path = REPO) -> list[str]:
-    """'file: module' for each import, anywhere in ``package``'s files, of a module under ``forbidden``
-    (top-level packages or dotted subpackages: "drlhp.policy")."""
+    """'file: module' for each import, anywhere in ``package``'s files (a top-level package or a dotted
+    subpackage: "drlhp.reward"), of a module under ``forbidden`` (the same: "drlhp.policy")."""
     bad = set()
     for module, path in modules.items():
-        if module.split(".")[0] == package:
+        if _under(module, (package,)):
             bad.update(f"{path.relative_to(root)}: {imported}"
                        for imported in imports(path, module, module_level_only=False)
                        if _under(imported, forbidden))
@@ -229,6 +302,16 @@ def test_drlhp_and_pref_interface_import_nothing_of_floyd():
 def test_pref_interface_imports_nothing_of_the_policy():
     bad = forbidden_imports(project_modules(), "pref_interface", ("drlhp.policy",))
     assert not bad, "pref_interface/ imports the policy's code:\n" + "\n".join(bad)
+
+
+def test_no_import_runs_back_up_the_layers():
+    bad = arrows_up(import_graph(project_modules(), module_level_only=False))
+    assert not bad, "imports up the layers (or sideways):\n" + "\n".join(bad)
+
+
+def test_no_role_imports_a_backend():
+    bad = [line for role in ROLES for line in forbidden_imports(project_modules(), role, BACKENDS)]
+    assert not bad, "a role imports a backend:\n" + "\n".join(bad)
 
 
 def test_listing_runs_loads_no_tensorflow(tmp_path):
@@ -294,6 +377,23 @@ def test_a_module_level_cycle_is_found_and_a_lazy_one_only_among_every_import(tm
                              ["envs.atari", "envs.blank", "envs.atari"]]
 
 
+def test_an_entry_point_string_is_a_lazy_import_and_closes_a_cycle(tmp_path):
+    modules = _tree(tmp_path, {
+        "drlhp/__init__.py": "",
+        "drlhp/config.py": "from pref_interface.table import T\n",  # config -> table -> window -> config
+        "drlhp/roles.py": '"""Not a table: drlhp.config:RunConfig in a sentence is no import."""\n',
+        "pref_interface/__init__.py": "",
+        "pref_interface/table.py": 'T = {"window": "pref_interface.window:label", "x": "http://a:b", "y": "a:b:c"}\n',
+        "pref_interface/window.py": "def label():\n    from drlhp import config\n",  # closes the cycle
+    })
+    assert cycles(import_graph(modules)) == []  # a string is imported only when its loop is called
+    assert cycles(import_graph(modules, module_level_only=False)) == [
+        ["drlhp.config", "pref_interface.table", "pref_interface.window", "drlhp.config"]]
+    assert imports(modules["pref_interface.table"], "pref_interface.table", module_level_only=False) == [
+        "pref_interface.window", "pref_interface.window.label"]
+    assert imports(modules["drlhp.roles"], "drlhp.roles", module_level_only=False) == []
+
+
 def test_an_envs_import_of_drlhp_is_found_even_inside_a_function(tmp_path):
     modules = _tree(tmp_path, {
         "envs/__init__.py": "import numpy\n",
@@ -319,6 +419,48 @@ def test_an_import_of_a_forbidden_subpackage_is_found_and_its_neighbours_are_not
     assert bad == ["pref_interface/a.py: drlhp.policy.segments",
                    "pref_interface/a.py: drlhp.policy.segments.SegmentCutter",
                    "pref_interface/b.py: drlhp.policy", "pref_interface/d.py: drlhp.policy"]
+
+
+def test_an_import_up_the_layers_or_sideways_is_found(tmp_path):
+    modules = _tree(tmp_path, {
+        "drlhp/__init__.py": "",
+        "drlhp/runtime/__init__.py": "",
+        "drlhp/runtime/ports.py": "import drlhp\nimport envs\n",  # down, and the package's __init__
+        "drlhp/config.py": "from drlhp.runtime import ports\nT = 'pref_interface.human:loop'\n",  # a string, up
+        "drlhp/reward/model.py": "from drlhp.config import X\n",
+        "drlhp/policy/source.py": "def f():\n    from drlhp.reward.model import M\n",  # down
+        "drlhp/policy/leak.py": "def f():\n    import pref_interface.pool\n",  # sideways
+        "pref_interface/__init__.py": "",
+        "pref_interface/human.py": "import drlhp.pipeline\n",  # up
+        "pref_interface/pool.py": "from pref_interface import human\n",  # its own unit
+        "drlhp/pipeline.py": "from drlhp import roles\nimport floyd.index\n",  # its own unit; up
+        "drlhp/roles.py": "R = 'pref_interface.process:run'\n",  # down
+        "drlhp/stray.py": "",
+        "envs/__init__.py": "",
+        "floyd/__init__.py": "",
+        "floyd/index.py": "import drlhp.pipeline\n",
+    })
+    assert arrows_up(import_graph(modules, module_level_only=False)) == [
+        "drlhp.config -> pref_interface.human (layer 2 -> 4)",
+        "drlhp.pipeline -> floyd.index (layer 5 -> 6)",
+        "drlhp.policy.leak -> pref_interface.pool (layer 4 -> 4)",
+        "drlhp.stray: no layer",
+        "pref_interface.human -> drlhp.pipeline (layer 4 -> 5)"]
+    assert place("drlhp") == (1, "drlhp.runtime =drlhp") and place("drlhp.runtimes") is None
+
+
+def test_a_role_importing_a_backend_is_found(tmp_path):
+    modules = _tree(tmp_path, {
+        "drlhp/__init__.py": "",
+        "drlhp/reward/process.py": "def close():\n    from drlhp.runtime.launcher import parent_gone\n",
+        "drlhp/pipeline.py": "from drlhp.runtime import launcher, ray_backend\n",  # the parent may
+        "drlhp/policy/process.py": "from drlhp.runtime.ports import PolicyPorts\n",
+        "pref_interface/process.py": "import drlhp.runtime.ray_channels\n",
+    })
+    bad = [line for role in ROLES for line in forbidden_imports(modules, role, BACKENDS, root=tmp_path)]
+    assert bad == ["drlhp/reward/process.py: drlhp.runtime.launcher",
+                   "drlhp/reward/process.py: drlhp.runtime.launcher.parent_gone",
+                   "pref_interface/process.py: drlhp.runtime.ray_channels"]
 
 
 def test_the_probe_sees_a_module_that_was_imported():

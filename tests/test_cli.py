@@ -563,6 +563,7 @@ def test_the_labeller_flag_its_alias_and_the_table():
     """--labeller takes the table's names; --synthetic_prefs is --labeller oracle; the default is the window;
     each labeller's loop imports (Qt and the web server only in their own modules)."""
     from drlhp.config import build_parser, config_from_args
+    from drlhp.labeller_names import LABELLER_NAMES
     from pref_interface.labellers import LABELLERS
 
     parse = lambda *argv: config_from_args(build_parser().parse_args(["--env", "MovingDot-v0", *argv]))  # noqa: E731
@@ -572,6 +573,7 @@ def test_the_labeller_flag_its_alias_and_the_table():
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--env", "MovingDot-v0", "--labeller", "telepathy"])
     assert set(LABELLERS) == {"oracle", "window", "web"}
+    assert tuple(LABELLERS) == LABELLER_NAMES  # the config's choices: the table's names, in its order
     assert [n for n, lab in LABELLERS.items() if lab.needs_display] == ["window"]
     assert callable(LABELLERS["oracle"].loop())
 

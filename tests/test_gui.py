@@ -18,6 +18,7 @@ from PyQt5.QtWidgets import QApplication  # noqa: E402
 from drlhp.config import PrefConfig, RunConfig  # noqa: E402
 from drlhp.reward.pref_db import PrefDB  # noqa: E402
 from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment  # noqa: E402
+from drlhp.runtime.ports import PrefInterfacePorts  # noqa: E402
 from pref_interface.answers import PairQueue  # noqa: E402
 from pref_interface.gui import LOOP_PAUSE_FRAMES, WINDOW_TITLE, LabelWindow, application  # noqa: E402
 
@@ -280,7 +281,8 @@ def test_interface_process_glue_sends_what_the_keys_say_and_closing_stops_the_ru
     segment_queue, preference_queue, stop = queue.Queue(), queue.Queue(maxsize=16), threading.Event()
     for v in range(5):
         segment_queue.put(seg(v))
-    iface = PrefInterface(cfg, 1, segment_queue, preference_queue, None, stop, str(tmp_path))
+    iface = PrefInterface(cfg, PrefInterfacePorts(stop_event=stop, segment_queue=segment_queue,
+                                                  preference_queue=preference_queue), str(tmp_path), 1)
     on_screen = []
 
     def person():
@@ -300,7 +302,7 @@ def test_interface_process_glue_sends_what_the_keys_say_and_closing_stops_the_ru
         window.close()  # the person closes the window
 
     errors = _drive(person)
-    figures = label_in_window(iface, stop, log=lambda *a, **k: None, hold_s=60.0)
+    figures = label_in_window(iface, log=lambda *a, **k: None, hold_s=60.0)
     iface.close()
     assert not errors, errors
     assert stop.is_set() and figures["labelling_window_closed"] is True
@@ -326,9 +328,10 @@ def test_the_window_leaves_when_the_run_stops(app, tmp_path):
 
     cfg = RunConfig(mode="gather_initial_prefs", env="MovingDot-v0", prefs=PrefConfig(n_initial_prefs=5))
     preference_queue, stop = queue.Queue(maxsize=16), threading.Event()
-    iface = PrefInterface(cfg, 1, queue.Queue(), preference_queue, None, stop, str(tmp_path))
+    iface = PrefInterface(cfg, PrefInterfacePorts(stop_event=stop, segment_queue=queue.Queue(),
+                                                  preference_queue=preference_queue), str(tmp_path), 1)
     QTimer.singleShot(300, stop.set)  # e.g. the predictor has its initial preferences, or Ctrl-C
-    figures = label_in_window(iface, stop, log=lambda *a, **k: None)
+    figures = label_in_window(iface, log=lambda *a, **k: None)
     iface.close()
     assert figures["labelling_window_closed"] is False and figures["answers"] == 0
     assert preference_queue.get(timeout=1) is None  # only the sentinel
@@ -340,7 +343,8 @@ def test_the_window_says_why_no_pair_is_on_screen(app, tmp_path):
 
     cfg = RunConfig(mode="gather_initial_prefs", env="MovingDot-v0", prefs=PrefConfig(n_initial_prefs=2))
     segment_queue, stop = queue.Queue(), threading.Event()
-    iface = PrefInterface(cfg, 1, segment_queue, queue.Queue(maxsize=16), None, stop, str(tmp_path))
+    iface = PrefInterface(cfg, PrefInterfacePorts(stop_event=stop, segment_queue=segment_queue,
+                                                  preference_queue=queue.Queue(maxsize=16)), str(tmp_path), 1)
     seen = []
 
     def person():
@@ -359,7 +363,7 @@ def test_the_window_says_why_no_pair_is_on_screen(app, tmp_path):
         stop.set()
 
     errors = _drive(person)
-    label_in_window(iface, stop, log=lambda *a, **k: None)
+    label_in_window(iface, log=lambda *a, **k: None)
     iface.close()
     assert not errors, errors
     assert seen[0].startswith("waiting for clips from the agent")

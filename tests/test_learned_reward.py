@@ -278,7 +278,7 @@ def test_a2c_through_the_wrapper_learns_moving_dot_from_a_saved_predictor(tmp_pa
     from drlhp.config import build_parser, config_from_args
     from drlhp.policy.a2c import build_policy
     from drlhp.policy.reward_source import RewardSource
-    from drlhp.policy.trainer import PolicyTrainer
+    from drlhp.policy.trainer import Agent, Outputs, PolicyTrainer
     from drlhp.presets import preset_flags
     from drlhp.runtime.metrics import MetricsLogger
     from drlhp.runtime.run_record import RunRecord
@@ -307,7 +307,8 @@ def test_a2c_through_the_wrapper_learns_moving_dot_from_a_saved_predictor(tmp_pa
     env = WrappedMovingDot(cfg.a2c.n_envs)
     logger = MetricsLogger(run_dir)
     try:
-        trainer = PolicyTrainer(cfg, env, build_policy(cfg, env), WrapperReward(), RunRecord(run_dir), logger)
+        trainer = PolicyTrainer(cfg, Agent(env, build_policy(cfg, env), WrapperReward()),
+                                Outputs(RunRecord(run_dir), logger))
         summary = trainer.train()
     finally:
         logger.close()

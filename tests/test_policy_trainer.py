@@ -170,23 +170,88 @@ class _Logger:
         self.steps.append(step)
 
 
-def _trainer(tmp_path, target, returns, successes=lambda i: True, reward_source=None, **changes):
+def _trainer(tmp_path, target, returns, successes=lambda i: True, reward_source=None, ports=None, observers=(),
+             **changes):
     """A PolicyTrainer of 100 updates of 10 agent steps (2 envs x 5 steps) on MovingDot, whose rollouts end
     10 episodes each (``returns``: the rollout's index -> their true return)."""
     from drlhp.config import RunConfig
     from drlhp.policy.reward_source import ClippedEnvReward
-    from drlhp.policy.trainer import PolicyTrainer
+    from drlhp.policy.trainer import Agent, Outputs, PolicyTrainer
+    from drlhp.runtime.ports import PolicyPorts
     from drlhp.runtime.run_record import RunRecord
 
     cfg = RunConfig(mode="train_policy_with_original_rewards", env="MovingDot-v0", million_timesteps=0.001,
                     stop_at_true_return=target, log_interval=1e9, policy_ckpt_interval=0, **changes)
     cfg = replace(cfg, a2c=replace(cfg.a2c, n_envs=2, n_steps=5))
     logger = _Logger()
-    trainer = PolicyTrainer(cfg, _Env(), _Policy(), reward_source or ClippedEnvReward(), RunRecord(tmp_path), logger,
-                            print_fn=lambda *a, **k: None)
+    trainer = PolicyTrainer(cfg, Agent(_Env(), _Policy(), reward_source or ClippedEnvReward()),
+                            Outputs(RunRecord(tmp_path), logger, log=lambda *a, **k: None), ports or PolicyPorts(),
+                            observers)
     trainer.runner = _Runner(returns, successes=successes)
     trainer.write_hparams = lambda summary=None: None  # TensorBoard's HParams: not what is tested here
     return trainer, logger
+
+
+class _Flag:
+    def __init__(self):
+        self.on = False
+
+    def set(self):
+        self.on = True
+
+    def is_set(self):
+        return self.on
+
+
+def test_the_trainer_reads_its_ports_and_asks_its_observers(tmp_path):
+    """The stop event (ports.stop_event) ends training; random play pauses while ports.random_play_over is set
+    or an observer holds it back; an observer that paces is asked before each update, one that does not never."""
+    from drlhp.policy.trainer import RolloutObserver
+    from drlhp.runtime.ports import PolicyPorts
+
+    stop, over = _Flag(), _Flag()
+
+    class Pace(RolloutObserver):
+        paces = True
+
+        def __init__(self):
+            self.asked = []
+
+        def before_update(self, timesteps):
+            self.asked.append(timesteps)
+            if len(self.asked) == 3:
+                stop.set()
+
+    class Hold(RolloutObserver):
+        held = False
+
+        def holds_random_play(self):
+            return self.held
+
+        def before_update(self, timesteps):
+            raise AssertionError("not a pacer: never asked")
+
+    class Plain:  # an observer that is no RolloutObserver (as RewardFigures): neither paces nor holds
+        def on_rollout(self, rollout, state):
+            pass
+
+        def metrics(self):
+            return {}
+
+        def summary(self):
+            return {}
+
+    pace, hold = Pace(), Hold()
+    trainer, logger = _trainer(tmp_path, None, lambda i: 1.0, ports=PolicyPorts(stop_event=stop, random_play_over=over),
+                               observers=[pace, hold, Plain()])
+    assert not trainer.wait_for_reward()
+    hold.held = True
+    assert trainer.wait_for_reward()
+    hold.held = False
+    over.set()
+    assert trainer.wait_for_reward()
+    summary = trainer.train()
+    assert pace.asked == [0, 10, 20] and summary["updates"] == 3  # the third update runs; then the loop stops
 
 
 def test_stop_at_true_return_ends_training_once_a_full_window_reaches_it(tmp_path):

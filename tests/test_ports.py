@@ -51,6 +51,26 @@ def test_the_role_table_entry_points_take_cfg_ports_run_dir_log_and_little_else(
         assert required <= set(role.extra(cfg)), role.name
 
 
+def test_each_labeller_loop_takes_the_interface_and_a_log_and_each_role_class_its_ports():
+    """A labeller's loop reads its ports from the interface (``iface.ports``); each role's inner class takes
+    its ports object and a few grouped arguments, not loose channels and callables (issue 32)."""
+    from pref_interface.labellers import LABELLERS
+
+    for labeller in LABELLERS.values():
+        args = _entry_def(labeller.run).args
+        assert [a.arg for a in args.args[:2]] == ["iface", "log"], labeller.name
+        assert len(args.defaults) == len(args.args) - 1, labeller.name  # after iface: defaults (test knobs)
+    for path, name, ports in (("drlhp/policy/trainer.py", "PolicyTrainer", "PolicyPorts"),
+                              ("pref_interface/process.py", "PrefInterface", "PrefInterfacePorts"),
+                              ("drlhp/reward/process.py", "RewardPredictorProcess", "PredictorPorts")):
+        tree = ast.parse((REPO / path).read_text())
+        cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name)
+        init = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+        params = init.args.args[1:] + init.args.kwonlyargs
+        assert len(params) <= 5, (name, [a.arg for a in params])
+        assert [a.annotation.id for a in params if a.arg == "ports"] == [ports], name
+
+
 def test_ports_are_cut_by_name_and_what_the_run_does_not_use_is_none():
     channels = Channels.make(lambda name, kind: f"{kind}:{name}")
     ports = cut(PrefInterfacePorts, channels, {"agent_episode", "weights_to_policy"})

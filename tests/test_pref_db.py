@@ -323,9 +323,9 @@ def test_saves_append_and_load_replays_every_change(tmp_path):
 
 
 def test_save_compacts_when_the_log_outgrows_the_database(tmp_path, monkeypatch):
-    import drlhp.reward.pref_db as pref_db
+    import drlhp.reward.pref_db_files as pref_db_files  # save() reads its bound there
 
-    monkeypatch.setattr(pref_db, "COMPACT_SLACK", 0)
+    monkeypatch.setattr(pref_db_files, "COMPACT_SLACK", 0)
     path = tmp_path / "prefs.npz"
     db = PrefDB(max_prefs=4, seed=0)
     for i in range(12):  # 12 adds and 8 evictions: the log holds 20 operations for 4 entries

@@ -8,6 +8,7 @@ import pytest
 
 from drlhp.policy.segments import SegmentCutter
 from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
+from drlhp.runtime.ports import PrefInterfacePorts
 from drlhp.runtime.queues import LatestValue, put_or_drop
 from pref_interface.oracle import SyntheticOracle
 from pref_interface.pool import SegmentPool
@@ -184,7 +185,9 @@ def test_the_interface_asks_for_its_pools_room_then_two_segments_per_pair(tmp_pa
                     prefs=PrefConfig(n_initial_prefs=3, n_labels=100, segment_pool_size=10, segment_queue_size=4))
     flow = SegmentFlow(mp.get_context("spawn"))
     segment_queue = queue.Queue()
-    iface = PrefInterface(cfg, 1, segment_queue, queue.Queue(), None, threading.Event(), str(tmp_path), flow)
+    ports = PrefInterfacePorts(stop_event=threading.Event(), segment_queue=segment_queue, segment_flow=flow,
+                               preference_queue=queue.Queue())
+    iface = PrefInterface(cfg, ports, str(tmp_path), 1)
     assert flow.wanted() == 4  # the pool's room (10), but no more than the queue holds beyond those received
     for v in range(6):
         segment_queue.put(seg(v, [v, 0, 0, 0]))

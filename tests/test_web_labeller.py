@@ -15,8 +15,10 @@ import requests
 
 from drlhp.config import PrefConfig, RunConfig
 from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, Segment
+from drlhp.runtime.ports import PrefInterfacePorts
 from pref_interface.process import PrefInterface
-from pref_interface.web import MAX_BODY, WebLabeller, clip_png
+from pref_interface.web import WebLabeller
+from pref_interface.web_server import MAX_BODY, clip_png
 
 T = 6
 
@@ -38,10 +40,11 @@ class Served:
         self.segments = [seg(v) for v in range(n_segments)]
         for s in self.segments:
             self.segment_queue.put(s)
-        self.iface = PrefInterface(cfg, 1, self.segment_queue, self.preference_queue, None, self.stop_event,
-                                   str(tmp_path))
+        ports = PrefInterfacePorts(stop_event=self.stop_event, segment_queue=self.segment_queue,
+                                   preference_queue=self.preference_queue)
+        self.iface = PrefInterface(cfg, ports, str(tmp_path), 1)
         self.lines = []
-        self.server = WebLabeller(self.iface, self.stop_event, log=lambda *a, **k: self.lines.append(" ".join(a)),
+        self.server = WebLabeller(self.iface, log=lambda *a, **k: self.lines.append(" ".join(a)),
                                   **{"hold_s": 60.0, **options})
         self.figures = {}
         self.thread = threading.Thread(target=lambda: self.figures.update(asyncio.run(self.server.run())))
@@ -259,8 +262,8 @@ def test_the_address_has_the_token_and_a_taken_port_is_one_line(served):
     s = served()
     assert any(f"http://127.0.0.1:{s.server.port}/?token={s.server.token}" in line for line in s.lines)
     with pytest.raises(RuntimeError, match=f"cannot serve the page on 127.0.0.1:{s.server.port}"):
-        WebLabeller(s.iface, s.stop_event, port=s.server.port)
-    other = WebLabeller(s.iface, s.stop_event)
+        WebLabeller(s.iface, port=s.server.port)
+    other = WebLabeller(s.iface)
     assert other.token != s.server.token and len(other.token) >= 32
     other.sock.close()
     s.stop()

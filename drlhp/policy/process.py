@@ -31,15 +31,16 @@ MAX_EPISODE_FRAMES = 1500  # an episode sent to the window keeps its last 1,500 
 
 
 class SegmentFeed(RolloutObserver):
-    """Segments for the labeller, as many as it wants (``flow``; None: ``segments_per_cut`` every cut),
-    and what they cost: bytes on the wire, and the time spent cutting, offering and (the queue's feeder
-    thread) pickling and writing them."""
+    """Segments for the labeller (``ports.segment_queue``), as many as it wants (``ports.segment_flow``;
+    None: ``segments_per_cut`` every cut), and what they cost: bytes on the wire, and the time spent
+    cutting, offering and (the queue's feeder thread) pickling and writing them. It holds random play back
+    while the labeller wants no segments."""
 
-    def __init__(self, cfg: RunConfig, env, reward_source: RewardSource, segment_queue, flow=None):
+    def __init__(self, cfg: RunConfig, env, reward_source: RewardSource, ports: PolicyPorts):
         p = cfg.prefs
         self.cutter = SegmentCutter(cfg.env, env.n_envs, env.obs_shape, p.segment_length, p.segments_per_cut,
                                     env.frames_to_watch)
-        self.queue, self.reward_source, self.flow = segment_queue, reward_source, flow
+        self.queue, self.reward_source, self.flow = ports.segment_queue, reward_source, ports.segment_flow
         self.sent = self.dropped = 0
         self.steps_seen = 0  # agent steps of every rollout seen, random play included
         self.nbytes_at_start = compact_nbytes_sent()
@@ -55,6 +56,9 @@ class SegmentFeed(RolloutObserver):
         if self.queue is None:
             return 0
         return None if self.flow is None else max(0, self.flow.wanted() - self.sent)
+
+    def holds_random_play(self) -> bool:
+        return self.budget() == 0
 
     def on_rollout(self, rollout, state: TrainingState) -> None:
         if self.flow is not None:
@@ -145,15 +149,21 @@ class EpisodeFeed(RolloutObserver):
 
 class PredictorPace(RolloutObserver):
     """--reward_updates_per_step: before each update the policy waits until the predictor has made that
-    many pair-updates per agent step, both counted from the policy's first update (``pair_updates``: the
-    predictor's shared count). Its metrics say how fed the loop is, with or without waiting (ratio 0)."""
+    many pair-updates per agent step, both counted from the policy's first update (``ports.pair_updates``:
+    the predictor's shared count; ``ports.stop_event`` ends a wait). Its metrics say how fed the loop is,
+    with or without waiting (ratio 0)."""
 
-    def __init__(self, ratio: float, pair_updates, should_stop):
-        self.ratio, self.pair_updates, self.should_stop = ratio, pair_updates, should_stop
+    paces = True
+
+    def __init__(self, ratio: float, ports: PolicyPorts):
+        self.ratio, self.pair_updates, self.stop_event = ratio, ports.pair_updates, ports.stop_event
         self.start_steps = self.start_updates = None
         self.steps = 0
 
-    def wait(self, timesteps: int) -> None:
+    def should_stop(self) -> bool:
+        return self.stop_event is not None and self.stop_event.is_set()
+
+    def before_update(self, timesteps: int) -> None:
         if self.start_steps is None:
             self.start_steps, self.start_updates = timesteps, self.pair_updates.value
         self.steps = timesteps - self.start_steps
@@ -182,7 +192,7 @@ def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixe
     cuts ``segments_per_cut`` every cut."""
     from drlhp.policy.a2c import build_policy
     from drlhp.policy.reward_source import PredictedReward
-    from drlhp.policy.trainer import PolicyTrainer
+    from drlhp.policy.trainer import Agent, Outputs, PolicyTrainer
     from drlhp.runtime.metrics import MetricsLogger
     from drlhp.runtime.run_record import RunRecord
     from envs import make_vec_env
@@ -193,25 +203,14 @@ def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixe
         policy = build_policy(cfg, env)
         reward = PredictedReward(env.obs_shape, cfg.reward, cfg.seed, ports.weights_to_policy, weights=fixed_weights)
         register_compact_pickling()  # segments leave this process without what the receiver can rebuild
-        feed = SegmentFeed(cfg, env, reward, ports.segment_queue, ports.segment_flow)
         logger = MetricsLogger(run_dir)
-        stop = ports.stop_event.is_set if ports.stop_event is not None else (lambda: False)
-        no_more_random_play = (ports.random_play_over.is_set if ports.random_play_over is not None
-                               else (lambda: False))
-
-        def waiting() -> bool:
-            """Random play only makes segments: none once the predictor has what it needs (it pretrains on the
-            initial preferences, or loads a predictor) or while nobody wants them."""
-            return no_more_random_play() or feed.budget() == 0
-
-        observers = [feed] + ([EpisodeFeed(env, ports.agent_episode)] if ports.agent_episode else [])
-        pace = None
+        observers = [SegmentFeed(cfg, env, reward, ports)]
+        if ports.agent_episode is not None:
+            observers.append(EpisodeFeed(env, ports.agent_episode))
         if ports.pair_updates is not None:
-            pace = PredictorPace(cfg.reward.updates_per_step, ports.pair_updates, stop)
-            observers.append(pace)
-        trainer = PolicyTrainer(cfg, env, policy, reward, RunRecord(run_dir), logger, print_fn=log,
-                                observers=observers, should_stop=stop, wait_for_reward=waiting,
-                                before_update=None if pace is None else pace.wait)
+            observers.append(PredictorPace(cfg.reward.updates_per_step, ports))
+        trainer = PolicyTrainer(cfg, Agent(env, policy, reward), Outputs(RunRecord(run_dir), logger, log), ports,
+                                observers)
         try:
             return trainer.train()
         except KeyboardInterrupt:  # only where this runs in the parent (--no_labelling): save first

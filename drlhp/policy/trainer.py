@@ -1,7 +1,7 @@
 """Training the policy: rollout -> A2C update, with progress, metrics and checkpoints.
 
     PolicyTrainer.train: until this sitting's end (the budget, or --stop_at_million_timesteps), the last 100
-    episodes reaching --stop_at_true_return and/or --stop_at_success_rate, or should_stop():
+    episodes reaching --stop_at_true_return and/or --stop_at_success_rate, or the stop event (ports.stop_event):
         while the reward source is not ready (no predictor weights yet):
             random play: rollouts with random actions, shown to the observers, not trained on and not
             counted in the budget (paused while wait_for_reward() says so: the predictor needs no more
@@ -23,6 +23,7 @@ from __future__ import annotations
 import collections
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -34,6 +35,7 @@ from drlhp.policy.reward_source import RewardSource
 from drlhp.policy.rollout import RolloutRunner
 from drlhp.runtime.formatting import format_duration
 from drlhp.runtime.metrics import MetricsLogger, memory_mb
+from drlhp.runtime.ports import PolicyPorts
 from drlhp.runtime.run_record import RunRecord
 from envs import VecEnv
 
@@ -102,10 +104,21 @@ def _mean(xs) -> float | None:
 
 
 class RolloutObserver:
-    """Sees every rollout (e.g. cuts segments for the labeller); adds metrics and summary figures."""
+    """Sees every rollout (e.g. cuts segments for the labeller); adds metrics and summary figures. One that
+    ``paces`` the loop is asked to wait before each trained rollout (``before_update``); one may hold random
+    play back while it has no use for its segments (``holds_random_play``). An observer need not subclass
+    this (RewardFigures does not): the trainer takes both of those as absent where they are."""
+
+    paces = False
 
     def on_rollout(self, rollout, state: TrainingState) -> None:
         pass
+
+    def before_update(self, timesteps: int) -> None:
+        """(``paces`` only) wait before the update at ``timesteps``, e.g. for the predictor's pace."""
+
+    def holds_random_play(self) -> bool:
+        return False
 
     def metrics(self) -> dict:
         return {}
@@ -122,18 +135,37 @@ def episode_ends_for(cfg: RunConfig, reward_source: RewardSource) -> bool:
     return cfg.a2c.episode_ends == "on"
 
 
+@dataclass(frozen=True)
+class Agent:
+    """What the trainer trains: the envs it plays, the policy, and the reward the policy learns from."""
+
+    env: VecEnv
+    policy: A2CPolicy
+    reward_source: RewardSource
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """Where the trainer writes: the run's record (where checkpoints and milestones go), its metrics, and
+    its progress lines (``log``, print's signature)."""
+
+    record: RunRecord
+    logger: MetricsLogger
+    log: Callable = print
+
+
 class PolicyTrainer:
-    def __init__(self, cfg: RunConfig, env: VecEnv, policy: A2CPolicy, reward_source: RewardSource,
-                 record: RunRecord, logger: MetricsLogger, print_fn=print,
-                 observers: list[RolloutObserver] = (), should_stop=lambda: False,
-                 wait_for_reward=lambda: False, before_update=None):
-        """``before_update(timesteps)``: called before each trained rollout; may wait (the predictor's
-        pace, --reward_updates_per_step)."""
-        self.cfg, self.env, self.policy, self.record, self.logger = cfg, env, policy, record, logger
-        self.before_update = before_update
+    def __init__(self, cfg: RunConfig, agent: Agent, out: Outputs, ports: PolicyPorts = PolicyPorts(),
+                 observers: list[RolloutObserver] = ()):
+        """``ports`` (drlhp.runtime.ports.PolicyPorts): the loop reads ``stop_event`` (stop) and
+        ``random_play_over`` (random play is over: wait for the first weights); the observers hold the
+        channels they feed. ``PolicyPorts()`` (every port None): the policy alone."""
+        env, policy, reward_source = agent.env, agent.policy, agent.reward_source
+        self.cfg, self.env, self.policy, self.record, self.logger = cfg, env, policy, out.record, out.logger
         self.reward_source = reward_source
-        self.print = print_fn
-        self.observers, self.should_stop, self.wait_for_reward = list(observers), should_stop, wait_for_reward
+        self.print = out.log
+        self.ports = ports
+        self.observers = list(observers)
         if reward_source.name in ("predicted", "env_scaled"):  # what the reward pays around points
             self.observers.append(RewardFigures(reward_source))
         self.state = TrainingState()
@@ -214,6 +246,16 @@ class PolicyTrainer:
             out.update(obs.summary())
         return out
 
+    def should_stop(self) -> bool:
+        return self.ports.stop_event is not None and self.ports.stop_event.is_set()
+
+    def wait_for_reward(self) -> bool:
+        """Random play only makes segments: none once the predictor has what it needs (it pretrains on the
+        initial preferences, or loads a predictor: ``random_play_over``) or while no observer wants them."""
+        over = self.ports.random_play_over
+        return (over is not None and over.is_set()) or any(getattr(obs, "holds_random_play", bool)()
+                                                           for obs in self.observers)
+
     def _random_play(self) -> None:
         """Before the reward source is ready: random actions, for the observers only (none while
         ``wait_for_reward()``: the observers have no use for them now)."""
@@ -243,9 +285,11 @@ class PolicyTrainer:
                 continue
             if fps_from is None:
                 fps_from = (s.timesteps, s.wall_s)
-            if self.before_update is not None:
+            pacers = [obs for obs in self.observers if getattr(obs, "paces", False)]
+            if pacers:
                 t_wait = time.perf_counter()
-                self.before_update(s.timesteps)
+                for obs in pacers:
+                    obs.before_update(s.timesteps)
                 timing["wait_predictor_s"] += time.perf_counter() - t_wait
             rollout = self.runner.run()
             for obs in self.observers:

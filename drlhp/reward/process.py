@@ -23,6 +23,7 @@ from drlhp.config import RunConfig
 from drlhp.reward.checkpoint import predictor_to_load, prefs_to_load
 from drlhp.reward.pref_db import PrefDB
 from drlhp.reward.trainer import RewardTrainer
+from drlhp.runtime.lifeline import parent_gone
 from drlhp.runtime.ports import PredictorPorts
 from drlhp.runtime.run_paths import RunPaths
 
@@ -190,8 +191,6 @@ class RewardPredictorProcess:
     def close(self) -> dict:
         """Wait for the preference interface's sentinel (no preference is lost; shorter once the parent
         is gone), save the database and the predictor; the figures for the summary."""
-        from drlhp.runtime.launcher import parent_gone
-
         self.thread.join(timeout=4 if parent_gone() else 15)
         self._save_db()
         figures = {}
@@ -213,8 +212,6 @@ class RewardPredictorProcess:
     def _drain_preferences(self) -> None:
         """Receive preferences until the sentinel (or, once stopping, 10 s of silence; 2 s once the
         parent is gone, to exit within its PARENT_GONE_EXIT_S)."""
-        from drlhp.runtime.launcher import parent_gone
-
         quiet_since = None
         try:
             while True:

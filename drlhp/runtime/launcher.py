@@ -32,6 +32,7 @@ import time
 from dataclasses import replace
 
 from drlhp.runtime.child import STOPPED_BY_SIGTERM, Child, ChildGroup, run_child
+from drlhp.runtime.lifeline import mark_parent_gone, parent_gone
 from drlhp.runtime.ports import Channels, queue_sizes
 from drlhp.runtime.queues import LatestValue, SegmentFlow, SharedFlag
 from drlhp.runtime.run_paths import RunPaths
@@ -40,13 +41,6 @@ from drlhp.runtime.run_record import SAVED, STOPPING, record_parent_gone
 STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 PARENT_POLL_S = 0.5  # how often a child checks that its parent is alive
 PARENT_GONE_EXIT_S = 8.0  # once the parent is gone: the child's time to save and exit before os._exit
-_parent_gone = threading.Event()
-
-
-def parent_gone() -> bool:
-    """Whether this child's parent has died: nobody will wait for the child, so its waits for other
-    processes (the predictor's wait for the last preferences) shorten to fit PARENT_GONE_EXIT_S."""
-    return _parent_gone.is_set()
 
 
 def create(cfg, run_dir: str) -> tuple[Channels, "ProcessGroup"]:
@@ -112,7 +106,7 @@ def _watch_parent(child: Child, parent_pid: int, stop_event, report_queue, log_d
     def watch():
         while os.getppid() == parent_pid:
             time.sleep(PARENT_POLL_S)
-        _parent_gone.set()
+        mark_parent_gone()  # a role's waits shorten to fit PARENT_GONE_EXIT_S (drlhp.runtime.lifeline)
         _redirect_broken_output(log_dir)
         report_queue.cancel_join_thread()  # nobody will read our report: do not wait at exit to send it
         print(f"[{role}] the parent process {parent_pid} is gone: stopping", file=sys.stderr, flush=True)

@@ -1,0 +1,299 @@
+"""The preference database's files (drlhp.reward.pref_db.PrefDB inherits ``save``, ``load`` and ``check``
+from ``PrefDBFiles`` here).
+
+Format 2: ``save(path)`` appends. ``path`` is a small manifest (.npz: JSON ``meta`` with the
+format, bound, split RNG state and the list of chunks); ``<stem>_chunks/NNNNNN.npz`` are write-once
+chunks, each holding the segments first saved in it (zlib-compressed ``obs_blob``, ``frames_blob``,
+``true_rewards``) and the log of changes since the previous save (``add``, ``remove``, ``relabel``).
+A save writes one chunk (what is new) and the manifest, so it costs the same at 500 and at 10,000
+preferences; when the log holds more than twice what is live (evictions), the save writes one
+compacted chunk instead and deletes the old ones. Both writes are atomic (``drlhp.runtime.npz_json``: temp
+file + rename, chunk first): a crash loses at most what came after the last save. Every file loads
+with ``allow_pickle=False``; ``load`` checks every segment's hash and every entry, and any damage
+raises ``PrefDBError`` with a one-line message naming the file. Format 1 files (one .npz) still load.
+
+A damaged chunk (cut short, say) costs only its own preferences: ``check(path)`` reads every file without
+decoding a segment and raises ``PrefDBDamaged`` naming the chunk and the preferences it costs;
+``load(path, skip_damaged=True)`` goes on without it (``db.damaged``, ``db.lost``), and the next ``save``
+to the same place writes one whole chunk and moves the damaged file aside (``<name>.damaged``).
+"""
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+
+from drlhp.reward.pref_store import SPLITS, Entry, _unzip
+from drlhp.runtime import npz_json
+from drlhp.runtime.messages import VALID_MU, segment_id
+
+if TYPE_CHECKING:
+    from drlhp.reward.pref_db import PrefDB
+
+FORMAT = "drlhp-prefdb"
+CHUNK_FORMAT = "drlhp-prefdb-chunk"
+FORMAT_VERSION = 2
+COMPACT_SLACK = 1000  # log operations allowed beyond twice the live entries before a save compacts
+
+
+class PrefDBError(Exception):
+    """A preference database file that is missing, corrupt or of another format (one-line message)."""
+
+
+class DamagedChunk(NamedTuple):
+    path: Path  # the chunk file
+    why: str  # one line: what is wrong with it
+
+
+class PrefDBDamaged(PrefDBError):
+    """Chunks of a database that cannot be read, while its manifest and other chunks can:
+    ``load(path, skip_damaged=True)`` goes on without them. ``lost``: the preferences that go with them
+    (None where the manifest predates its count of preferences); ``kept``: those that stay."""
+
+    def __init__(self, manifest: Path, damaged: list[DamagedChunk], kept: int, lost: int | None):
+        self.manifest, self.damaged, self.kept, self.lost = manifest, damaged, kept, lost
+        more = f" (and {len(damaged) - 1} other chunks)" if len(damaged) > 1 else ""
+        super().__init__(f"preference database chunk {damaged[0].path} is damaged: {damaged[0].why}{more}; "
+                         f"{lost_text(lost)} of {manifest} go with it, {kept} are readable")
+
+
+def lost_text(lost: int | None) -> str:
+    """'7 preferences', '1 preference', or 'an unknown number of preferences'."""
+    if lost is None:
+        return "an unknown number of preferences"
+    return f"{lost} preference{'' if lost == 1 else 's'}"
+
+
+def chunks_dir(path: Path) -> Path:
+    """Where the chunks of the manifest at ``path`` live: ``<folder>/<stem>_chunks/``."""
+    return path.with_name(path.stem + "_chunks")
+
+
+class PrefDBFiles:
+    """PrefDB's files (the module docstring): ``save`` appends, ``load`` and ``check`` read. A base of
+    PrefDB, which holds what these methods read and write (``_segments``, ``_store``, the save state)."""
+
+    def save(self, path: str | Path) -> None:
+        """Append what changed since the last save to ``path`` (a new chunk, then the manifest); a
+        first save there, or one whose log has grown to twice what is live, writes one whole chunk."""
+        path = Path(path)
+        full = (self._saved_to != path.resolve()
+                or self._ops_on_disk + len(self._log) > 2 * len(self) + COMPACT_SLACK)
+        if full:
+            entries = sorted([(e, "train") for e in self.train] + [(e, "val") for e in self.val],
+                             key=lambda x: x[0].order)
+            ops = [["add", e.id1, e.id2, e.mu[0], e.mu[1], e.order, split] for e, split in entries]
+            new_ids = list(self._segments)
+        else:
+            ops = self._log
+            new_ids = [sid for sid in dict.fromkeys(i for op in ops if op[0] == "add" for i in op[1:3])
+                       if sid in self._segments and sid not in self._on_disk]
+        chunks = [] if full else list(self._chunks)
+        if full:  # a folder may hold another database's chunks (a run that loaded --load_prefs_dir): above them
+            self._next_chunk = max(self._next_chunk, 1 + max(
+                (int(p.stem) for p in chunks_dir(path).glob("*.npz") if p.stem.isdigit()), default=-1))
+        if ops or new_ids or full:
+            name = f"{self._next_chunk:06d}.npz"  # numbers only grow: never overwrites a listed chunk
+            self._write_chunk(chunks_dir(path) / name, new_ids, ops)
+            self._next_chunk += 1
+            chunks.append(name)
+        npz_json.write(path, {}, {
+            "format": FORMAT, "format_version": FORMAT_VERSION, "max_prefs": self.max_prefs,
+            "val_fraction": self.val_fraction, "counter": self.counter, "n_prefs": len(self),
+            "rng_state": self.rng.bit_generator.state, "chunks": chunks})
+        self._saved_to, self._chunks = path.resolve(), chunks
+        self._on_disk = set(new_ids) if full else self._on_disk | set(new_ids)
+        self._ops_on_disk = len(ops) if full else self._ops_on_disk + len(ops)
+        self._log = []
+        if full:  # the old chunks (and any a crash left behind) are no longer listed: delete them
+            damaged = {d.path.name for d in self.damaged}  # ... but keep a damaged one aside, for a post-mortem
+            for old in chunks_dir(path).iterdir():
+                if old.name not in chunks and (old.suffix in (".npz", ".tmp")):
+                    try:
+                        if old.name in damaged:
+                            old.rename(old.with_name(old.name + ".damaged"))
+                        else:
+                            old.unlink()
+                    except OSError:
+                        pass
+            self.damaged = []
+
+    def _write_chunk(self, path: Path, seg_ids: list[str], ops: list[list]) -> None:
+        parts, rewards, segs, offset, r_offset = [], [], [], 0, 0
+        for sid in seg_ids:
+            s = self._segments[sid]
+            obs_z = zlib.compress(self.segment_obs(sid).data, 1)
+            segs.append({"id": sid, "obs_shape": [len(s.true_rewards), *self._store.obs_shape],
+                         "frames_shape": list(s.frames_shape), "obs_offset": offset, "obs_nbytes": len(obs_z),
+                         "frames_offset": offset + len(obs_z), "frames_nbytes": len(s.frames_z),
+                         "rewards_offset": r_offset, "length": len(s.true_rewards),
+                         "env_id": s.env_id, "worker": s.worker, "step": s.step})
+            parts += [obs_z, s.frames_z]
+            rewards.append(s.true_rewards)
+            offset += len(obs_z) + len(s.frames_z)
+            r_offset += len(s.true_rewards)
+        npz_json.write(path, {"blob": np.frombuffer(b"".join(parts), np.uint8),
+                              "true_rewards": np.concatenate(rewards or [np.zeros(0, np.float32)])},
+                       {"format": CHUNK_FORMAT, "segments": segs, "ops": ops})
+
+    @classmethod
+    def load(cls, path: str | Path, max_prefs: int | None = None, skip_damaged: bool = False) -> PrefDB:
+        """Read a saved database (never writes); ``max_prefs`` overrides the stored bound. A damaged chunk
+        raises PrefDBDamaged, or with ``skip_damaged`` is left out with its preferences (``db.damaged``,
+        ``db.lost``; the next save rewrites the database whole)."""
+        try:
+            return cls._load(Path(path), max_prefs, skip_damaged)
+        except PrefDBDamaged:
+            raise
+        except FileNotFoundError as e:
+            why = "no such file" if Path(e.filename or "") == Path(path) else f"missing {e.filename}"
+        except Exception as e:  # zip, npy, JSON, zlib or shape damage: all mean the same to the user
+            why = str(e) if isinstance(e, (_Bad, npz_json.NpzJsonError)) else f"{type(e).__name__}: {e}"
+        raise PrefDBError(f"cannot read preference database {path}: {' '.join(why.split())}") from None
+
+    @staticmethod
+    def _read_npz(path: Path, want: set[str], what: str) -> tuple[dict, dict]:
+        return npz_json.read(path, what, want, type_names=True)
+
+    @classmethod
+    def check(cls, path: str | Path) -> int:
+        """Read every file of the database at ``path`` (the manifest, each chunk: zip checksums included)
+        without decoding a segment, and replay its log; returns how many preferences it holds. A damaged
+        chunk: PrefDBDamaged (naming it, with the preferences it costs); anything else: PrefDBError."""
+        try:
+            meta, version = cls._read_manifest(Path(path))
+            chunks, damaged = cls._read_chunks(Path(path), meta, version, keep_arrays=False)
+            live, where = cls._replay(chunks, lenient=bool(damaged))
+        except PrefDBDamaged:
+            raise
+        except FileNotFoundError as e:
+            why = "no such file" if Path(e.filename or "") == Path(path) else f"missing {e.filename}"
+        except Exception as e:  # noqa: BLE001 -- as in load
+            why = str(e) if isinstance(e, (_Bad, npz_json.NpzJsonError)) else f"{type(e).__name__}: {e}"
+        else:
+            kept = sum(1 for op in live.values() if op[1] in where and op[2] in where)
+            if damaged:
+                raise PrefDBDamaged(Path(path), damaged, kept, cls._lost(meta, kept))
+            return kept
+        raise PrefDBError(f"cannot read preference database {path}: {' '.join(why.split())}") from None
+
+    @staticmethod
+    def _lost(meta: dict, kept: int) -> int | None:
+        return max(0, int(meta["n_prefs"]) - kept) if "n_prefs" in meta else None
+
+    @classmethod
+    def _read_manifest(cls, path: Path) -> tuple[dict, int]:
+        _, meta = cls._read_npz(path, {"meta"}, "preference database")
+        if meta.get("format") != FORMAT:
+            raise _Bad(f"not a drlhp preference database (format {meta.get('format')!r})")
+        version = meta.get("format_version")
+        if version not in (1, FORMAT_VERSION):
+            raise _Bad(f"format version {version}, this drlhp reads 1 and {FORMAT_VERSION}")
+        return meta, version
+
+    @classmethod
+    def _read_chunks(cls, path: Path, meta: dict, version: int,
+                     keep_arrays: bool = True) -> tuple[list[tuple], list[DamagedChunk]]:
+        """[(name, arrays or None, segment metas, log)] of the readable chunks, and the damaged ones."""
+        want = {"blob", "true_rewards", "meta"}
+        if version == 1:  # one file: every segment, then the entries of each split
+            arrays, meta = cls._read_npz(path, want, "preference database")
+            return [(path.name, arrays if keep_arrays else None, meta["segments"],
+                     [["add", a, b, m1, m2, o, split] for split in SPLITS for a, b, m1, m2, o in meta[split]])], []
+        chunks, damaged = [], []
+        for name in meta["chunks"]:
+            file = chunks_dir(path) / name
+            try:
+                c_arrays, c_meta = cls._read_npz(file, want, "preference database chunk")
+                if c_meta.get("format") != CHUNK_FORMAT:
+                    raise _Bad("not a drlhp preference database chunk")
+                segs, ops = c_meta["segments"], c_meta["ops"]
+            except FileNotFoundError:
+                damaged.append(DamagedChunk(file, "missing"))
+                continue
+            except (OSError, npz_json.NpzJsonError, _Bad, KeyError) as e:
+                why = e.strerror or type(e).__name__ if isinstance(e, OSError) else str(e)
+                damaged.append(DamagedChunk(file, " ".join((why or type(e).__name__).split())))
+                continue
+            chunks.append((name, c_arrays if keep_arrays else None, segs, ops))
+        return chunks, damaged
+
+    @staticmethod
+    def _replay(chunks: list[tuple], lenient: bool) -> tuple[dict[int, list], dict[str, tuple]]:
+        """The live ``add`` operations by order, and where each segment's newest copy is. ``lenient``
+        (chunks are missing): a relabel of a preference the readable chunks do not hold is ignored."""
+        live: dict[int, list] = {}
+        where: dict[str, tuple] = {}
+        for name, c_arrays, segs, ops in chunks:
+            for m in segs:
+                where[m["id"]] = (c_arrays, m, name)
+            for op in ops:
+                if op[0] == "add":
+                    live[int(op[5])] = op
+                elif op[0] == "remove":
+                    live.pop(int(op[1]), None)
+                elif op[0] == "relabel":
+                    if int(op[1]) not in live:
+                        if lenient:
+                            continue
+                        raise _Bad(f"chunk {name} relabels a preference it does not hold")
+                    live[int(op[1])] = [*live[int(op[1])][:3], op[2], op[3], *live[int(op[1])][5:]]
+                else:
+                    raise _Bad(f"chunk {name} holds an unknown operation {op[0]!r}")
+        return live, where
+
+    @classmethod
+    def _load(cls, path: Path, max_prefs: int | None, skip_damaged: bool = False) -> PrefDB:
+        meta, version = cls._read_manifest(path)
+        db = cls(meta["max_prefs"] if max_prefs is None else max_prefs, meta["val_fraction"])
+        db.rng.bit_generator.state = meta["rng_state"]
+        db.counter = int(meta["counter"])
+        chunks, damaged = cls._read_chunks(path, meta, version)
+        # replay the log, then decode only the segments that live entries use (the newest copy of each)
+        live, where = cls._replay(chunks, lenient=bool(damaged))
+        if damaged:
+            kept = sum(1 for op in live.values() if op[1] in where and op[2] in where)
+            if not skip_damaged:
+                raise PrefDBDamaged(path, damaged, kept, cls._lost(meta, kept))
+            live = {o: op for o, op in live.items() if op[1] in where and op[2] in where}
+            db.damaged, db.lost = damaged, cls._lost(meta, kept)
+        for order in sorted(live):
+            _, id1, id2, mu1, mu2, _, split = live[order]
+            if split not in SPLITS:
+                raise _Bad(f"a preference has split {split!r}")
+            for sid in (id1, id2):
+                if sid not in db._segments:
+                    if sid not in where:
+                        raise _Bad(f"a {split} preference points at a missing segment")
+                    db._load_segment(*where[sid])
+            if (mu1, mu2) not in VALID_MU:
+                raise _Bad(f"a {split} preference has invalid mu {(mu1, mu2)}")
+            db._insert(Entry(id1, id2, (float(mu1), float(mu2)), order), split)
+        if version == FORMAT_VERSION and not damaged:  # with damaged chunks left out, the next save is whole
+            db._saved_to, db._chunks = path.resolve(), list(meta["chunks"])
+            db._on_disk, db._ops_on_disk = set(where), sum(len(c[3]) for c in chunks)
+            db._next_chunk = 1 + max((int(Path(n).stem) for n in db._chunks), default=-1)
+        db._trim()  # a smaller bound: its removals are logged for the next save
+        return db
+
+    def _load_segment(self, arrays: dict, m: dict, chunk: str) -> None:
+        blob, rewards = arrays["blob"], arrays["true_rewards"]
+        if blob.dtype != np.uint8 or rewards.dtype != np.float32:
+            raise _Bad(f"blob/true_rewards have dtypes {blob.dtype}/{rewards.dtype}, want uint8/float32")
+        raw = blob.data
+        r = rewards[m["rewards_offset"]:m["rewards_offset"] + m["length"]].copy()
+        try:
+            frames_z = bytes(raw[m["frames_offset"]:m["frames_offset"] + m["frames_nbytes"]])
+            _unzip(frames_z, m["frames_shape"])
+            obs = _unzip(raw[m["obs_offset"]:m["obs_offset"] + m["obs_nbytes"]], m["obs_shape"])
+        except (zlib.error, ValueError) as e:
+            raise _Bad(f"chunk {chunk}: segment {m['id']}: compressed data damaged ({e})") from None
+        if len(r) != m["length"] or segment_id(obs, r) != m["id"]:
+            raise _Bad(f"chunk {chunk}: segment {m['id']} does not match its content hash")
+        self._store_segment(m["id"], obs, frames_z, m["frames_shape"], r, m["env_id"], m["worker"], m["step"])
+
+
+class _Bad(Exception):
+    """Internal: a readable file whose content is not a valid preference database."""
