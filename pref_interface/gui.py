@@ -81,24 +81,7 @@ class LabelWindow(QMainWindow):
             clips.addSpacing(16)
             clips.addWidget(self.agent, 1)
 
-        self.buttons: dict[str, QPushButton] = {}
-        grid = QGridLayout()
-        specs = [("left", "\u25c0  Left is better   [A / \u2190]", 0, 0),
-                 ("equal", "Equally good   [W / \u2191]", 0, 1),
-                 ("cant_tell", "Can't tell   [S / \u2193]", 0, 2),
-                 ("right", "Right is better   [D / \u2192]  \u25b6", 0, 3),
-                 ("replay", "Replay   [Space]", 1, 1), ("undo", "Undo last answer   [U]", 1, 2)]
-        for name, text, row, col in specs:
-            button = QPushButton(text)
-            button.setFocusPolicy(Qt.NoFocus)  # keys always go to the window, never "press" a button
-            button.setMinimumHeight(34)
-            self.buttons[name] = button
-            grid.addWidget(button, row, col)
-        for name in ("left", "right", "equal", "cant_tell"):
-            self.buttons[name].clicked.connect(lambda _=False, n=name: self.give(n))
-        self.buttons["replay"].clicked.connect(self.replay)
-        self.buttons["undo"].clicked.connect(self.undo)
-
+        grid = self._buttons()
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.addWidget(question)
@@ -116,6 +99,27 @@ class LabelWindow(QMainWindow):
         self.timer.timeout.connect(self.next_frame)
         self.timer.start(int(round(1000 / fps)))
         self.refresh()
+
+    def _buttons(self) -> QGridLayout:
+        """The answer, replay and undo buttons in their grid, connected."""
+        self.buttons: dict[str, QPushButton] = {}
+        grid = QGridLayout()
+        specs = [("left", "\u25c0  Left is better   [A / \u2190]", 0, 0),
+                 ("equal", "Equally good   [W / \u2191]", 0, 1),
+                 ("cant_tell", "Can't tell   [S / \u2193]", 0, 2),
+                 ("right", "Right is better   [D / \u2192]  \u25b6", 0, 3),
+                 ("replay", "Replay   [Space]", 1, 1), ("undo", "Undo last answer   [U]", 1, 2)]
+        for name, text, row, col in specs:
+            button = QPushButton(text)
+            button.setFocusPolicy(Qt.NoFocus)  # keys always go to the window, never "press" a button
+            button.setMinimumHeight(34)
+            self.buttons[name] = button
+            grid.addWidget(button, row, col)
+        for name in ("left", "right", "equal", "cant_tell"):
+            self.buttons[name].clicked.connect(lambda _=False, n=name: self.give(n))
+        self.buttons["replay"].clicked.connect(self.replay)
+        self.buttons["undo"].clicked.connect(self.undo)
+        return grid
 
     # ---- keys and buttons ----------------------------------------------------------------------
     def keyPressEvent(self, event) -> None:

@@ -480,3 +480,32 @@ def test_the_local_backend_loads_no_ray():
         """
     assert heavy_modules_after(code, heavy=("ray",)) == []
     assert heavy_modules_after("import drlhp.runtime.ray_channels", heavy=("ray",)) == ["ray"]  # the probe sees it
+
+
+# ---- size: a module holds one thing ----------------------------------------------------------------------------
+
+MAX_LINES = 400  # issue 32: no file in drlhp/ or pref_interface/ over 400 lines
+
+
+def long_files(root: Path = REPO, packages=("drlhp", "pref_interface"), limit: int = MAX_LINES) -> list[str]:
+    return [f"{p.relative_to(root)}: {n} lines" for package in packages for p in sorted((root / package).rglob("*.py"))
+            if (n := len(p.read_text().splitlines())) > limit]
+
+
+def test_no_module_of_the_roles_or_the_parent_is_over_400_lines(tmp_path):
+    assert long_files() == []
+    (tmp_path / "drlhp").mkdir()
+    (tmp_path / "drlhp" / "big.py").write_text("x = 1\n" * (MAX_LINES + 1))
+    (tmp_path / "drlhp" / "small.py").write_text("x = 1\n" * MAX_LINES)
+    assert long_files(tmp_path, packages=("drlhp",)) == ["drlhp/big.py: 401 lines"]
+
+
+def test_the_suite_imports_nothing_from_bench():
+    """bench/ holds benchmarks only; what a test needs lives under tests/ (tests/support)."""
+    found = []
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            found += [f"{path.name}: {n}" for n in names if n == "bench" or n.startswith("bench.")]
+    assert found == []

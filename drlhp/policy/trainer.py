@@ -267,6 +267,23 @@ class PolicyTrainer:
         for obs in self.observers:
             obs.on_rollout(rollout, self.state)
 
+    def _count_episodes(self, finished) -> None:
+        """The episodes a rollout finished, into the state's counts and last-100 windows."""
+        s = self.state
+        for ep in finished:
+            s.episodes += 1
+            s.recent_returns.append(ep.true_return)
+            s.recent_lengths.append(ep.length)
+            s.recent_points.append(ep.points)
+            if ep.returns is not None:
+                s.recent_hits.append(ep.returns)
+            if ep.success is not None:
+                self.has_success = True
+                s.recent_successes.append(float(ep.success))
+            elif self.cfg.stop_at_success_rate is not None:  # else it would never stop, and say nothing
+                raise ValueError(f"--stop_at_success_rate: {self.cfg.env} reports no success for its episodes (no "
+                                 f"'success' or 'is_success' in the last step's info); use --stop_at_true_return")
+
     def train(self) -> dict:
         cfg, s = self.cfg, self.state
         s.sitting += 1
@@ -304,19 +321,7 @@ class PolicyTrainer:
             s.updates += 1
             s.timesteps += batch
             self.milestone(s.timesteps - batch)
-            for ep in rollout.finished:
-                s.episodes += 1
-                s.recent_returns.append(ep.true_return)
-                s.recent_lengths.append(ep.length)
-                s.recent_points.append(ep.points)
-                if ep.returns is not None:
-                    s.recent_hits.append(ep.returns)
-                if ep.success is not None:
-                    self.has_success = True
-                    s.recent_successes.append(float(ep.success))
-                elif cfg.stop_at_success_rate is not None:  # else it would never stop, and say nothing
-                    raise ValueError(f"--stop_at_success_rate: {cfg.env} reports no success for its episodes (no "
-                                     f"'success' or 'is_success' in the last step's info); use --stop_at_true_return")
+            self._count_episodes(rollout.finished)
             s.wall_s = wall_at_start + time.perf_counter() - sitting_start
             if cfg.policy_ckpt_interval > 0 and s.updates % cfg.policy_ckpt_interval == 0:
                 self.checkpoint()
