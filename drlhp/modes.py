@@ -108,6 +108,8 @@ def _stopped(e: KeyboardInterrupt, trainer, cfg: RunConfig, record: RunRecord) -
 
 
 def watch(cfg: RunConfig, record: RunRecord) -> int:
+    if cfg.algo == "ppo":
+        return _watch_ppo(cfg, record)
     from drlhp.policy.a2c import build_policy
     from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
     from drlhp.policy.watch import play_episodes, write_video
@@ -132,6 +134,41 @@ def watch(cfg: RunConfig, record: RunRecord) -> int:
     print(f"[watch] {len(returns)} episode(s), true returns {returns}, {len(frames)} frames -> {video}")
     return finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "episodes": len(returns),
                             "true_returns": [float(r) for r in returns],
+                            "true_return_mean": float(sum(returns) / len(returns)) if returns else None,
+                            "checkpoint": str(meta["path"]), "video": str(video)})
+
+
+def _watch_ppo(cfg: RunConfig, record: RunRecord) -> int:
+    """watch on Box actions: a PPO checkpoint plays by its mean in one rendered env, with the fixed-length
+    episodes it trained in."""
+    import os
+
+    from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
+    from drlhp.policy.watch import BoxMeanPolicy, play_box_episodes, write_video
+    from envs.fixed_length import any_vector_env
+
+    os.environ.setdefault("MUJOCO_GL", "egl")  # no display needed; TensorFlow stays out of this process
+    try:
+        arrays, meta = load_policy_checkpoint(cfg.load_policy_ckpt_dir)
+    except CheckpointError as e:
+        raise UsageError(str(e)) from None
+    if meta.get("algo", "a2c") != "ppo":
+        raise UsageError(f"policy checkpoint {meta['path']} is {meta.get('algo', 'a2c')}'s; {cfg.env} needs PPO's")
+    env = any_vector_env(cfg.env, 1, cfg.ppo.fall_penalty, render_mode="rgb_array").envs[0]
+    try:
+        space = env.action_space
+        try:
+            policy = BoxMeanPolicy(arrays, env.observation_space.shape[0], space.low, space.high, cfg.ppo.obs_clip)
+        except (KeyError, ValueError) as e:
+            raise UsageError(f"checkpoint {meta['path']} does not fit {cfg.env}: {e}") from None
+        frames, returns = play_box_episodes(env, policy, cfg.episodes, cfg.seed)
+        fps = int(env.metadata.get("render_fps", 30))
+    finally:
+        env.close()
+    video = write_video(frames, Path(cfg.video or record.dir / "episode.mp4"), fps=fps, scale=1)
+    print(f"[watch] {len(returns)} episode(s), true returns {returns}, {len(frames)} frames -> {video}")
+    return finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "algo": "ppo",
+                            "episodes": len(returns), "true_returns": returns,
                             "true_return_mean": float(sum(returns) / len(returns)) if returns else None,
                             "checkpoint": str(meta["path"]), "video": str(video)})
 

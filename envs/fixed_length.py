@@ -158,10 +158,11 @@ def fixed_length_vector_env(env_id: str, n_envs: int, fall_penalty: float = FALL
 
 
 
-def any_vector_env(env_id: str, n_envs: int, fall_penalty: float = FALL_PENALTY) -> gym.vector.SyncVectorEnv:
+def any_vector_env(env_id: str, n_envs: int, fall_penalty: float = FALL_PENALTY,
+                   **make_kwargs) -> gym.vector.SyncVectorEnv:
     """``fixed_length_vector_env`` for a task in this module's tables; any other gymnasium id as gymnasium ends
     its episodes (``PassThrough``: the reward keys added, nothing changed; ``describe`` says so)."""
     if env_id in FALLING_ENV_IDS or env_id in NEVER_ENDING_ENV_IDS:
-        return fixed_length_vector_env(env_id, n_envs, fall_penalty)
-    fns = [lambda: PassThrough(gym.make(env_id)) for _ in range(n_envs)]
+        return fixed_length_vector_env(env_id, n_envs, fall_penalty, **make_kwargs)
+    fns = [lambda: PassThrough(gym.make(env_id, **make_kwargs)) for _ in range(n_envs)]
     return gym.vector.SyncVectorEnv(fns, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)

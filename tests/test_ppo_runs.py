@@ -90,3 +90,16 @@ def test_an_action_space_neither_discrete_nor_box_is_one_line_exit_2(tmp_path, c
     assert code == 2 and err == ["run.py: error: OddActions-v0: MultiDiscrete actions are not supported: drlhp's "
                                  "policies take a Discrete action space (A2C) or a Box one (PPO)"]
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.slow
+def test_watch_plays_a_ppo_checkpoint_into_a_video(cli, tmp_path):
+    """watch on Box actions: the checkpoint's mean in numpy, one rendered fixed-length episode (1,000 frames)."""
+    run = tmp_path / "run"
+    cli("train_policy_with_original_rewards", "--env", "InvertedPendulum-v5", "--million_timesteps", "0.000128",
+        *TINY, "--run_dir", run, check=True)
+    proc = cli("watch", "--env", "InvertedPendulum-v5", "--load_policy_ckpt_dir", run, "--run_dir", tmp_path / "w",
+               check=True)
+    summary = _summary(tmp_path / "w")
+    assert summary["algo"] == "ppo" and len(summary["true_returns"]) == 1 and "1001 frames" in proc.stdout
+    assert (tmp_path / "w" / "episode.mp4").stat().st_size > 0
