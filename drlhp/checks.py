@@ -1,5 +1,6 @@
 """What ``run`` checks before a run starts: its inputs, and whether a run directory may go on with them.
 
+    resolve_algo(cfg)                    --algo auto made a2c (Discrete actions) or ppo (Box actions)
     check_inputs(cfg)                    the env id, every setting, what the mode needs, where a person labels
                                          (a display, a free address), every file to load: UsageError, one line,
                                          before any run directory or process exists
@@ -10,9 +11,10 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
-from drlhp.config import RunConfig, config_problem
+from drlhp.config import TRAIN_POLICY_WITH_ORIGINAL_REWARDS, WATCH, RunConfig, config_problem
 from drlhp.runtime.run_paths import RunPaths
 from drlhp.runtime.run_record import RunRecord
 from pref_interface.labellers import LABELLERS
@@ -26,27 +28,58 @@ def check_inputs(cfg: RunConfig) -> None:
     """Bad inputs fail here, in one line (UsageError), before any run directory or process exists:
     the env id, every number of the config, what the mode needs, the display, and every file to load
     (``run`` checks them first; ``python -m floyd seeds`` once, before starting any seed)."""
-    _check_env(cfg)
-    _check_settings(cfg)
+    kind = _check_env(cfg)
+    _check_settings(cfg, algo_for(cfg, kind))
     _check_labeller(cfg)
     _check_files(cfg)
 
 
-def _check_env(cfg: RunConfig) -> None:
+# The modes that run PPO on a Box-action env: the env's own reward (and watching what that trained). The
+# preference modes need a predictor for vector observations and actions, not built yet (issue 29).
+BOX_ACTION_MODES = (TRAIN_POLICY_WITH_ORIGINAL_REWARDS, WATCH)
+
+
+def algo_for(cfg: RunConfig, action_kind: str) -> str:
+    """The policy's algorithm: --algo, or for "auto" PPO on Box actions and A2C on any other."""
+    if cfg.algo != "auto":
+        return cfg.algo
+    return "ppo" if action_kind == "box" else "a2c"
+
+
+def resolve_algo(cfg: RunConfig) -> RunConfig:
+    """``cfg`` with --algo auto replaced by the algorithm the env's action space takes (after check_inputs)."""
+    import envs
+
+    return cfg if cfg.algo != "auto" else replace(cfg, algo=algo_for(cfg, envs.action_kind(cfg.env)))
+
+
+def _check_env(cfg: RunConfig) -> str:
+    """The env id, its spaces against the mode and --algo; returns its action kind (envs.action_kind)."""
     import envs
 
     if not cfg.env:
         raise UsageError("--env is required (list valid ids with: python run.py --list_envs)")
     try:  # drlhp's and Atari ids by name; any other gymnasium id by its spec and one env made
-        envs.check_env_id(cfg.env)
+        kind = envs.action_kind(cfg.env)
+        if kind == "box" and cfg.mode not in BOX_ACTION_MODES:
+            raise UsageError(f"{cfg.env} has continuous actions: learning from preferences on it is not built yet "
+                             f"(issue 29); train_policy_with_original_rewards runs PPO on it")
+        envs.check_env_id(cfg.env, box_actions=kind == "box")
     except envs.UnknownEnvError:
         raise UsageError(f"unknown env {cfg.env!r}; list valid ids with: python run.py --list_envs") from None
-    except envs.UnsupportedEnvError as e:  # "Pendulum-v1: continuous actions (Box) are not supported: ..."
+    except envs.UnsupportedEnvError as e:  # "FrozenLake-v1: Discrete observations are not supported: ..."
         raise UsageError(str(e)) from None
+    if cfg.algo == "a2c" and kind == "box":
+        raise UsageError(f"--algo a2c picks discrete actions; {cfg.env} has continuous (Box) actions: use --algo "
+                         f"ppo or auto")
+    if cfg.algo == "ppo" and kind != "box":
+        raise UsageError(f"--algo ppo acts in a Box (continuous) action space; {cfg.env} has discrete actions: "
+                         f"use --algo a2c or auto")
+    return kind
 
 
-def _check_settings(cfg: RunConfig) -> None:
-    """The config's numbers, the Ray cluster to join, and what the mode needs."""
+def _check_settings(cfg: RunConfig, algo: str) -> None:
+    """The config's numbers, the Ray cluster to join, and what the mode needs (``algo``: the policy's)."""
     problem = config_problem(cfg)
     if problem:
         raise UsageError(problem)
@@ -56,10 +89,14 @@ def _check_settings(cfg: RunConfig) -> None:
         problem = address_problem(cfg.ray_address)
         if problem:
             raise UsageError(problem)
-    one_update = cfg.a2c.n_envs * cfg.a2c.n_steps
+    one_update, names = cfg.a2c.n_envs * cfg.a2c.n_steps, "--n_envs x --n_steps"
+    if algo == "ppo":
+        one_update, names = cfg.ppo.batch, "--ppo_n_envs x --ppo_n_steps"
+        if cfg.ppo.problem():
+            raise UsageError(cfg.ppo.problem())
     if cfg.trains_policy and cfg.total_timesteps < one_update:
         raise UsageError(f"--million_timesteps {cfg.million_timesteps:g} is {cfg.total_timesteps:,} agent steps, "
-                         f"less than one update (--n_envs x --n_steps = {one_update:,})")
+                         f"less than one update ({names} = {one_update:,})")
     waits_for_initial_prefs = cfg.gathers or (
         cfg.labels_while_training and not cfg.load_reward_predictor_ckpt_dir)
     if waits_for_initial_prefs and cfg.prefs.n_initial_prefs > cfg.prefs.max_prefs:

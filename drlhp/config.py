@@ -33,6 +33,7 @@ from drlhp.config_fields import (
 )
 from drlhp.labeller_names import DEFAULT_LABELLER, LABELLER_NAMES
 from drlhp.learning_config import A2CConfig, RewardConfig
+from drlhp.ppo_config import PPOConfig
 
 # The five modes (run.py's MODE; drlhp.pipeline.RUNS runs each). What a run does is asked of RunConfig's
 # properties (gathers, labels, trains_policy, uses_processes, ...), the one place that compares modes.
@@ -47,6 +48,7 @@ DEFAULT_MODE = TRAIN_POLICY_WITH_PREFERENCES  # the paper's setting
 QUERY_SELECTIONS = ("random", "variance")
 LABEL_SCHEDULES = ("constant", "paper")
 BACKENDS = ("local", "ray")
+ALGOS = ("auto", "a2c", "ppo")
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,9 @@ class RunConfig:
     Attributes:
         mode: what to run (see MODES).
         env: environment id: MovingDot-v0, an Atari ``*NoFrameskip-v4`` id, or any registered gymnasium id
-            with discrete actions (--list_envs).
+            with discrete actions (--list_envs), or Box actions (train_policy_with_original_rewards, watch).
+        algo: the policy's algorithm: "a2c" (discrete actions), "ppo" (Box actions), "auto" (by the env's
+            action space); the run records the one chosen.
         seed: seeds Python, numpy, TensorFlow and every env worker (worker i gets seed + i).
         million_timesteps: training budget in millions of agent steps (1 agent step = 4 Atari frames); the
             learning rate decays to 0 over it.
@@ -156,13 +160,14 @@ class RunConfig:
         predictor_resources: --backend ray: the reward predictor actor's resources, as --policy_resources.
         labeller_resources: --backend ray: the preference interface actor's resources, e.g. '{"display": 1}' (a
             custom resource of the node with the person's screen).
-        a2c: the policy's hyper-parameters (A2CConfig).
+        a2c: the policy's hyper-parameters (A2CConfig); ppo: PPO's, for Box actions (PPOConfig).
         reward: the reward predictor's (RewardConfig).
         prefs: the segments', labeller's and preference database's (PrefConfig).
     """
 
     mode: str = opt(DEFAULT_MODE, choices=MODES, cli=False)
     env: str | None = opt(None, metavar="ENV")
+    algo: str = opt("auto", choices=ALGOS)
     seed: int = opt(0, check=whole(0))
     million_timesteps: float = opt(10.0, check=POSITIVE)
     stop_at_million_timesteps: float = opt(0.0, check=NOT_NEGATIVE)
@@ -194,6 +199,7 @@ class RunConfig:
     predictor_resources: dict | None = opt(None, parse=json_resources, metavar="JSON")
     labeller_resources: dict | None = opt(None, parse=json_resources, metavar="JSON")
     a2c: A2CConfig = opt(A2CConfig, cli=False)
+    ppo: PPOConfig = opt(PPOConfig, cli=False)
     reward: RewardConfig = opt(RewardConfig, cli=False)
     prefs: PrefConfig = opt(PrefConfig, cli=False)
 
@@ -269,6 +275,7 @@ class RunConfig:
 
 # The command line's groups: (title, config class, its place in RunConfig, flag prefix).
 GROUPS = (("the run", RunConfig, "", ""), ("policy (A2C)", A2CConfig, "a2c", ""),
+          ("policy (PPO, Box actions)", PPOConfig, "ppo", ""),
           ("preferences", PrefConfig, "prefs", ""), ("reward predictor", RewardConfig, "reward", "reward_"))
 
 
@@ -289,7 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list_envs", action="store_true", help="print the valid env ids and exit")
     p.add_argument("--preset", default=None,
                    help="start from a named set of flags (later flags override it); default: the env's own "
-                        "(MovingDot: moving-dot, Atari: paper, CartPole-v1: cartpole); --list_presets shows them")
+                        "(MovingDot: moving-dot, Atari: paper, CartPole-v1: cartpole, MuJoCo: mujoco); --list_presets")
     p.add_argument("--list_presets", action="store_true", help="print the presets and their flags and exit")
     groups = {title: p.add_argument_group(title) for title, *_ in GROUPS}
     for flag in flags():
@@ -326,8 +333,8 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         place, _, name = flag.place.rpartition(".")
         parts[place][name] = getattr(args, flag.name)
     return RunConfig(mode=args.mode, preset=args.preset or "none", **parts[""],
-                     a2c=A2CConfig(**parts["a2c"]), reward=RewardConfig(**parts["reward"]),
-                     prefs=PrefConfig(**parts["prefs"]))
+                     a2c=A2CConfig(**parts["a2c"]), ppo=PPOConfig(**parts["ppo"]),
+                     reward=RewardConfig(**parts["reward"]), prefs=PrefConfig(**parts["prefs"]))
 
 
 def config_problem(cfg: RunConfig) -> str | None:

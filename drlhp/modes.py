@@ -1,6 +1,7 @@
 """The modes that run in this process (the others are the parent's run of the processes, drlhp.parent):
 
-    train_policy_with_original_rewards   A2C on the env's (clipped or scaled) reward
+    train_policy_with_original_rewards   A2C on the env's (clipped or scaled) reward; PPO on a Box-action env's
+                                         own reward, in fixed-length episodes (--algo)
     watch                                play a saved policy, write a video
     pretrain_reward_predictor            the predictor on a saved database; saves it
     train_policy_without_labelling       train_policy_with_preferences --no_labelling: the policy alone, on a
@@ -23,6 +24,8 @@ from drlhp.runtime.run_record import RunRecord
 
 
 def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int:
+    if cfg.algo == "ppo":
+        return _train_ppo(cfg, record)
     from drlhp.policy.a2c import build_policy
     from drlhp.policy.checkpoint import CheckpointError
     from drlhp.policy.reward_source import ClippedEnvReward, ScaledEnvReward
@@ -30,8 +33,8 @@ def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int
     from drlhp.runtime.metrics import MetricsLogger
     from envs import make_vec_env
 
-    print(f"[run] {cfg.mode} on {cfg.env}, seed {cfg.seed}, {cfg.total_timesteps:,} agent steps -> {record.dir}",
-          flush=True)
+    print(f"[run] {cfg.mode} on {cfg.env} with A2C (--algo {cfg.algo}), seed {cfg.seed}, {cfg.total_timesteps:,} "
+          f"agent steps -> {record.dir}", flush=True)
     env = logger = trainer = None
     try:
         with sitting_timer(cfg.stop_after_hours):
@@ -48,14 +51,7 @@ def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int
             summary = trainer.train()
         return finish(record, summary, cfg)
     except KeyboardInterrupt as e:
-        if trainer is not None:
-            trainer.checkpoint()
-            record.write_summary(trainer.summary())
-            trainer.write_hparams()
-        if isinstance(e, SittingOver):
-            return end_sitting(record, cfg.stop_after_hours)
-        return mark_interrupted(record, f"\n[run] interrupted; checkpoint saved. Resume with: python run.py "
-                                        f"{cfg.mode} --env {cfg.env} --run_dir {record.dir}")
+        return _stopped(e, trainer, cfg, record)
     finally:
         if logger is not None:
             logger.close()
@@ -63,7 +59,57 @@ def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int
             env.close()
 
 
+def _train_ppo(cfg: RunConfig, record: RunRecord) -> int:
+    """train_policy_with_original_rewards on Box actions: PPO on the env's own reward, in fixed-length episodes
+    (envs/fixed_length.py) where the task would end on a fall."""
+    from drlhp.policy.checkpoint import CheckpointError
+    from drlhp.policy.ppo_trainer import PPOTrainer, build_ppo
+    from drlhp.policy.trainer import Outputs
+    from drlhp.runtime.metrics import MetricsLogger
+    from envs.fixed_length import any_vector_env, describe
+
+    if cfg.stop_at_success_rate is not None:
+        raise UsageError(f"--stop_at_success_rate: {cfg.env} reports no success for its episodes here; use "
+                         f"--stop_at_true_return")
+    episodes = describe(cfg.env, cfg.ppo.fall_penalty)
+    print(f"[run] {cfg.mode} on {cfg.env} with PPO (--algo {cfg.algo}; Box actions), seed {cfg.seed}, "
+          f"{cfg.total_timesteps:,} agent steps -> {record.dir}\n[run] {episodes}", flush=True)
+    envs = logger = trainer = None
+    try:
+        with sitting_timer(cfg.stop_after_hours):
+            envs = any_vector_env(cfg.env, cfg.ppo.n_envs, cfg.ppo.fall_penalty)
+            policy = build_ppo(cfg, envs)
+            logger = MetricsLogger(record.dir)
+            try:
+                trainer = PPOTrainer(cfg, envs, policy, Outputs(record, logger), episodes)
+            except CheckpointError as e:
+                raise UsageError(str(e)) from None
+            summary = trainer.train()
+        return finish(record, summary, cfg)
+    except KeyboardInterrupt as e:
+        return _stopped(e, trainer, cfg, record)
+    finally:
+        if logger is not None:
+            logger.close()
+        if envs is not None:
+            envs.close()
+
+
+def _stopped(e: KeyboardInterrupt, trainer, cfg: RunConfig, record: RunRecord) -> int:
+    """Ctrl-C, SIGTERM or --stop_after_hours in a policy's training: checkpoint, summary and HParams saved."""
+    if trainer is not None:
+        trainer.checkpoint()
+        record.write_summary(trainer.summary())
+        trainer.write_hparams()
+    if isinstance(e, SittingOver):
+        return end_sitting(record, cfg.stop_after_hours)
+    return mark_interrupted(record, f"\n[run] interrupted; checkpoint saved. Resume with: python run.py "
+                                    f"{cfg.mode} --env {cfg.env} --run_dir {record.dir}")
+
+
 def watch(cfg: RunConfig, record: RunRecord) -> int:
+    if cfg.algo == "ppo":
+        return _watch_ppo(cfg, record)
     from drlhp.policy.a2c import build_policy
     from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
     from drlhp.policy.watch import play_episodes, write_video
@@ -88,6 +134,41 @@ def watch(cfg: RunConfig, record: RunRecord) -> int:
     print(f"[watch] {len(returns)} episode(s), true returns {returns}, {len(frames)} frames -> {video}")
     return finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "episodes": len(returns),
                             "true_returns": [float(r) for r in returns],
+                            "true_return_mean": float(sum(returns) / len(returns)) if returns else None,
+                            "checkpoint": str(meta["path"]), "video": str(video)})
+
+
+def _watch_ppo(cfg: RunConfig, record: RunRecord) -> int:
+    """watch on Box actions: a PPO checkpoint plays by its mean in one rendered env, with the fixed-length
+    episodes it trained in."""
+    import os
+
+    from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
+    from drlhp.policy.watch import BoxMeanPolicy, play_box_episodes, write_video
+    from envs.fixed_length import any_vector_env
+
+    os.environ.setdefault("MUJOCO_GL", "egl")  # no display needed; TensorFlow stays out of this process
+    try:
+        arrays, meta = load_policy_checkpoint(cfg.load_policy_ckpt_dir)
+    except CheckpointError as e:
+        raise UsageError(str(e)) from None
+    if meta.get("algo", "a2c") != "ppo":
+        raise UsageError(f"policy checkpoint {meta['path']} is {meta.get('algo', 'a2c')}'s; {cfg.env} needs PPO's")
+    env = any_vector_env(cfg.env, 1, cfg.ppo.fall_penalty, render_mode="rgb_array").envs[0]
+    try:
+        space = env.action_space
+        try:
+            policy = BoxMeanPolicy(arrays, env.observation_space.shape[0], space.low, space.high, cfg.ppo.obs_clip)
+        except (KeyError, ValueError) as e:
+            raise UsageError(f"checkpoint {meta['path']} does not fit {cfg.env}: {e}") from None
+        frames, returns = play_box_episodes(env, policy, cfg.episodes, cfg.seed)
+        fps = int(env.metadata.get("render_fps", 30))
+    finally:
+        env.close()
+    video = write_video(frames, Path(cfg.video or record.dir / "episode.mp4"), fps=fps, scale=1)
+    print(f"[watch] {len(returns)} episode(s), true returns {returns}, {len(frames)} frames -> {video}")
+    return finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "algo": "ppo",
+                            "episodes": len(returns), "true_returns": returns,
                             "true_return_mean": float(sum(returns) / len(returns)) if returns else None,
                             "checkpoint": str(meta["path"]), "video": str(video)})
 

@@ -21,7 +21,7 @@ import sys
 import traceback
 from dataclasses import replace
 
-from drlhp.checks import UsageError, check_inputs, check_resume, drop_damaged_prefs
+from drlhp.checks import UsageError, check_inputs, check_resume, drop_damaged_prefs, resolve_algo
 from drlhp.config import (
     GATHER_INITIAL_PREFS,
     PRETRAIN_REWARD_PREDICTOR,
@@ -66,10 +66,11 @@ def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False,
     check_inputs(cfg)  # bad inputs: UsageError before any run directory exists
     mode = RUNS[cfg.mode]
     given = cfg
-    cfg = _resolve_run_dir(cfg)
+    cfg = _resolve_run_dir(resolve_algo(cfg))
     record = RunRecord(cfg.run_dir)
-    # what the run filled in itself (a resumed run's own checkpoints) is not a change of arguments
-    derived = tuple(k for k in ("load_policy_ckpt_dir", "run_dir") if getattr(given, k) != getattr(cfg, k))
+    # what the run filled in itself (a resumed run's own checkpoints, --algo auto's choice) is not a change of
+    # arguments
+    derived = tuple(k for k in ("load_policy_ckpt_dir", "run_dir", "algo") if getattr(given, k) != getattr(cfg, k))
     check_resume(cfg, record, derived)
     kernels = tf_kernels(cfg)
     record.start(cfg.to_dict(), argv, derived=derived, machine=kernels)

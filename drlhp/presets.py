@@ -35,6 +35,11 @@ drlhp's bare defaults (the paper's Atari settings, drlhp.config).
                 (seeds 0, 1, 2 at 212k, 285k and 208k steps, all ending at 500; the defaults end at 146:
                 docs/usage.md, "Environments"). From synthetic preferences CartPole cannot be learned: it pays
                 +1 every step, so every clip ties.
+    mujoco      the eight MuJoCo -v5 tasks (MUJOCO_ENV_IDS) on their true reward (train_policy_with_original_rewards:
+                PPO, fixed-length episodes): 1M agent steps, the entropy bonus 0 (CleanRL's on the true reward;
+                the paper's 0.01 was for the predictor's reward), a checkpoint every 50 updates (102,400 agent
+                steps); the paper's gamma 0.995 and lambda 0.97 are PPOConfig's defaults. Not yet run to the end
+                on any task here: no returns to quote.
 """
 from __future__ import annotations
 
@@ -56,7 +61,10 @@ PRESETS: dict[str, str] = {
              "--ent_coef_switch_million_timesteps 6.3 --ent_coef_after_switch 0.005 --policy_ckpt_interval 500 "
              "--reward_bfloat16 off"),
     "cartpole": "--million_timesteps 0.5 --n_envs 8 --ent_coef 0 --lr 1.4e-3",
+    "mujoco": "--million_timesteps 1 --ppo_ent_coef 0 --policy_ckpt_interval 50",
 }
+MUJOCO_ENV_IDS = ("Hopper-v5", "Walker2d-v5", "Swimmer-v5", "HalfCheetah-v5", "Ant-v5", "Reacher-v5",
+                  "InvertedPendulum-v5", "InvertedDoublePendulum-v5")
 # What a preset changes when a person labels (any --labeller but the oracle): a pace a person can keep.
 FOR_A_PERSON: dict[str, str] = {"pong": "--n_labels 1500"}
 PERSON_NOTE = "a person labels, so"
@@ -72,6 +80,8 @@ def default_preset(env_id: str | None) -> str:
         return "paper"
     if env_id == "CartPole-v1":
         return "cartpole"
+    if env_id in MUJOCO_ENV_IDS:
+        return "mujoco"
     return "none"
 
 

@@ -34,7 +34,9 @@ if MOVING_DOT_WIDE_ID not in gym.registry:
 
 # What --list_envs says after the ids it can list.
 ANY_GYM_ENV_NOTE = ("... and any other registered gymnasium id with a Discrete action space and a Box observation "
-                    "space (a float vector or a uint8 image), e.g. CartPole-v1, Acrobot-v1, MountainCar-v0")
+                    "space (a float vector or a uint8 image), e.g. CartPole-v1, Acrobot-v1, MountainCar-v0; "
+                    "train_policy_with_original_rewards also runs PPO on Box actions with a float vector "
+                    "observation, e.g. Hopper-v5, HalfCheetah-v5, Pendulum-v1")
 
 
 class UnknownEnvError(ValueError):
@@ -86,9 +88,10 @@ def _one_line(e: Exception) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-def check_env_id(env_id: str) -> None:
+def check_env_id(env_id: str, box_actions: bool = False) -> None:
     """Nothing if drlhp can run ``env_id``; else UnknownEnvError, or UnsupportedEnvError with one line
     naming what does not fit (e.g. ``Pendulum-v1: continuous actions (Box) are not supported: ...``).
+    ``box_actions``: Box actions on a vector observation fit too (PPO's).
     Cheap: drlhp's and Atari ids by name; any other id by its gymnasium spec and one env made and closed."""
     from envs.gym_vec_env import spaces_problem
 
@@ -96,11 +99,26 @@ def check_env_id(env_id: str) -> None:
         return
     env = _make_one(env_id)
     try:
-        problem = spaces_problem(env.action_space, env.observation_space)
+        problem = spaces_problem(env.action_space, env.observation_space, box_actions)
     finally:
         env.close()
     if problem:
         raise UnsupportedEnvError(f"{env_id}: {problem}")
+
+
+def action_kind(env_id: str) -> str:
+    """"discrete", "box" or the action space's class name, of a known id (UnknownEnvError, UnsupportedEnvError
+    as ``check_env_id``): drlhp's and Atari ids by name, any other by one env made and closed."""
+    if env_id in GYM_ENV_IDS or _is_atari(env_id):
+        return "discrete"
+    env = _make_one(env_id)
+    try:
+        space = env.action_space
+    finally:
+        env.close()
+    if isinstance(space, gym.spaces.Discrete):
+        return "discrete"
+    return "box" if isinstance(space, gym.spaces.Box) else type(space).__name__
 
 
 def is_valid_env_id(env_id: str) -> bool:

@@ -127,6 +127,9 @@ def episode_length(env_id: str) -> int:
 
 def describe(env_id: str, fall_penalty: float = FALL_PENALTY) -> str:
     """One line for the start of a run and its record: what this module does to ``env_id``'s episodes."""
+    if env_id not in FALLING_ENV_IDS and env_id not in NEVER_ENDING_ENV_IDS:
+        return (f"{env_id}: episodes end as gymnasium ends them (not in envs/fixed_length.py's tables: whether an "
+                f"end is a fall is not known here, so nothing is changed)")
     length = episode_length(env_id)
     if env_id in FALLING_ENV_IDS:
         return (f"{env_id}: fixed-length episodes of {length:,} steps; a fall costs {fall_penalty:g} reward and "
@@ -153,3 +156,13 @@ def fixed_length_vector_env(env_id: str, n_envs: int, fall_penalty: float = FALL
     fns = [lambda: fixed_length_env(env_id, fall_penalty, **make_kwargs) for _ in range(n_envs)]
     return gym.vector.SyncVectorEnv(fns, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
 
+
+
+def any_vector_env(env_id: str, n_envs: int, fall_penalty: float = FALL_PENALTY,
+                   **make_kwargs) -> gym.vector.SyncVectorEnv:
+    """``fixed_length_vector_env`` for a task in this module's tables; any other gymnasium id as gymnasium ends
+    its episodes (``PassThrough``: the reward keys added, nothing changed; ``describe`` says so)."""
+    if env_id in FALLING_ENV_IDS or env_id in NEVER_ENDING_ENV_IDS:
+        return fixed_length_vector_env(env_id, n_envs, fall_penalty, **make_kwargs)
+    fns = [lambda: PassThrough(gym.make(env_id, **make_kwargs)) for _ in range(n_envs)]
+    return gym.vector.SyncVectorEnv(fns, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)

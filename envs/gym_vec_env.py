@@ -41,13 +41,22 @@ LINEAR_MAX_SPAN = 1e6  # wider finite bounds than this are squashed (tanh), not 
 SUCCESS_KEYS = ("success", "is_success")  # info keys of an episode's success (drlhp's, Stable-Baselines3's)
 
 
-def spaces_problem(action_space: gym.Space, observation_space: gym.Space) -> str | None:
-    """What about these spaces drlhp cannot run, in words (None: they fit)."""
+def spaces_problem(action_space: gym.Space, observation_space: gym.Space, box_actions: bool = False) -> str | None:
+    """What about these spaces drlhp cannot run, in words (None: they fit). ``box_actions``: a Box action vector
+    (A,) with a float vector observation (D,) fits too (PPO's envs, envs/fixed_length.py)."""
+    if box_actions and isinstance(action_space, gym.spaces.Box):
+        if len(action_space.shape) != 1:
+            return f"Box actions of shape {action_space.shape} are not supported: PPO acts on a vector (A,)"
+        if not (isinstance(observation_space, gym.spaces.Box) and len(observation_space.shape) == 1
+                and np.issubdtype(np.dtype(observation_space.dtype), np.floating)):
+            return "PPO takes a float vector observation (D,) with Box actions"
+        return None
     if not isinstance(action_space, gym.spaces.Discrete):
         name = type(action_space).__name__
         if isinstance(action_space, gym.spaces.Box):
             return "continuous actions (Box) are not supported: drlhp's policy picks discrete actions"
-        return f"{name} actions are not supported: drlhp's policy picks one discrete action (a Discrete action space)"
+        return (f"{name} actions are not supported: drlhp's policies take a Discrete action space (A2C) or a Box "
+                f"one (PPO)")
     wanted = "drlhp takes a Box observation that is a float vector (D,) or a uint8 image (H, W[, C])"
     if not isinstance(observation_space, gym.spaces.Box):
         return f"{type(observation_space).__name__} observations are not supported: {wanted}"

@@ -204,7 +204,7 @@ def _under(module: str, packages: tuple[str, ...]) -> bool:
 LAYERS = (
     ("envs",),
     ("drlhp.runtime =drlhp",),
-    ("drlhp.config drlhp.config_fields drlhp.learning_config drlhp.presets drlhp.labeller_names",),
+    ("drlhp.config drlhp.config_fields drlhp.learning_config drlhp.ppo_config drlhp.presets drlhp.labeller_names",),
     ("drlhp.reward",),
     ("drlhp.policy", "pref_interface"),
     ("drlhp.cli drlhp.pipeline drlhp.checks drlhp.parent drlhp.modes drlhp.outcome drlhp.roles run",

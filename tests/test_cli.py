@@ -397,11 +397,12 @@ def test_every_config_field_is_one_flag_with_help_and_docs_flags_md_is_current()
     flags = config.flags()
     names = [f.name for f in flags]
     assert len(names) == len(set(names)), "two fields share a flag name"
-    n_fields = sum(len(dataclasses.fields(c)) for c in (config.A2CConfig, config.RewardConfig, config.PrefConfig))
-    n_fields += len(dataclasses.fields(config.RunConfig)) - 5  # mode (positional), preset, a2c, reward, prefs
+    n_fields = sum(len(dataclasses.fields(c)) for c in (config.A2CConfig, config.PPOConfig, config.RewardConfig,
+                                                         config.PrefConfig))
+    n_fields += len(dataclasses.fields(config.RunConfig)) - 6  # mode (positional), preset, a2c, ppo, reward, prefs
     assert len(flags) == n_fields
     assert [f.name for f in flags if len(f.help) < 10] == []  # every field has its docstring entry
-    assert {"n_predictors", "reward_tf_threads", "reward_batch_size", "lr", "reward_lr"} <= set(names)
+    assert {"n_predictors", "reward_tf_threads", "reward_batch_size", "lr", "reward_lr", "ppo_lr", "algo"} <= set(names)
     doc = Path(__file__).resolve().parents[1] / "docs" / "flags.md"
     assert doc.read_text() == config.flags_markdown(), "docs/flags.md is stale: python -m drlhp.config > docs/flags.md"
 

@@ -202,10 +202,12 @@ def test_the_state_round_trip_gives_the_same_policy():
 
 
 def test_the_batch_must_divide_into_minibatches():
-    from drlhp.policy.ppo import PPOConfig
+    from drlhp.policy.ppo import PPOConfig, PPOPolicy
 
+    cfg = PPOConfig(n_envs=3, n_steps=10, n_minibatches=4)
+    assert "must divide into --ppo_n_minibatches (4)" in cfg.problem()
     with pytest.raises(ValueError, match="divide"):
-        PPOConfig(n_envs=3, n_steps=10, n_minibatches=4)
+        PPOPolicy(6, 2, cfg, 0)
 
 
 # --- learning ------------------------------------------------------------------------------------------------

@@ -31,7 +31,8 @@ space's bounds for the env only (its log-probability is the unclipped sample's, 
 
 ``PPOPolicy`` has A2CPolicy's shape (act on observations, train on a rollout, its state as numpy arrays for a
 checkpoint, its weights alone); ``RolloutCollector`` and ``train_ppo`` (drlhp.policy.ppo_rollout) run it on a
-gymnasium vector env (used by the tests and bench/ppo_speed.py). It is not wired into the pipeline yet.
+gymnasium vector env (used by the tests and bench/ppo_speed.py); drlhp.policy.ppo_trainer runs it in
+train_policy_with_original_rewards. Its settings: PPOConfig (drlhp.ppo_config), the flags --ppo_*.
 """
 from __future__ import annotations
 
@@ -45,78 +46,12 @@ import tensorflow as tf
 
 from drlhp.policy.ppo_networks import actor_mean, critic
 from drlhp.policy.running_norm import RewardScaler, RunningMeanStd, rng_state, set_rng_state
+from drlhp.ppo_config import PPOConfig  # noqa: F401 -- its old home: tests and bench import it from here
 
 if TYPE_CHECKING:
     from drlhp.policy.ppo_rollout import PPORollout
 
 LOG_2PI = math.log(2.0 * math.pi)
-
-
-@dataclass(frozen=True)
-class PPOConfig:
-    """PPO's settings. Defaults: the paper's discount and GAE lambda (its TRPO's), the rest CleanRL's and SB3's
-    for MuJoCo, but 8 envs x 256 steps for CleanRL's 1 x 2048 (the same batch; fewer Python calls per agent step).
-
-    Attributes:
-        n_envs: envs stepped together (one rollout is n_envs x n_steps agent steps).
-        n_steps: steps per env per rollout (8 x 256 = 2,048, CleanRL's and SB3's batch).
-        n_epochs: passes over each rollout (CleanRL, SB3: 10).
-        n_minibatches: minibatches per pass (32: 64 agent steps each, as CleanRL's and SB3's).
-        lr: Adam's learning rate (3e-4); with anneal_lr it falls linearly to 0 at the run's last step.
-        anneal_lr: anneal the learning rate (CleanRL's default).
-        gamma: discount (the paper: 0.995; CleanRL and SB3 0.99).
-        gae_lambda: GAE's lambda (the paper: 0.97; CleanRL and SB3 0.95).
-        clip_coef: the surrogate's clip range epsilon (0.2).
-        clip_vloss: clip the value's change as the policy's (CleanRL's default on; off here, as SB3's: Andrychowicz
-            et al. 2021 found it no help on MuJoCo).
-        ent_coef: entropy bonus (the paper: 0.01 when learning from the predictor, 0.001 on Swimmer; CleanRL 0 on
-            the true reward).
-        vf_coef: the value loss's weight (0.5).
-        max_grad_norm: global gradient-norm clip (0.5).
-        adam_eps: Adam's epsilon (1e-5, as CleanRL and SB3's PPO).
-        norm_adv: normalize advantages per minibatch.
-        obs_clip: normalized observations clipped to +- this (10).
-        reward_clip: scaled rewards clipped to +- this (10).
-        init_log_std: the log std's start (0: std 1 on actions in [-1, 1]).
-        hidden: units in each of the two hidden layers (64).
-        fused_update: run the whole update (every epoch's minibatch steps) in ONE compiled call, a loop in the
-            graph over the same minibatch step; False: one compiled call per minibatch step, from Python. The
-            same arithmetic; fused costs 4-5x less CPU on a 2-core AMD EPYC (0.13 against 0.53-0.65 CPU-s per
-            2,048-step update, machine loaded): bench/ppo_speed.py compares the two.
-    """
-
-    n_envs: int = 8
-    n_steps: int = 256
-    n_epochs: int = 10
-    n_minibatches: int = 32
-    lr: float = 3e-4
-    anneal_lr: bool = True
-    gamma: float = 0.995
-    gae_lambda: float = 0.97
-    clip_coef: float = 0.2
-    clip_vloss: bool = False
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    adam_eps: float = 1e-5
-    norm_adv: bool = True
-    obs_clip: float = 10.0
-    reward_clip: float = 10.0
-    init_log_std: float = 0.0
-    hidden: int = 64
-    fused_update: bool = True
-
-    @property
-    def batch(self) -> int:
-        return self.n_envs * self.n_steps
-
-    @property
-    def minibatch(self) -> int:
-        return self.batch // self.n_minibatches
-
-    def __post_init__(self):
-        if self.batch % self.n_minibatches:
-            raise ValueError(f"n_envs x n_steps ({self.batch}) must divide into n_minibatches ({self.n_minibatches})")
 
 
 # --- formulas ------------------------------------------------------------------------------------------------
@@ -192,6 +127,8 @@ class PPOPolicy:
     """
 
     def __init__(self, obs_dim: int, act_dim: int, cfg: PPOConfig, seed: int, action_low=None, action_high=None):
+        if cfg.problem():
+            raise ValueError(cfg.problem())
         self.cfg, self.obs_dim, self.act_dim = cfg, int(obs_dim), int(act_dim)
         low = -np.inf if action_low is None else action_low
         high = np.inf if action_high is None else action_high

@@ -28,12 +28,54 @@ def play_episodes(env, policy, n_episodes: int, seed: int, max_steps: int = 30_0
     return frames, returns
 
 
-def write_video(frames: list[np.ndarray], path: str | Path, fps: int = VIDEO_FPS) -> Path:
+class BoxMeanPolicy:
+    """A PPO checkpoint's policy acting by its Gaussian's mean, in numpy alone, as PPOPolicy acts: watch renders
+    MuJoCo by EGL, and TensorFlow loaded in the same process with an EGL context crashes it (a segmentation
+    fault, either order, on this machine: 2026-11-26). ValueError where the checkpoint does not fit the env."""
+
+    def __init__(self, arrays: dict, obs_dim: int, low, high, obs_clip: float):
+        from drlhp.policy.running_norm import RunningMeanStd
+
+        self.actor = [np.asarray(arrays[f"weight_{i}"], np.float32) for i in range(6)]  # 2 tanh layers, the mean
+        if self.actor[0].shape[0] != obs_dim or self.actor[-1].shape[0] != np.shape(low)[0]:
+            raise ValueError(f"its network maps {self.actor[0].shape[0]} observations to {self.actor[-1].shape[0]} "
+                             f"actions, the env has {obs_dim} and {np.shape(low)[0]}")
+        self.obs_rms = RunningMeanStd((obs_dim,))
+        self.obs_rms.restore({k[8:]: v for k, v in arrays.items() if k.startswith("obs_rms_")})
+        self.low, self.high, self.obs_clip = low, high, obs_clip
+
+    def act_deterministic(self, obs: np.ndarray) -> np.ndarray:
+        w0, b0, w1, b1, w2, b2 = self.actor
+        x = self.obs_rms.normalize(obs, self.obs_clip).astype(np.float32)
+        return np.clip(np.tanh(np.tanh(x @ w0 + b0) @ w1 + b1) @ w2 + b2, self.low, self.high)
+
+
+def play_box_episodes(env, policy, n_episodes: int, seed: int):
+    """PPO's watch: frames (``env.render()``, an rgb_array env) and returns of n episodes of one gymnasium env,
+    the policy acting by its mean (``act_deterministic``)."""
+    frames, returns = [], []
+    obs, _ = env.reset(seed=seed)
+    frames.append(env.render())
+    total = 0.0
+    while len(returns) < n_episodes:
+        obs, reward, terminated, truncated, _ = env.step(policy.act_deterministic(obs[None])[0])
+        total += float(reward)
+        frames.append(env.render())
+        if terminated or truncated:
+            returns.append(total)
+            total = 0.0
+            if len(returns) < n_episodes:
+                obs, _ = env.reset()
+    return frames, returns
+
+
+def write_video(frames: list[np.ndarray], path: str | Path, fps: int = VIDEO_FPS, scale: int = VIDEO_SCALE) -> Path:
+    """The frames, each pixel repeated ``scale`` times each way (84 px Atari frames: 4; a rendered robot: 1)."""
     import imageio.v2 as imageio
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    big = [np.repeat(np.repeat(f, VIDEO_SCALE, axis=0), VIDEO_SCALE, axis=1) for f in frames]  # (H, W[, 3])
+    big = [np.repeat(np.repeat(f, scale, axis=0), scale, axis=1) for f in frames]  # (H, W[, 3])
     if path.suffix == ".gif":
         imageio.mimsave(path, big, duration=1000 / fps, loop=0)
     else:

@@ -1,0 +1,105 @@
+"""PPO wired into run.py (issue 29): train_policy_with_original_rewards on a Box-action env, with the run
+directory, metrics, checkpoints, resume and summary of an A2C run; the refusals, one line and exit 2 each."""
+import csv
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+TINY = ("--ppo_n_envs", "2", "--ppo_n_steps", "64", "--ppo_n_minibatches", "4", "--ppo_n_epochs", "1",
+        "--log_interval", "0")
+
+
+def _summary(run_dir):
+    return json.loads((run_dir / "summary.json").read_text())
+
+
+def test_inverted_pendulum_trains_saves_and_resumes(cli, tmp_path):
+    """Two updates of 128 agent steps in two sittings: the second resumes the first's checkpoint."""
+    run = tmp_path / "run"
+    args = ("train_policy_with_original_rewards", "--env", "InvertedPendulum-v5", "--million_timesteps", "0.000256",
+            *TINY, "--run_dir", run)
+    first = cli(*args, "--stop_at_million_timesteps", "0.000128", check=True)
+    assert "preset mujoco" in first.stdout and "with PPO" in first.stdout
+    assert "fixed-length episodes of 1,000 steps; a fall costs 100 reward" in first.stdout
+    assert _summary(run)["timesteps"] == 128 and (run / "checkpoints" / "policy-1.npz").is_file()
+    config = json.loads((run / "config.json").read_text())
+    assert config["algo"] == "ppo" and config["ppo"]["fall_penalty"] == 100.0 and config["ppo"]["ent_coef"] == 0
+    second = cli(*args, check=True)
+    assert "resumed from" in second.stdout and "at 128 steps" in second.stdout
+    summary = _summary(run)
+    assert summary["algo"] == "ppo" and summary["timesteps"] == 256 and summary["updates"] == 2
+    assert (run / "checkpoints" / "policy-2.npz").is_file()
+    with open(run / "progress.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert rows and {"policy/approx_kl", "policy/true_return_last100", "system/agent_steps_per_s"} <= set(rows[0])
+    assert int(rows[-1]["step"]) == 256
+
+
+def test_a_box_env_without_a_preset_runs_with_the_defaults(cli, tmp_path):
+    """Pendulum-v1: no preset, PPOConfig's defaults (8 x 256 steps), one update; it never ends early, so
+    its episodes are left as gymnasium ends them, and the run says so."""
+    run = tmp_path / "run"
+    proc = cli("train_policy_with_original_rewards", "--env", "Pendulum-v1", "--million_timesteps", "0.002048",
+               "--run_dir", run, check=True)
+    assert "episodes end as gymnasium ends them" in proc.stdout
+    summary = _summary(run)
+    assert summary["timesteps"] == 2048 and summary["episodes"] == 8 and summary["algo"] == "ppo"
+    assert np.isfinite(summary["true_return_last100"]) and summary["episode_length_last100"] == 200
+
+
+@pytest.mark.parametrize("args, line", [
+    (("gather_initial_prefs", "--env", "Hopper-v5", "--synthetic_prefs"),
+     "Hopper-v5 has continuous actions: learning from preferences on it is not built yet (issue 29); "
+     "train_policy_with_original_rewards runs PPO on it"),
+    (("train_policy_with_original_rewards", "--env", "Hopper-v5", "--algo", "a2c"),
+     "--algo a2c picks discrete actions; Hopper-v5 has continuous (Box) actions: use --algo ppo or auto"),
+    (("train_policy_with_original_rewards", "--env", "CartPole-v1", "--algo", "ppo"),
+     "--algo ppo acts in a Box (continuous) action space; CartPole-v1 has discrete actions: use --algo a2c or auto"),
+    (("train_policy_with_original_rewards", "--env", "Hopper-v5", "--ppo_n_minibatches", "7"),
+     "--ppo_n_envs x --ppo_n_steps (2048) must divide into --ppo_n_minibatches (7)"),
+])
+def test_what_ppo_does_not_run_is_one_line_exit_2(cli, tmp_path, args, line):
+    proc = cli(*args, "--run_dir", tmp_path / "run")
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines() == [f"run.py: error: {line}"]
+    assert not (tmp_path / "run").exists()
+
+
+class _OddActions(gym.Env):
+    """Neither Discrete nor Box actions."""
+
+    action_space = gym.spaces.MultiDiscrete([2, 3])
+    observation_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(2, np.float32), {}
+
+    def step(self, action):
+        return np.zeros(2, np.float32), 0.0, False, False, {}
+
+
+def test_an_action_space_neither_discrete_nor_box_is_one_line_exit_2(tmp_path, capsys):
+    from drlhp.cli import main
+
+    if "OddActions-v0" not in gym.registry:
+        gym.register("OddActions-v0", entry_point=_OddActions, max_episode_steps=10)
+    code = main(["train_policy_with_original_rewards", "--env", "OddActions-v0", "--run_dir", str(tmp_path / "r")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err == ["run.py: error: OddActions-v0: MultiDiscrete actions are not supported: drlhp's "
+                                 "policies take a Discrete action space (A2C) or a Box one (PPO)"]
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.slow
+def test_watch_plays_a_ppo_checkpoint_into_a_video(cli, tmp_path):
+    """watch on Box actions: the checkpoint's mean in numpy, one rendered fixed-length episode (1,000 frames)."""
+    run = tmp_path / "run"
+    cli("train_policy_with_original_rewards", "--env", "InvertedPendulum-v5", "--million_timesteps", "0.000128",
+        *TINY, "--run_dir", run, check=True)
+    proc = cli("watch", "--env", "InvertedPendulum-v5", "--load_policy_ckpt_dir", run, "--run_dir", tmp_path / "w",
+               check=True)
+    summary = _summary(tmp_path / "w")
+    assert summary["algo"] == "ppo" and len(summary["true_returns"]) == 1 and "1001 frames" in proc.stdout
+    assert (tmp_path / "w" / "episode.mp4").stat().st_size > 0
