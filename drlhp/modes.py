@@ -27,25 +27,36 @@ def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int
     if cfg.algo == "ppo":
         return _train_ppo(cfg, record)
     from drlhp.policy.a2c import build_policy
-    from drlhp.policy.checkpoint import CheckpointError
     from drlhp.policy.reward_source import ClippedEnvReward, ScaledEnvReward
     from drlhp.policy.trainer import Agent, Outputs, PolicyTrainer
-    from drlhp.runtime.metrics import MetricsLogger
     from envs import make_vec_env
 
     print(f"[run] {cfg.mode} on {cfg.env} with A2C (--algo {cfg.algo}), seed {cfg.seed}, {cfg.total_timesteps:,} "
           f"agent steps -> {record.dir}", flush=True)
+
+    def make_env():
+        return make_vec_env(cfg.env, cfg.a2c.n_envs, n_threads=cfg.n_env_threads, score_visible=cfg.score_visible)
+
+    def make_trainer(env, logger):
+        source = ScaledEnvReward(cfg.reward.norm_std) if cfg.a2c.original_reward == "scaled" else ClippedEnvReward()
+        return PolicyTrainer(cfg, Agent(env, build_policy(cfg, env), source), Outputs(record, logger))
+
+    return _train_in_this_process(cfg, record, make_env, make_trainer)
+
+
+def _train_in_this_process(cfg: RunConfig, record: RunRecord, make_env, make_trainer) -> int:
+    """A policy trained in this process on the env's reward (A2C or PPO): the env, the metrics, the trainer (a
+    checkpoint it cannot resume is a usage error), and how the sitting ends; the env and the metrics closed."""
+    from drlhp.policy.checkpoint import CheckpointError
+    from drlhp.runtime.metrics import MetricsLogger
+
     env = logger = trainer = None
     try:
         with sitting_timer(cfg.stop_after_hours):
-            env = make_vec_env(cfg.env, cfg.a2c.n_envs, n_threads=cfg.n_env_threads,
-                               score_visible=cfg.score_visible)
-            policy = build_policy(cfg, env)
+            env = make_env()
             logger = MetricsLogger(record.dir)
             try:
-                source = (ScaledEnvReward(cfg.reward.norm_std) if cfg.a2c.original_reward == "scaled"
-                          else ClippedEnvReward())
-                trainer = PolicyTrainer(cfg, Agent(env, policy, source), Outputs(record, logger))
+                trainer = make_trainer(env, logger)
             except CheckpointError as e:
                 raise UsageError(str(e)) from None
             summary = trainer.train()
@@ -62,10 +73,8 @@ def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int
 def _train_ppo(cfg: RunConfig, record: RunRecord) -> int:
     """train_policy_with_original_rewards on Box actions: PPO on the env's own reward, in fixed-length episodes
     (envs/fixed_length.py) where the task would end on a fall."""
-    from drlhp.policy.checkpoint import CheckpointError
     from drlhp.policy.ppo_trainer import PPOTrainer, build_ppo
     from drlhp.policy.trainer import Outputs
-    from drlhp.runtime.metrics import MetricsLogger
     from envs.fixed_length import any_vector_env, describe
 
     if cfg.stop_at_success_rate is not None:
@@ -74,25 +83,9 @@ def _train_ppo(cfg: RunConfig, record: RunRecord) -> int:
     episodes = describe(cfg.env, cfg.ppo.fall_penalty)
     print(f"[run] {cfg.mode} on {cfg.env} with PPO (--algo {cfg.algo}; Box actions), seed {cfg.seed}, "
           f"{cfg.total_timesteps:,} agent steps -> {record.dir}\n[run] {episodes}", flush=True)
-    envs = logger = trainer = None
-    try:
-        with sitting_timer(cfg.stop_after_hours):
-            envs = any_vector_env(cfg.env, cfg.ppo.n_envs, cfg.ppo.fall_penalty)
-            policy = build_ppo(cfg, envs)
-            logger = MetricsLogger(record.dir)
-            try:
-                trainer = PPOTrainer(cfg, envs, policy, Outputs(record, logger), episodes)
-            except CheckpointError as e:
-                raise UsageError(str(e)) from None
-            summary = trainer.train()
-        return finish(record, summary, cfg)
-    except KeyboardInterrupt as e:
-        return _stopped(e, trainer, cfg, record)
-    finally:
-        if logger is not None:
-            logger.close()
-        if envs is not None:
-            envs.close()
+    return _train_in_this_process(
+        cfg, record, lambda: any_vector_env(cfg.env, cfg.ppo.n_envs, cfg.ppo.fall_penalty),
+        lambda envs, logger: PPOTrainer(cfg, envs, build_ppo(cfg, envs), Outputs(record, logger), episodes))
 
 
 def _stopped(e: KeyboardInterrupt, trainer, cfg: RunConfig, record: RunRecord) -> int:

@@ -23,6 +23,7 @@ from drlhp.config import RunConfig
 from drlhp.policy.checkpoint import FORMAT_VERSION, CheckpointError, load_policy_checkpoint
 from drlhp.policy.ppo import PPOPolicy
 from drlhp.policy.ppo_rollout import RolloutCollector
+from drlhp.policy.sitting_clock import SittingClock
 from drlhp.policy.trainer import Outputs, PolicyTrainer, TrainingState, env_seed
 from drlhp.runtime import npz_json
 from drlhp.runtime.ports import PolicyPorts
@@ -109,9 +110,7 @@ class PPOTrainer(PolicyTrainer):
     def train(self) -> dict:
         cfg, s, batch = self.cfg, self.state, self.cfg.ppo.batch
         s.sitting += 1
-        sitting_start = log_time = time.perf_counter()
-        wall_at_start, log_steps, log_updates = s.wall_s, s.timesteps, s.updates
-        fps_from = (s.timesteps, s.wall_s)
+        clock = SittingClock.start(s, fps_now=True)
         timing = collections.defaultdict(float)
         while s.timesteps < cfg.stop_timesteps and not self.reached_target():
             rollout = self.collector.run()
@@ -120,21 +119,5 @@ class PPOTrainer(PolicyTrainer):
             timing["train_s"] += time.perf_counter() - t0
             timing["env_s"] += rollout.env_s
             timing["act_s"] += rollout.act_s
-            s.updates += 1
-            s.timesteps += batch
-            self.milestone(s.timesteps - batch)
-            self._count_episodes(rollout.finished)
-            s.wall_s = wall_at_start + time.perf_counter() - sitting_start
-            if cfg.policy_ckpt_interval > 0 and s.updates % cfg.policy_ckpt_interval == 0:
-                self.checkpoint()
-            now = time.perf_counter()
-            if now - log_time >= cfg.log_interval or s.timesteps >= cfg.stop_timesteps or self.reached_target():
-                sps = (s.timesteps - log_steps) / max(now - log_time, 1e-9)
-                fps = (s.timesteps - fps_from[0]) / max(s.wall_s - fps_from[1], 1e-9)
-                self._log(losses, rollout, sps, timing, now - log_time, s.updates - log_updates, fps)
-                timing.clear()
-                log_time, log_steps, log_updates = now, s.timesteps, s.updates
-        self.checkpoint()
-        summary = self.summary()
-        self.write_hparams(summary)
-        return summary
+            self.after_update(rollout, losses, batch, timing, clock)
+        return self.end_sitting()

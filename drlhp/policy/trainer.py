@@ -9,10 +9,8 @@
         rollout = runner.run()            (n_steps x n_envs agent steps)
         observers see the rollout         (segments for the labeller, metrics)
         policy.train(rollout, lr(t))      (lr decays linearly to 0 at the horizon)
-        every --milestone_million_timesteps: milestone; every policy_ckpt_interval updates: checkpoint
-        every log_interval s: progress line + metrics
-    then a final checkpoint and the HParams record (drlhp.runtime.metrics.write_hparams); it returns the
-    summary (the pipeline writes summary.json)
+        after_update: milestones, checkpoints, the progress line + metrics every log_interval s
+    then end_sitting: a final checkpoint and the HParams record; it returns the summary (for summary.json)
 
 Metrics: drlhp's own names (``policy/``, ``system/``) and the usual Stable-Baselines3 ones beside them
 (``rollout/ep_rew_mean``, ``rollout/ep_len_mean``, ``rollout/success_rate``, ``train/entropy_loss``,
@@ -33,6 +31,7 @@ from drlhp.policy.checkpoint import load_policy_checkpoint, save_milestone, save
 from drlhp.policy.reward_figures import RewardFigures
 from drlhp.policy.reward_source import RewardSource
 from drlhp.policy.rollout import RolloutRunner
+from drlhp.policy.sitting_clock import SittingClock
 from drlhp.runtime.formatting import format_duration
 from drlhp.runtime.metrics import MetricsLogger, memory_mb
 from drlhp.runtime.ports import PolicyPorts
@@ -288,20 +287,15 @@ class PolicyTrainer:
         cfg, s = self.cfg, self.state
         s.sitting += 1
         batch = cfg.a2c.n_envs * cfg.a2c.n_steps
-        log_time = time.perf_counter()
-        log_steps, log_updates = s.timesteps, s.updates
-        sitting_start = time.perf_counter()
-        wall_at_start = s.wall_s
+        clock = SittingClock.start(s, fps_now=False)
         timing = collections.defaultdict(float)
-        fps_from = None  # (timesteps, wall_s) at this sitting's first update: time/fps is SB3's, over the sitting
         while s.timesteps < cfg.stop_timesteps and not self.should_stop() and not self.reached_target():
             if not self.reward_source.ready():
                 self._random_play()
-                sitting_start, wall_at_start = time.perf_counter(), s.wall_s  # waiting is not training time
-                log_time = sitting_start
+                clock.restart(s)  # waiting is not training time
                 continue
-            if fps_from is None:
-                fps_from = (s.timesteps, s.wall_s)
+            if clock.fps_from is None:
+                clock.fps_from = (s.timesteps, s.wall_s)
             pacers = [obs for obs in self.observers if getattr(obs, "paces", False)]
             if pacers:
                 t_wait = time.perf_counter()
@@ -318,20 +312,30 @@ class PolicyTrainer:
             timing["env_s"] += rollout.env_s
             timing["act_s"] += rollout.act_s
             timing["reward_s"] += rollout.reward_s
-            s.updates += 1
-            s.timesteps += batch
-            self.milestone(s.timesteps - batch)
-            self._count_episodes(rollout.finished)
-            s.wall_s = wall_at_start + time.perf_counter() - sitting_start
-            if cfg.policy_ckpt_interval > 0 and s.updates % cfg.policy_ckpt_interval == 0:
-                self.checkpoint()
-            now = time.perf_counter()
-            if now - log_time >= cfg.log_interval or s.timesteps >= cfg.stop_timesteps or self.reached_target():
-                sps = (s.timesteps - log_steps) / max(now - log_time, 1e-9)
-                fps = (s.timesteps - fps_from[0]) / max(s.wall_s - fps_from[1], 1e-9)
-                self._log(losses, rollout, sps, timing, now - log_time, s.updates - log_updates, fps)
-                timing.clear()
-                log_time, log_steps, log_updates = now, s.timesteps, s.updates
+            self.after_update(rollout, losses, batch, timing, clock)
+        return self.end_sitting()
+
+    def after_update(self, rollout, losses: dict, batch: int, timing: dict, clock: SittingClock) -> None:
+        """An update's bookkeeping for every algorithm (A2C here, PPO in ppo_trainer): counts, a milestone, the
+        episodes, running time, a checkpoint per --policy_ckpt_interval updates, progress per --log_interval s."""
+        cfg, s = self.cfg, self.state
+        s.updates += 1
+        s.timesteps += batch
+        self.milestone(s.timesteps - batch)
+        self._count_episodes(rollout.finished)
+        s.wall_s = clock.wall_at_start + time.perf_counter() - clock.started
+        if cfg.policy_ckpt_interval > 0 and s.updates % cfg.policy_ckpt_interval == 0:
+            self.checkpoint()
+        now = time.perf_counter()
+        if now - clock.log_time >= cfg.log_interval or s.timesteps >= cfg.stop_timesteps or self.reached_target():
+            sps = (s.timesteps - clock.log_steps) / max(now - clock.log_time, 1e-9)
+            fps = (s.timesteps - clock.fps_from[0]) / max(s.wall_s - clock.fps_from[1], 1e-9)
+            self._log(losses, rollout, sps, timing, now - clock.log_time, s.updates - clock.log_updates, fps)
+            timing.clear()
+            clock.log_time, clock.log_steps, clock.log_updates = now, s.timesteps, s.updates
+
+    def end_sitting(self) -> dict:
+        """The sitting's last checkpoint, its summary and the HParams beside it."""
         self.checkpoint()
         summary = self.summary()
         self.write_hparams(summary)
