@@ -45,6 +45,7 @@ import numpy as np
 import tensorflow as tf
 
 from drlhp.policy.ppo_networks import actor_mean, critic
+from drlhp.policy.ppo_numpy import tanh_mlp
 from drlhp.policy.running_norm import RewardScaler, RunningMeanStd, rng_state, set_rng_state
 from drlhp.ppo_config import PPOConfig  # noqa: F401 -- its old home: tests and bench import it from here
 
@@ -215,11 +216,6 @@ class PPOPolicy:
         self._np_critic = [np.asarray(w, np.float32) for w in self.critic.get_weights()]
         self._np_log_std = self.log_std.numpy().astype(np.float32)
 
-    @staticmethod
-    def _mlp_np(weights: list[np.ndarray], x: np.ndarray) -> np.ndarray:
-        w0, b0, w1, b1, w2, b2 = weights
-        return np.tanh(np.tanh(x @ w0 + b0) @ w1 + b1) @ w2 + b2
-
     def normalize(self, obs: np.ndarray, update: bool) -> np.ndarray:
         if update:
             self.obs_rms.update(obs)
@@ -227,22 +223,22 @@ class PPOPolicy:
 
     def act(self, obs: np.ndarray) -> Acting:
         obs_norm = self.normalize(obs, update=True)
-        mean = self._mlp_np(self._np_actor, obs_norm)
+        mean = tanh_mlp(self._np_actor, obs_norm)
         std = np.exp(self._np_log_std)
         noise = self.rng.standard_normal(mean.shape, np.float32)
         actions = (mean + std * noise).astype(np.float32)
         # log N(a; mu, std) with (a - mu) / std = noise
         log_probs = np.sum(-0.5 * np.square(noise) - self._np_log_std - 0.5 * LOG_2PI, axis=-1, dtype=np.float32)
-        values = self._mlp_np(self._np_critic, obs_norm)[:, 0]
+        values = tanh_mlp(self._np_critic, obs_norm)[:, 0]
         return Acting(actions, np.clip(actions, self.action_low, self.action_high), values, log_probs, obs_norm)
 
     def act_deterministic(self, obs: np.ndarray) -> np.ndarray:
         """The Gaussian's mean, clipped to the action space (for watching or evaluating; no statistics update)."""
-        mean = self._mlp_np(self._np_actor, self.normalize(obs, update=False))
+        mean = tanh_mlp(self._np_actor, self.normalize(obs, update=False))
         return np.clip(mean, self.action_low, self.action_high)
 
     def value(self, obs: np.ndarray) -> np.ndarray:
-        return self._mlp_np(self._np_critic, self.normalize(obs, update=False))[:, 0]
+        return tanh_mlp(self._np_critic, self.normalize(obs, update=False))[:, 0]
 
     # --- training -----------------------------------------------------------------------------------------------
     def learn(self, rollout: "PPORollout", rewards: np.ndarray, lr: float, ent_coef: float | None = None

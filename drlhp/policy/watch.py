@@ -45,9 +45,10 @@ class BoxMeanPolicy:
         self.low, self.high, self.obs_clip = low, high, obs_clip
 
     def act_deterministic(self, obs: np.ndarray) -> np.ndarray:
-        w0, b0, w1, b1, w2, b2 = self.actor
+        from drlhp.policy.ppo_numpy import tanh_mlp
+
         x = self.obs_rms.normalize(obs, self.obs_clip).astype(np.float32)
-        return np.clip(np.tanh(np.tanh(x @ w0 + b0) @ w1 + b1) @ w2 + b2, self.low, self.high)
+        return np.clip(tanh_mlp(self.actor, x), self.low, self.high)
 
 
 def play_box_episodes(env, policy, n_episodes: int, seed: int):
