@@ -5,6 +5,12 @@ of ``data.qpos`` and ``data.qvel``, (nq + nv,) float64, a few microseconds), and
 re-renders only the clips it is about to show (``StateRenderer.render``). Rendering every step of every env
 would cost more than the physics (bench/mujoco_render.py measures it: ms per frame).
 
+**What a frame costs** (bench/mujoco_render.py, 256x256, one run niced on a loaded 2-core AMD EPYC): see
+docs/design.md, "Benchmarks". The cost is almost all the shadow map (4096x4096 in these models) and the 4x
+multisampling, drawn by Mesa's llvmpipe on the CPU; ``quality="fast"`` draws a 1024 map without
+multisampling. A person's eye needs no more than ~30 frames a second: a caller may render every k-th state
+of a clip recorded at a higher rate (Hopper steps at 125 per second) and show each frame k steps long.
+
 **How it renders.** ``StateRenderer(env_id, width, height)`` makes the task's own gymnasium env with
 ``render_mode="rgb_array"`` (so the model, its colours and gymnasium's camera defaults for that task:
 distance, elevation, azimuth, lookat) and, per state, sets qpos/qvel (``MujocoEnv.set_state``, which runs
@@ -45,6 +51,10 @@ import numpy as np  # noqa: E402
 # Tasks whose robot travels: the camera follows the torso's x (``follow=True``). Others keep gymnasium's camera.
 FOLLOWED_ENV_IDS = ("Hopper-v5", "Walker2d-v5", "HalfCheetah-v5", "Ant-v5", "Swimmer-v5")
 FOLLOWED_BODY = "torso"
+# What each quality draws with: (shadow map size, multisamples) set in the model before its context is made.
+# "task": the model's own (gymnasium's look: 4096, 4); "fast": 1024, 0, the same scene with a softer shadow
+# and unsmoothed edges, about 3x cheaper with software EGL (bench/mujoco_render.py).
+QUALITIES = {"task": None, "fast": (1024, 0)}
 
 
 def record_state(env) -> np.ndarray:
@@ -63,22 +73,26 @@ def state_size(env) -> int:
 class StateRenderer:
     """Re-renders a task's frames from recorded states (``record_state``), offscreen.
 
-    ``StateRenderer(env_id, width, height, follow=True, env_kwargs=None)``; ``.render(states)`` with states
-    (T, nq + nv) float64 gives (T, height, width, 3) uint8. ``env_kwargs`` are passed to ``gym.make`` (a goal's
+    ``StateRenderer(env_id, width, height, follow=True, quality="task", env_kwargs=None)``; ``.render(states)``
+    with states (T, nq + nv) float64 gives (T, height, width, 3) uint8. ``quality``: ``QUALITIES``. ``env_kwargs`` are passed to ``gym.make`` (a goal's
     kwargs, e.g. ``terminate_when_unhealthy=False``; they do not change the picture). Not thread-safe: one
     OpenGL context, made current at each ``render`` (several renderers may take turns in one thread).
     ``close()`` frees it.
     """
 
     def __init__(self, env_id: str, width: int = 256, height: int = 256, follow: bool = True,
-                 env_kwargs: dict | None = None):
+                 quality: str = "task", env_kwargs: dict | None = None):
         import gymnasium as gym
 
+        if quality not in QUALITIES:
+            raise ValueError(f"quality must be one of {', '.join(QUALITIES)}, got {quality!r}")
         self.env_id, self.width, self.height = env_id, int(width), int(height)
         self._env = gym.make(env_id, render_mode="rgb_array", width=self.width, height=self.height,
                              **(env_kwargs or {}))
         u = self._env.unwrapped
         self.nq, self.nv = int(u.model.nq), int(u.model.nv)
+        if QUALITIES[quality]:
+            u.model.vis.quality.shadowsize, u.model.vis.quality.offsamples = QUALITIES[quality]
         u.set_state(u.init_qpos, u.init_qvel)  # the first frame fixes gymnasium's lookat: the model's start
         u.render()
         self._camera = u.mujoco_renderer.viewer.cam
@@ -95,6 +109,8 @@ class StateRenderer:
         states = np.asarray(states, dtype=np.float64)
         if states.ndim != 2 or states.shape[1] != self.nq + self.nv:
             raise ValueError(f"{self.env_id}: states must be (T, {self.nq + self.nv}) (nq + nv), got {states.shape}")
+        if self._env is None:
+            raise ValueError(f"{self.env_id}: this StateRenderer was closed")
         u = self._env.unwrapped
         u.mujoco_renderer.viewer.make_context_current()  # another renderer in this thread may have made its own
         frames = np.empty((len(states), self.height, self.width, 3), np.uint8)
@@ -106,4 +122,21 @@ class StateRenderer:
         return frames
 
     def close(self) -> None:
-        self._env.close()
+        """Frees the OpenGL objects in this renderer's own context, then the context. (Left to the garbage
+        collector, MuJoCo frees a context's textures and framebuffers by number in whatever context is current
+        then: another renderer's, whose frames then come out black.)"""
+        env, self._env = getattr(self, "_env", None), None
+        if env is None:
+            return
+        viewer = env.unwrapped.mujoco_renderer.viewer
+        if viewer is not None and getattr(viewer.opengl_context, "_context", True):
+            viewer.make_context_current()
+            viewer.con.free()
+            viewer.free()
+        env.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # at interpreter exit mujoco.egl's atexit has ended the EGL display first: nothing to free
+            pass

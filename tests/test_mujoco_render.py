@@ -81,3 +81,14 @@ def test_states_of_the_wrong_size_are_refused():
     renderer = StateRenderer("Hopper-v5", 32, 32)
     with pytest.raises(ValueError, match=r"states must be \(T, 12\)"):
         renderer.render(np.zeros((3, 11)))
+
+
+def test_a_renderer_replaced_by_another_leaves_the_new_one_drawing():
+    states, _ = stepped_states("Hopper-v5", 3)
+    renderer = StateRenderer("Hopper-v5", 48, 48)
+    expected = renderer.render(states)
+    renderer = StateRenderer("Hopper-v5", 48, 48)  # the first is collected after the second made its context
+    assert np.array_equal(renderer.render(states), expected) and expected.mean() > 20
+    renderer.close()
+    with pytest.raises(ValueError, match="closed"):
+        renderer.render(states)
