@@ -143,8 +143,9 @@ def describe(env_id: str, fall_penalty: float = FALL_PENALTY, make_kwargs: dict 
 
 def fixed_length_env(env_id: str, fall_penalty: float = FALL_PENALTY, **make_kwargs) -> gym.Env:
     """``gym.make(env_id, **make_kwargs)`` (e.g. a goal's ``terminate_when_unhealthy=False``, with which
-    Hopper-v5 never ends early: a flip is no fall) with fixed-length episodes (``FixedLength``) or, for a task that never ends early,
-    ``PassThrough``; ValueError for an id in neither table (say which it is before running it here)."""
+    Hopper-v5 never ends early: a flip is no fall) with fixed-length episodes (``FixedLength``) or, for a task
+    that never ends early, ``PassThrough``; ValueError for an id in neither table (say which it is before
+    running it here)."""
     if env_id not in FALLING_ENV_IDS and env_id not in NEVER_ENDING_ENV_IDS:
         raise ValueError(f"{env_id}: not known to envs/fixed_length.py; tasks that end on a fall: "
                          f"{', '.join(FALLING_ENV_IDS)}; tasks that never end early: {', '.join(NEVER_ENDING_ENV_IDS)}")

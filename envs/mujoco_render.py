@@ -74,10 +74,10 @@ class StateRenderer:
     """Re-renders a task's frames from recorded states (``record_state``), offscreen.
 
     ``StateRenderer(env_id, width, height, follow=True, quality="task", env_kwargs=None)``; ``.render(states)``
-    with states (T, nq + nv) float64 gives (T, height, width, 3) uint8. ``quality``: ``QUALITIES``. ``env_kwargs`` are passed to ``gym.make`` (a goal's
-    kwargs, e.g. ``terminate_when_unhealthy=False``; they do not change the picture). Not thread-safe: one
-    OpenGL context, made current at each ``render`` (several renderers may take turns in one thread).
-    ``close()`` frees it.
+    with states (T, nq + nv) float64 gives (T, height, width, 3) uint8. ``quality``: ``QUALITIES``.
+    ``env_kwargs`` are passed to ``gym.make`` (a goal's kwargs, e.g. ``terminate_when_unhealthy=False``; they
+    do not change the picture). Not thread-safe: one OpenGL context, made current at each ``render``
+    (several renderers may take turns in one thread). ``close()`` frees it.
     """
 
     def __init__(self, env_id: str, width: int = 256, height: int = 256, follow: bool = True,
