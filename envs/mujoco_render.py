@@ -35,8 +35,11 @@ on a machine with no display and no GPU. Its system libraries: libEGL.so.1 and M
 its platform when first imported, so no process can switch from one to the other once it has drawn.
 
 **Keep rendering out of any process that imports TensorFlow.** Past work on this project found that importing
-TensorFlow and rendering with EGL in one process segfaulted; render in the labelling process (which loads no
-TensorFlow) or a process of its own. This module imports no TensorFlow and nothing of drlhp.
+TensorFlow and rendering with EGL in one process segfaulted, and so it does here (2026-11-26, tensorflow-cpu
+2.21, mujoco 4.0, Mesa's EGL on the 2-core AMD EPYC VM; each tried once, in a fresh process): drawing a frame
+and then ``import tensorflow`` dies in the import (exit 139, SIGSEGV); ``import tensorflow`` and then making a
+``StateRenderer`` dies too. Render in the labelling process (which loads no TensorFlow) or a process of its
+own. This module imports no TensorFlow and nothing of drlhp.
 """
 from __future__ import annotations
 

@@ -5,9 +5,22 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("mujoco")
+from envs.mujoco_render import StateRenderer, record_state, state_size  # noqa: E402  (sets MUJOCO_GL first)
 
-from envs.mujoco_render import StateRenderer, record_state, state_size  # noqa: E402
+try:  # with MUJOCO_GL naming a backend whose library is absent, importing mujoco can fail (osmesa: AttributeError)
+    import mujoco  # noqa: F401
+except Exception as e:
+    pytest.skip(f"mujoco does not import here ({type(e).__name__}: {e})", allow_module_level=True)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def offscreen_opengl():
+    """Skip, saying what is missing, where no offscreen OpenGL context can be made (no libEGL / Mesa)."""
+    try:
+        StateRenderer("Hopper-v5", 8, 8).close()
+    except Exception as e:  # ImportError, RuntimeError, OpenGL's errors: each means no context here
+        pytest.skip(f"no offscreen OpenGL ({type(e).__name__}: {str(e).strip()[:200]}): install libegl1 "
+                    f"libegl-mesa0 libgl1-mesa-dri (EGL) or libosmesa6 with MUJOCO_GL=osmesa")
 
 
 def robot_centroid_x(frame: np.ndarray) -> float:
