@@ -6,10 +6,11 @@ re-renders only the clips it is about to show (``StateRenderer.render``). Render
 would cost more than the physics (bench/mujoco_render.py measures it: ms per frame).
 
 **What a frame costs** (bench/mujoco_render.py, 256x256): docs/results.md, 2026-11-26, "what a MuJoCo frame
-costs to show" (Hopper-v5 185 ms wall, 84 ms CPU per frame at the task's look on a contended 2-core AMD EPYC). The cost is almost all the shadow map (4096x4096 in these models) and the 4x
-multisampling, drawn by Mesa's llvmpipe on the CPU; ``quality="fast"`` draws a 1024 map without
-multisampling. A person's eye needs no more than ~30 frames a second: a caller may render every k-th state
-of a clip recorded at a higher rate (Hopper steps at 125 per second) and show each frame k steps long.
+costs to show" (Hopper-v5 185 ms wall, 84 ms CPU per frame at the task's look on a contended 2-core AMD
+EPYC). The cost is almost all the shadow map (4096x4096 in these models) and the 4x multisampling, drawn by
+Mesa's llvmpipe on the CPU; ``quality="fast"`` draws a 1024 map without multisampling. A person's eye needs
+no more than ~30 frames a second: a caller may render every k-th state of a clip recorded at a higher rate
+(Hopper steps at 125 per second) and show each frame k steps long.
 
 **How it renders.** ``StateRenderer(env_id, width, height)`` makes the task's own gymnasium env with
 ``render_mode="rgb_array"`` (so the model, its colours and gymnasium's camera defaults for that task:
