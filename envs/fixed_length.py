@@ -125,8 +125,12 @@ def episode_length(env_id: str) -> int:
     return int(steps)
 
 
-def describe(env_id: str, fall_penalty: float = FALL_PENALTY) -> str:
-    """One line for the start of a run and its record: what this module does to ``env_id``'s episodes."""
+def describe(env_id: str, fall_penalty: float = FALL_PENALTY, make_kwargs: dict | None = None) -> str:
+    """One line for the start of a run and its record: what this module does to ``env_id``'s episodes
+    (made with ``make_kwargs``: a goal's ``terminate_when_unhealthy=False`` means no fall ever ends them)."""
+    if (make_kwargs or {}).get("terminate_when_unhealthy") is False:
+        return (f"{env_id}: episodes of {episode_length(env_id):,} steps; terminate_when_unhealthy=False: the "
+                f"task never ends early, so nothing is a fall (no penalty, no reset)")
     if env_id not in FALLING_ENV_IDS and env_id not in NEVER_ENDING_ENV_IDS:
         return (f"{env_id}: episodes end as gymnasium ends them (not in envs/fixed_length.py's tables: whether an "
                 f"end is a fall is not known here, so nothing is changed)")
@@ -138,8 +142,10 @@ def describe(env_id: str, fall_penalty: float = FALL_PENALTY) -> str:
 
 
 def fixed_length_env(env_id: str, fall_penalty: float = FALL_PENALTY, **make_kwargs) -> gym.Env:
-    """``gym.make(env_id)`` with fixed-length episodes (``FixedLength``) or, for a task that never ends early,
-    ``PassThrough``; ValueError for an id in neither table (say which it is before running it here)."""
+    """``gym.make(env_id, **make_kwargs)`` (e.g. a goal's ``terminate_when_unhealthy=False``, with which
+    Hopper-v5 never ends early: a flip is no fall) with fixed-length episodes (``FixedLength``) or, for a task
+    that never ends early, ``PassThrough``; ValueError for an id in neither table (say which it is before
+    running it here)."""
     if env_id not in FALLING_ENV_IDS and env_id not in NEVER_ENDING_ENV_IDS:
         raise ValueError(f"{env_id}: not known to envs/fixed_length.py; tasks that end on a fall: "
                          f"{', '.join(FALLING_ENV_IDS)}; tasks that never end early: {', '.join(NEVER_ENDING_ENV_IDS)}")

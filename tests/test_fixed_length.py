@@ -108,3 +108,21 @@ def test_the_vector_env_ends_every_episode_at_the_fixed_length():
             assert info["final_obs"][0].shape == (4,)
             ends.append(t)
     assert ends == [1000, 2000]
+
+
+def test_env_kwargs_reach_the_env_hopper_flipped_is_no_fall():
+    """A goal's env kwargs (pref_interface/goals.py: the backflip's terminate_when_unhealthy=False) reach
+    gymnasium through every maker: the torso pitched far past Hopper's healthy +-0.2 rad is no fall."""
+    kwargs = {"terminate_when_unhealthy": False}
+    env = fixed_length_env("Hopper-v5", **kwargs)
+    assert env.unwrapped._terminate_when_unhealthy is False
+    length, rewards, infos, terminated = run_episode(env, seed=0, action_fn=lambda: np.ones(3, np.float32))
+    assert length == episode_length("Hopper-v5") and not any(terminated)
+    assert not any(info["fell"] for info in infos)
+    assert not env.unwrapped.is_healthy  # it did leave the healthy range: with the default it would have fallen
+    assert "nothing is a fall" in describe("Hopper-v5", make_kwargs=kwargs)
+    assert "a fall costs" in describe("Hopper-v5")
+    vec = fixed_length_vector_env("Hopper-v5", 2, **kwargs)
+    assert all(e.unwrapped._terminate_when_unhealthy is False for e in vec.envs)
+    with pytest.raises(TypeError):
+        fixed_length_env("HalfCheetah-v5", **kwargs)  # a kwarg the env does not take is gymnasium's error

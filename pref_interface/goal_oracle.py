@@ -1,0 +1,142 @@
+"""The goal oracle: a scripted labeller that wants something the env does not reward (issue 30).
+
+Where the synthetic oracle (oracle.py) prefers the clip with more of the task's reward, ``GoalOracle`` prefers
+the clip a goal function scores higher (pref_interface/goals.py says what a goal is; equal scores tie).
+A Box-action env's ``Segment.obs`` is (T, D + A) float32, each row the raw observation then the clipped
+action (issue 29's contract, item 1), so the oracle splits it at the env's D. Segments carry no per-step env
+info yet: the goal gets ``info={}`` (the shipped goals read only observations).
+
+``load_goal("MODULE:FUNCTION")`` imports a goal; ``check_goal(spec, env_id)`` also tries it on one short clip
+of random actions in the env, before a run starts. Both raise ValueError with one line naming what is wrong:
+a spec not of that form, a module that does not import, a missing function, a goal for another env, a goal
+that raises on the clip or returns something other than a finite number.
+"""
+from __future__ import annotations
+
+import importlib
+import math
+import numbers
+
+import numpy as np
+
+from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
+
+TRIAL_STEPS = 25  # the trial clip's length: short, and long enough to cross a step or two of anything
+EXAMPLE = "pref_interface.goals:hopper_backflip"
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+
+
+def load_goal(spec: str):
+    """The function ``spec`` ("MODULE:FUNCTION") names; ValueError (one line) if it cannot be had."""
+    module_name, sep, name = str(spec).partition(":")
+    if not sep or not module_name or not name.isidentifier():
+        raise ValueError(f"--oracle_goal must be MODULE:FUNCTION (e.g. {EXAMPLE}), got {spec!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as e:  # ImportError, or whatever the module raises as it runs
+        raise ValueError(f"--oracle_goal {spec}: module {module_name} does not import ({_one_line(e)})") from None
+    goal = getattr(module, name, None)
+    if goal is None:
+        raise ValueError(f"--oracle_goal {spec}: module {module_name} has no {name}")
+    if not callable(goal):
+        raise ValueError(f"--oracle_goal {spec}: {name} in {module_name} is a {type(goal).__name__}, not a function")
+    return goal
+
+
+def env_kwargs_of(goal) -> dict:
+    """The ``gym.make`` kwargs a goal asks for (its ``env_kwargs``; {} where it has none)."""
+    return dict(getattr(goal, "env_kwargs", None) or {})
+
+
+def score(goal, obs: np.ndarray, actions: np.ndarray, info: dict, spec: str = "") -> float:
+    """``goal(obs, actions, info)`` as a float; ValueError (one line) if it raises or returns no finite number."""
+    name = spec or getattr(goal, "__name__", repr(goal))
+    try:
+        value = goal(obs, actions, info)
+    except Exception as e:
+        raise ValueError(f"--oracle_goal {name} raised on a clip of {len(obs)} steps: {_one_line(e)}") from None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"--oracle_goal {name} returned a {type(value).__name__}, not a number")
+    if not math.isfinite(float(value)):
+        raise ValueError(f"--oracle_goal {name} returned {float(value)} on a clip of {len(obs)} steps")
+    return float(value)
+
+
+def trial_clip(env_id: str, env_kwargs: dict, steps: int = TRIAL_STEPS, seed: int = 0):
+    """(obs (T, D) float32, actions (T, A) float32) of ``steps`` random actions in ``env_id``, obs[t] the
+    observation action t was taken in, as a Box-action segment holds them."""
+    import gymnasium as gym
+
+    env = gym.make(env_id, **env_kwargs)
+    try:
+        ob, _ = env.reset(seed=seed)
+        env.action_space.seed(seed)
+        obs, actions = [], []
+        for _ in range(steps):
+            action = env.action_space.sample()
+            obs.append(ob)
+            actions.append(np.clip(action, env.action_space.low, env.action_space.high))
+            ob, _, terminated, truncated, _ = env.step(action)
+            if terminated or truncated:
+                ob, _ = env.reset()
+        return np.asarray(obs, np.float32), np.asarray(actions, np.float32)
+    finally:
+        env.close()
+
+
+def check_goal(spec: str, env_id: str):
+    """Import the goal ``spec`` names and try it on one short clip of random actions in ``env_id``: the goal,
+    or ValueError with one line (``load_goal``'s errors, a goal for other envs, env kwargs the env refuses, a
+    goal that raises or returns no finite number)."""
+    goal = load_goal(spec)
+    env_ids = getattr(goal, "env_ids", None)
+    if env_ids and env_id not in env_ids:
+        raise ValueError(f"--oracle_goal {spec} is for {', '.join(env_ids)}, not {env_id}")
+    try:
+        obs, actions = trial_clip(env_id, env_kwargs_of(goal))
+    except Exception as e:
+        raise ValueError(f"--oracle_goal {spec}: {env_id} with the goal's env kwargs {env_kwargs_of(goal)} "
+                         f"does not run ({_one_line(e)})") from None
+    score(goal, obs, actions, {}, spec)
+    return goal
+
+
+class GoalOracle:
+    """Labels two Box-action segments by a goal's score: the higher one preferred, equal scores a tie.
+
+    ``obs_dim``: the env's observation length D; each ``Segment.obs`` row is D observation values then the
+    action's A. ``spec``: the goal's name, for the run record and messages.
+    """
+
+    def __init__(self, goal, obs_dim: int, spec: str = ""):
+        self.goal, self.obs_dim, self.spec = goal, int(obs_dim), spec or getattr(goal, "__name__", "goal")
+        self.name = f"goal {self.spec}"
+
+    def score(self, segment: Segment) -> float:
+        x = segment.obs
+        if x.ndim != 2 or x.shape[1] <= self.obs_dim:
+            raise ValueError(f"goal oracle: a segment's obs must be (T, {self.obs_dim} + actions), got {x.shape}")
+        return score(self.goal, x[:, : self.obs_dim], x[:, self.obs_dim:], {}, self.spec)
+
+    def label(self, segment_1: Segment, segment_2: Segment) -> tuple[float, float]:
+        s1, s2 = self.score(segment_1), self.score(segment_2)
+        if s1 > s2:
+            return MU_LEFT
+        if s2 > s1:
+            return MU_RIGHT
+        return MU_EQUAL
+
+
+def goal_oracle_for(spec: str, env_id: str) -> GoalOracle:
+    """``check_goal`` then a ``GoalOracle`` with the env's observation length."""
+    import gymnasium as gym
+
+    goal = check_goal(spec, env_id)
+    env = gym.make(env_id, **env_kwargs_of(goal))
+    obs_dim = int(np.prod(env.observation_space.shape))
+    env.close()
+    return GoalOracle(goal, obs_dim, spec)

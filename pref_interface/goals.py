@@ -1,0 +1,98 @@
+"""Goal functions for the scripted labeller: behaviours no task's reward describes (issue 30).
+
+A goal is a function ``goal(obs, actions, info) -> float`` of one clip:
+
+    obs      (T, D) float: the env's raw observations, obs[t] the one action t was taken in
+    actions  (T, A) float: the actions (clipped to the action space)
+    info     dict of (T,) arrays, per step; may be empty (the goal oracle passes {} today: segments carry
+             no info yet), so a goal must not need it
+
+and returns a finite score: the goal oracle (pref_interface/goal_oracle.py) prefers the clip with the higher
+score and calls equal scores a tie. A goal may carry ``env_kwargs``, the ``gym.make`` kwargs its env needs
+(the run makes its envs with them: envs/fixed_length.py's makers take them), and ``env_ids``, the tasks
+whose observations it reads. Name one with ``pref_interface.goals:hopper_backflip``.
+
+**Hopper-v5's backflip** (``hopper_backflip``). Hopper-v5's observation (default kwargs) is qpos[1:] then
+qvel, so ``obs[:, 1]`` is qpos[2], the torso's pitch: the ``rooty`` hinge, unwrapped (it runs past +-pi, a
+full turn adds 2 pi). The hopper faces +x (its foot points +x; its task rewards +x speed). Measured
+(tests/test_goals.py replays it): with the torso spinning at qvel[2] = -8 rad/s, obs[:, 1] falls and the top
+of the torso moves to -x first, head over heels backwards; at +8 it rises and the top moves to +x. So
+**backward is a DECREASING pitch**, and the score is the backward rotation over the clip in radians,
+``obs[0, 1] - obs[-1, 1]`` summed step by step, a step whose pitch jumps by more than ``RESET_JUMP``
+(1 rad in one 8 ms step: a reset, not motion) counted as 0. A flip is 2 pi = 6.28.
+Its env needs ``terminate_when_unhealthy=False``: Hopper-v5 calls a torso pitched beyond +-0.2 rad
+unhealthy and ends the episode (and the fixed-length wrapper would put the robot back mid-flip).
+``count_backflips`` counts the full backward turns in a series of pitch angles, for ``watch``.
+
+**HalfCheetah-v5 standing on its back leg** (``cheetah_standing``). Its observation is qpos[1:] then qvel:
+``obs[:, 1]`` is the torso's pitch (``rooty``, unwrapped). Measured (tests/test_goals.py): at pitch -pi/2 the
+head is 1.1 m above the back thigh (standing on the back leg), at +pi/2 below it (on the front leg). The
+score is the mean over the clip of -sin(pitch): 1 standing upright on the back leg, 0 lying flat (on its
+feet or its back), -1 on its front leg. ``upright_fraction`` gives the share of steps within 30 degrees of
+that stance, for ``watch``. HalfCheetah never ends early: no env kwargs.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+RESET_JUMP = 1.0  # rad in one step: more is a reset of the env, not the robot turning
+FULL_TURN = 2 * math.pi
+
+HOPPER_PITCH = 1  # obs column of Hopper-v5's torso pitch (qpos[2], rooty)
+CHEETAH_PITCH = 1  # obs column of HalfCheetah-v5's torso pitch (qpos[2], rooty)
+
+
+def _pitch_steps(angles: np.ndarray) -> np.ndarray:
+    """Step-by-step changes of an unwrapped angle series, a jump beyond RESET_JUMP (a reset) counted as 0."""
+    steps = np.diff(np.asarray(angles, dtype=np.float64))
+    steps[np.abs(steps) > RESET_JUMP] = 0.0
+    return steps
+
+
+def hopper_backflip(obs: np.ndarray, actions: np.ndarray, info: dict) -> float:
+    """Backward rotation of Hopper-v5's torso over the clip, radians (2 pi a flip; the pitch falling is
+    backward: the module's docstring)."""
+    return float(-_pitch_steps(np.asarray(obs)[:, HOPPER_PITCH]).sum())
+
+
+hopper_backflip.env_kwargs = {"terminate_when_unhealthy": False}
+hopper_backflip.env_ids = ("Hopper-v5",)
+
+
+def cheetah_standing(obs: np.ndarray, actions: np.ndarray, info: dict) -> float:
+    """How upright HalfCheetah-v5 stands on its back leg over the clip: mean of -sin(torso pitch), in [-1, 1]."""
+    return float(np.mean(-np.sin(np.asarray(obs, dtype=np.float64)[:, CHEETAH_PITCH])))
+
+
+cheetah_standing.env_kwargs = {}
+cheetah_standing.env_ids = ("HalfCheetah-v5",)
+
+
+def count_backflips(angles, backward: int = -1) -> int:
+    """Full backward turns in a series of unwrapped angles (Hopper's torso pitch: backward is falling,
+    ``backward=-1``). A flip counts when the angle has gone 2 pi backward from the most forward point since
+    the last flip (so back 2 pi, forward 2 pi, back 2 pi is two flips; rocking by less than a turn is none);
+    a jump beyond RESET_JUMP in one step (a reset) starts the count afresh from there."""
+    a = backward * np.asarray(angles, dtype=np.float64)  # now backward is rising
+    if a.ndim != 1:
+        raise ValueError(f"angles must be a 1-D series, got shape {a.shape}")
+    flips, low = 0, None
+    for t, x in enumerate(a):
+        if low is None or (t and abs(x - a[t - 1]) > RESET_JUMP):
+            low = x
+        elif x >= low + FULL_TURN:
+            flips += 1
+            low = x
+        else:
+            low = min(low, x)
+    return flips
+
+
+def upright_fraction(pitch, within: float = math.pi / 6) -> float:
+    """The share of steps HalfCheetah's torso stands within ``within`` rad of upright on its back leg
+    (pitch -pi/2, modulo full turns)."""
+    p = np.asarray(pitch, dtype=np.float64)
+    off = np.abs((p + math.pi / 2 + math.pi) % FULL_TURN - math.pi)
+    return float(np.mean(off <= within)) if len(p) else 0.0
