@@ -88,6 +88,11 @@ class PrefDB(PrefDBFiles):
         """Rows of the observation store in use (a frame stack's frames; else one per step held)."""
         return 0 if self._store is None else self._store.rows_used
 
+    @property
+    def n_obs_rows_stored(self) -> int:
+        """Rows ever stored (loaded ones included): grows with every new segment, evictions or not."""
+        return 0 if self._store is None else self._store.rows_stored
+
     def obs_rows(self) -> np.ndarray:
         """Every row of the observation store in use, (N, *row shape) (a new array): for a (T, D) segment,
         its steps. What the predictor's input normalization is measured on."""

@@ -51,6 +51,7 @@ class _RowStore:
         self.row_shape = obs_shape[:2] if self.stacked else self.obs_shape
         self.data = np.empty((0, *self.row_shape), self.dtype)
         self.free: list[int] = []  # a stack: the lowest free row is used first
+        self.rows_stored = 0  # rows ever put here (each reused row counts again)
 
     @property
     def nbytes_used(self) -> int:
@@ -91,6 +92,7 @@ class _RowStore:
         idx = np.array(self.free[-len(units):][::-1])
         del self.free[-len(units):]
         self.data[idx] = units
+        self.rows_stored += len(units)
         return idx[local]
 
     def release(self, rows: np.ndarray) -> None:
