@@ -31,6 +31,7 @@ from drlhp.reward.norm import RewardNorm
 from drlhp.runtime.cpu import choose_precision
 from drlhp.runtime.messages import RewardWeights
 
+
 def preference_loss(sum_r1, sum_r2, mu, random_answer_prob: float = 0.1):
     """Bradley-Terry cross-entropy with a ``random_answer_prob`` chance of a uniform answer.
     sum_r1, sum_r2: (B,) summed per-step rewards; mu: (B, 2). Returns the per-pair loss (B,)."""

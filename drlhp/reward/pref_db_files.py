@@ -5,7 +5,8 @@ Format 2: ``save(path)`` appends. ``path`` is a small manifest (.npz: JSON ``met
 format, bound, split RNG state and the list of chunks); ``<stem>_chunks/NNNNNN.npz`` are write-once
 chunks, each holding the segments first saved in it (zlib-compressed observations and frames in one
 ``blob``, ``true_rewards``; each segment's meta says its observations' dtype, ``obs_dtype``: uint8 or float32,
-uint8 where absent, as in files written before float segments) and the log of changes since the previous save (``add``, ``remove``, ``relabel``).
+uint8 where absent, as in files written before float segments)
+and the log of changes since the previous save (``add``, ``remove``, ``relabel``).
 A save writes one chunk (what is new) and the manifest, so it costs the same at 500 and at 10,000
 preferences; when the log holds more than twice what is live (evictions), the save writes one
 compacted chunk instead and deletes the old ones. Both writes are atomic (``drlhp.runtime.npz_json``: temp
