@@ -30,7 +30,8 @@ that one), ``floyd export``'s ``reward_predictor.npz``, or a predictor file name
 ``reward_predictor-<steps>.npz``, with its run's ``config.json`` two folders up). Several wrapped envs can share
 one ``SavedPredictor`` (one network, one running mean, as the policy's workers shared one);
 ``LearnedRewardVector`` wraps a gymnasium vector env and scores all its workers' steps in one call.
-TensorFlow loads when the first step is scored, not on import.
+TensorFlow loads when the first step is scored, not on import. A predictor of a Box-action env (float32
+(observation, action) inputs, issue 29) is refused in one line: the wrapper scores observations alone.
 """
 from __future__ import annotations
 
@@ -116,6 +117,9 @@ class SavedPredictor:
         ckpt, config_dir, config = find_predictor(path)
         self.weights, self.meta = load_predictor_weights(ckpt)
         self.path = Path(self.meta["path"])
+        if self.meta["obs_dtype"] != "uint8":
+            raise LearnedRewardError(f"{self.path} scores a Box-action env's (observation, action) vectors "
+                                     f"({self.meta['obs_dtype']}): the wrapper scores uint8 inputs only (issue 29)")
         saved = config.get("reward") or {}
         cfg = RewardConfig(**{k: v for k, v in saved.items() if k in RewardConfig.__dataclass_fields__})
         batchnorm = predictor_batchnorm(self.meta)

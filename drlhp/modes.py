@@ -185,7 +185,8 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
         raise UsageError(f"the preference database in {cfg.load_prefs_dir} has no training preferences")
     configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed, onednn=cfg.reward.onednn)
     entry = db.entries("train")[0]
-    trainer = RewardTrainer(db.segment_obs(entry.id1).shape[1:], cfg.reward, db, threading.Lock(), seed=cfg.seed)
+    trainer = RewardTrainer(db.segment_obs(entry.id1).shape[1:], cfg.reward, db, threading.Lock(), seed=cfg.seed,
+                            obs_dtype=db.obs_dtype)
     logger = MetricsLogger(record.dir, tb_subdir="tb/reward", csv_name="progress_reward.csv")
     try:
         trainer.pretrain(cfg.reward.n_initial_epochs, log=lambda s: print(s, flush=True), on_eval=logger.log)

@@ -27,9 +27,10 @@ def _nothing(cfg: RunConfig) -> dict:
 
 
 def _predictor_extra(cfg: RunConfig) -> dict:
-    from envs import observation_shape
+    from envs import predictor_input
 
-    return {"obs_shape": observation_shape(cfg.env)}
+    shape, dtype = predictor_input(cfg.env)  # the observation's shape and uint8, or (D + A,) float32 (Box actions)
+    return {"predictor_input": (shape, dtype.name)}
 
 
 def _pref_interface_extra(cfg: RunConfig) -> dict:

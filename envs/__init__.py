@@ -16,6 +16,7 @@ nothing of learning and never imports ``drlhp``.
 from __future__ import annotations
 
 import gymnasium as gym
+import numpy as np
 
 from envs.vec_env import EpisodeStats, StepResult, VecEnv
 
@@ -161,6 +162,25 @@ def observation_shape(env_id: str) -> tuple[int, ...]:
         env.close()
 
 
+def predictor_input(env_id: str) -> tuple[tuple[int, ...], np.dtype]:
+    """(shape, dtype) of the reward predictor's per-step input on ``env_id``: ``(observation_shape, uint8)`` for
+    images and Discrete-action vector envs (CartPole's quantized bytes); ``((D + A,), float32)`` on a Box-action
+    env, whose input is the raw observation (D) and the clipped action (A) of each step (issue 29). Makes
+    at most one env, closed again (drlhp's and Atari ids: none)."""
+    if env_id in GYM_ENV_IDS or _is_atari(env_id):
+        return observation_shape(env_id), np.dtype(np.uint8)
+    from envs.gym_vec_env import observation_layout
+
+    env = _make_one(env_id)
+    try:
+        obs_space, act_space = env.observation_space, env.action_space
+        if isinstance(act_space, gym.spaces.Box):
+            return (int(np.prod(obs_space.shape)) + int(np.prod(act_space.shape)),), np.dtype(np.float32)
+        return observation_layout(obs_space)[0], np.dtype(np.uint8)
+    finally:
+        env.close()
+
+
 def make_vec_env(env_id: str, n_envs: int, n_threads: int = 0, score_visible: bool = False) -> VecEnv:
     """A vector env of ``n_envs`` workers; call ``reset(seed)`` on it before stepping. ``n_threads``:
     Atari's C++ threads (0: one per core); gymnasium envs step in this process. ``score_visible``: Atari's
@@ -177,4 +197,4 @@ def make_vec_env(env_id: str, n_envs: int, n_threads: int = 0, score_visible: bo
 
 __all__ = ["EpisodeStats", "StepResult", "VecEnv", "UnknownEnvError", "UnsupportedEnvError", "MOVING_DOT_ID",
            "ANY_GYM_ENV_NOTE", "check_env_id", "is_valid_env_id", "list_env_ids", "make_vec_env",
-           "frames_per_agent_step", "observation_shape"]
+           "frames_per_agent_step", "observation_shape", "predictor_input"]

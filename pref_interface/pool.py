@@ -32,6 +32,11 @@ class SegmentPool:
         """The observation shape of the pool's segments (pool not empty)."""
         return next(iter(self._segments.values())).obs.shape[1:]
 
+    @property
+    def obs_dtype(self):
+        """The observations' dtype of the pool's segments, uint8 or float32 (pool not empty)."""
+        return next(iter(self._segments.values())).obs.dtype
+
     def add(self, segment: Segment) -> None:
         sid = segment.id
         if sid in self._segments:

@@ -39,7 +39,7 @@ class _VarianceScorer:
     def __init__(self, cfg: RunConfig, weights_to_prefs):
         self.cfg, self.channel, self.ensemble = cfg, weights_to_prefs, None
 
-    def probs_fn(self, obs_shape: tuple):
+    def probs_fn(self, obs_shape: tuple, obs_dtype="uint8"):
         """preference_probs of the newest weights, or None before the first publication."""
         weights = self.channel.poll()
         if weights is not None:
@@ -48,7 +48,7 @@ class _VarianceScorer:
                 from drlhp.runtime.tf_setup import configure_tensorflow
 
                 configure_tensorflow(1, 1, seed=self.cfg.seed)
-                self.ensemble = RewardEnsemble(obs_shape, self.cfg.reward, seed=self.cfg.seed)
+                self.ensemble = RewardEnsemble(obs_shape, self.cfg.reward, seed=self.cfg.seed, obs_dtype=obs_dtype)
             self.ensemble.load_weights(weights)
         return None if self.ensemble is None else self.ensemble.preference_probs
 
@@ -133,7 +133,8 @@ class PrefInterface:
         ``pending`` answers-to-come count) or the pool has no new pair."""
         if self.given + len(self.outbox) + pending >= self.allowed:
             return None
-        probs_fn = self.scorer.probs_fn(self.pool.obs_shape) if self.scorer is not None and len(self.pool) else None
+        probs_fn = (self.scorer.probs_fn(self.pool.obs_shape, self.pool.obs_dtype)
+                    if self.scorer is not None and len(self.pool) else None)
         pair = self.pool.select(self.p.query_selection, self.p.variance_candidates, probs_fn)
         if pair is not None:
             self.pool.mark_asked(*pair)

@@ -83,7 +83,7 @@ def test_ports_are_cut_by_name_and_what_the_run_does_not_use_is_none():
     kids = {c.role: c for c in children(cfg, channels, "/runs/x", None)}
     assert kids["reward_predictor"].ports.weights_to_prefs == kids["pref_interface"].ports.weights_to_prefs
     assert kids["policy"].ports.agent_episode == kids["pref_interface"].ports.agent_episode == "latest:agent_episode"
-    assert kids["reward_predictor"].extra == {"obs_shape": (84, 84, 4)}
+    assert kids["reward_predictor"].extra == {"predictor_input": ((84, 84, 4), "uint8")}
     assert kids["pref_interface"].extra == {"frames_per_step": 1} and kids["policy"].extra == {}
 
 

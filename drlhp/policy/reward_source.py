@@ -1,7 +1,7 @@
 """Where the policy's training reward comes from.
 
 A reward source turns one rollout into training rewards, in ONE batch per rollout:
-    rewards(next_obs (T, N, ...) uint8, true_rewards (T, N) float32) -> (T, N) float32
+    rewards(next_obs (T, N, ...) uint8 or float32, true_rewards (T, N) float32) -> (T, N) float32
       (next_obs[t]: the observation after action t, which shows what the action did)
     ready() -> bool: whether it can give rewards now (the predictor: once its first weights arrived)
 Sources: the environment's reward clipped to its sign (DQN/A2C convention), and the reward
@@ -67,14 +67,14 @@ class PredictedReward(RewardSource):
     """The reward predictor ensemble's reward: each member normalized with its published statistics,
     then averaged (drlhp.reward.model). New weights are pulled, without blocking, before each
     rollout's rewards; ``weights_to_policy`` is the predictor's channel (a LatestValue), or None for fixed
-    weights."""
+    weights. ``obs_dtype``: the predictor's input, uint8 or float32 (a Box-action env's (D,) vectors)."""
 
     name = "predicted"
 
-    def __init__(self, obs_shape: tuple, cfg, seed: int, weights_to_policy=None, weights=None):
+    def __init__(self, obs_shape: tuple, cfg, seed: int, weights_to_policy=None, weights=None, obs_dtype=np.uint8):
         from drlhp.reward.model import RewardEnsemble
 
-        self.ensemble = RewardEnsemble(obs_shape, cfg, seed)
+        self.ensemble = RewardEnsemble(obs_shape, cfg, seed, obs_dtype)
         self.channel = weights_to_policy
         self.weights = None  # the RewardWeights in use (a milestone keeps a copy)
         self.center_steps = getattr(cfg, "center_steps", 0)  # RewardConfig.center_steps

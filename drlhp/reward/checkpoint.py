@@ -4,6 +4,8 @@ database a run starts from.
     <run_dir>/reward_predictor/reward_predictor.npz: weights, normalization, Adam state, L2 coefficients,
     counters (RewardTrainer.save); or weights and normalization only (save_predictor_weights: what the
     policy was trained on, kept at milestones). JSON meta, no pickle, written atomically (drlhp.runtime.npz_json).
+    The meta's ``obs_dtype`` says what the predictor takes: "uint8" (absent in files from before float inputs)
+    or "float32" (a Box-action env's (D,) vectors; the input normalization is among the weights).
 
 Imports no TensorFlow: the policy reads published weights from here (load_predictor_weights).
 """
@@ -92,8 +94,15 @@ def predictor_batchnorm(meta: dict) -> bool | None:
     return None if cfg is None else cfg.batchnorm
 
 
+def weights_obs_dtype(weights: RewardWeights) -> str:
+    """"float32" for an ensemble of float32 (D,) inputs (its members' first weight is the 1-D mean of their
+    input normalization, drlhp.reward.networks.InputNorm), else "uint8" (a kernel comes first)."""
+    return "float32" if np.ndim(weights.weights[0][0]) == 1 else "uint8"
+
+
 def load_predictor_weights(path) -> tuple[RewardWeights, dict]:
-    """A checkpoint's weights and normalization as the policy uses them (no TensorFlow needed)."""
+    """A checkpoint's weights and normalization as the policy uses them (no TensorFlow needed); meta's
+    ``obs_dtype`` is filled in from the weights where the file does not say."""
     state, meta = load_predictor(path)
     members = []
     for m in range(int(meta.get("n_members", 0))):
@@ -101,8 +110,10 @@ def load_predictor_weights(path) -> tuple[RewardWeights, dict]:
         members.append(tuple(state[k] for k in keys))
     if not members:
         raise PredictorCheckpointError(f"reward predictor checkpoint {meta['path']} holds no members")
-    return RewardWeights(max(1, int(meta.get("version", 1))), tuple(members), state["norm_mean"],
-                         state["norm_std"]).check(), meta
+    weights = RewardWeights(max(1, int(meta.get("version", 1))), tuple(members), state["norm_mean"],
+                            state["norm_std"]).check()
+    meta.setdefault("obs_dtype", weights_obs_dtype(weights))
+    return weights, meta
 
 
 def save_predictor_weights(path: Path, weights: RewardWeights, batchnorm: bool) -> None:
@@ -111,5 +122,5 @@ def save_predictor_weights(path: Path, weights: RewardWeights, batchnorm: bool) 
     state = {f"m{m}_w{i}": np.asarray(w) for m, member in enumerate(weights.weights) for i, w in enumerate(member)}
     state.update(norm_mean=np.asarray(weights.norm_mean), norm_std=np.asarray(weights.norm_std))
     save_predictor(path, state, {"n_members": len(weights.weights), "version": weights.version,
-                                 "batchnorm": batchnorm, "weights_only": True})
+                                 "batchnorm": batchnorm, "weights_only": True, "obs_dtype": weights_obs_dtype(weights)})
 

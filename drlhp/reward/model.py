@@ -13,6 +13,8 @@ Christiano et al. (2017), section 2.2.3 and appendix A:
     16 filters, with leaky ReLU (alpha = 0.01), followed by a fully connected layer of size 64 and
     then a scalar output. All convolutional layers use batch norm and dropout with alpha = 0.5".
 
+The networks (a CNN for images, MLPs for vectors, uint8 or float32): drlhp.reward.networks.
+
 Both segments of a pair go through the network in ONE call, concatenated on the batch axis, so they
 share the batch-norm statistics, and ``PairedDropout`` applies the same dropout mask to frame t of
 segment 1 and frame t of segment 2 (the original reproduction ran them as two calls with different
@@ -20,73 +22,14 @@ masks: a difference between the two segments' rewards then partly measures dropo
 """
 from __future__ import annotations
 
-import keras
 import numpy as np
 import tensorflow as tf
-from keras import layers
 
 from drlhp.config import RewardConfig
+from drlhp.reward.networks import OBS_SCALE, PairedDropout, reward_network  # noqa: F401 (re-exported)
 from drlhp.reward.norm import RewardNorm
 from drlhp.runtime.cpu import choose_precision
 from drlhp.runtime.messages import RewardWeights
-
-OBS_SCALE = 1.0 / 255.0
-
-
-class PairedDropout(layers.Layer):
-    """Dropout whose input is [segment-1 frames; segment-2 frames] on the batch axis (two equal
-    halves): one mask is drawn for the first half and used for both."""
-
-    def __init__(self, rate: float, seed: int, **kwargs):
-        super().__init__(**kwargs)
-        self.rate = rate
-        self.seed_generator = keras.random.SeedGenerator(seed)
-
-    def call(self, x, training=False):
-        if not training or self.rate == 0:
-            return x
-        half = tf.shape(x)[0] // 2
-        shape = tf.concat([[half], tf.shape(x)[1:]], axis=0)
-        keep = tf.cast(keras.random.uniform(shape, seed=self.seed_generator) >= self.rate, x.dtype)
-        mask = tf.concat([keep, keep], axis=0) / (1.0 - self.rate)
-        return x * mask
-
-
-def reward_network(obs_shape: tuple, seed: int, dropout: float, batchnorm: bool = True,
-                   dropout_layers: int = 4, bfloat16: bool = False) -> keras.Model:
-    """One member: a batch of single observations (B, *obs_shape) -> rewards (B,). Dropout follows the
-    first ``dropout_layers`` of the 4 convolutions (the paper: all 4; the original reproduction: 3).
-    ``bfloat16``: the 4 convolutions (nearly all the FLOPs) compute in bfloat16 (Keras's mixed_bfloat16:
-    weights, the dense layers, the loss and its gradients stay float32), about 1.45x faster per training step
-    where the CPU has AVX512_BF16 or AMX (docs/results.md, session 9), slower elsewhere. bfloat16 keeps 8 bits
-    of mantissa: a trained predictor whose raw output carries a large offset through its features (Pong's:
-    about 40 against a spread of 0.13) may lose much of its spread to rounding; check before relying on it."""
-    hidden = {"dtype": "mixed_bfloat16"} if bfloat16 else {}
-    obs = keras.Input(shape=obs_shape, dtype="uint8", name="obs")
-    x = layers.Rescaling(OBS_SCALE, dtype="float32")(obs)  # observations normalized here, always
-    if len(obs_shape) == 3:
-        for i, (size, stride) in enumerate(((7, 3), (5, 2), (3, 1), (3, 1))):
-            x = layers.Conv2D(16, size, strides=stride,
-                              kernel_initializer=keras.initializers.GlorotUniform(seed + i), **hidden)(x)
-            if batchnorm:
-                x = layers.BatchNormalization(**hidden)(x)
-            x = layers.LeakyReLU(negative_slope=0.01, **hidden)(x)
-            if i < dropout_layers:
-                x = PairedDropout(dropout, seed=seed + 100 + i, **hidden)(x)
-        x = layers.Flatten()(x)
-    elif len(obs_shape) != 1:
-        raise ValueError(f"no reward network for observations of shape {obs_shape}")
-    x = layers.Dense(64, kernel_initializer=keras.initializers.GlorotUniform(seed + 10))(x)
-    x = layers.LeakyReLU(negative_slope=0.01)(x)
-    if len(obs_shape) == 1:
-        x = layers.Dense(64, kernel_initializer=keras.initializers.GlorotUniform(seed + 11))(x)
-        x = layers.LeakyReLU(negative_slope=0.01)(x)
-    # A small output layer: summed over a segment, Glorot-sized rewards start far from indifference,
-    # where the 10% random-answer term flattens the loss and a confidently wrong pair gets almost no
-    # gradient (measured on MovingDot: no learning in 1,000 steps with Glorot; see tests).
-    r = layers.Dense(1, kernel_initializer=keras.initializers.RandomNormal(stddev=0.01, seed=seed + 12),
-                     dtype="float32")(x)
-    return keras.Model(obs, layers.Reshape(())(r))
 
 
 def preference_loss(sum_r1, sum_r2, mu, random_answer_prob: float = 0.1):
@@ -107,6 +50,10 @@ def _accuracy_counts(sum_r1, sum_r2, mu):
 class RewardEnsemble:
     """n_members reward networks, their compiled train / evaluate / predict steps and Adam states.
 
+    Observations are uint8 (images, quantized vectors) or, with ``obs_dtype=np.float32``, float32 vectors (D,)
+    (a Box-action env's observation and action): then each member normalizes its input itself, with the
+    statistics ``set_input_norm`` gives it (drlhp.reward.networks).
+
     predict(obs (B, *obs_shape)) -> (n_members, B) raw per-step rewards (inference mode)
     reward(obs) -> (B,) the policy's reward: members normalized with the published stats, averaged
     train_step(s1, s2 (M, B, T, ...), mu (M, B, 2), l2 (M,)) -> per-member loss, accuracy
@@ -117,26 +64,31 @@ class RewardEnsemble:
 
     EVAL_FRAMES = 3200  # frames per evaluation call: 256 pairs of 5-step clips in one, 64 of 25-step clips
 
-    def __init__(self, obs_shape: tuple, cfg: RewardConfig, seed: int):
+    def __init__(self, obs_shape: tuple, cfg: RewardConfig, seed: int, obs_dtype=np.uint8):
         self.cfg = cfg
         self.obs_shape = tuple(obs_shape)
+        self.obs_dtype = np.dtype(obs_dtype)
+        if self.obs_dtype not in (np.uint8, np.float32) or (self.obs_dtype == np.float32 and len(self.obs_shape) != 1):
+            raise ValueError(f"RewardEnsemble takes uint8 observations or float32 vectors (D,), not "
+                             f"{self.obs_dtype} {self.obs_shape}")
         self.n_members = cfg.n_members
         self.precision = choose_precision(cfg.bfloat16, cfg.onednn)
         self.members = [reward_network(self.obs_shape, seed * 1000 + 37 * m, cfg.dropout, cfg.batchnorm,
-                                       cfg.dropout_layers, self.precision.bfloat16)
+                                       cfg.dropout_layers, self.precision.bfloat16, self.obs_dtype)
                         for m in range(self.n_members)]
         self.norm = RewardNorm(self.n_members, cfg.norm_std, cfg.clip)
         self.version = 0
         self._adam = [[(tf.Variable(tf.zeros_like(v), trainable=False), tf.Variable(tf.zeros_like(v), trainable=False))
                        for v in model.trainable_variables] for model in self.members]
         self._adam_t = tf.Variable(0.0, trainable=False)
-        obs_spec = tf.TensorSpec((None, *self.obs_shape), tf.uint8)
-        pairs_spec = tf.TensorSpec((self.n_members, None, None, *self.obs_shape), tf.uint8)
+        dtype = tf.as_dtype(self.obs_dtype)
+        obs_spec = tf.TensorSpec((None, *self.obs_shape), dtype)
+        pairs_spec = tf.TensorSpec((self.n_members, None, None, *self.obs_shape), dtype)
         self._predict = tf.function(self._predict_graph, autograph=False, input_signature=[obs_spec])
         self._train = tf.function(self._train_graph, autograph=False, input_signature=[
             pairs_spec, pairs_spec, tf.TensorSpec((self.n_members, None, 2), tf.float32),
             tf.TensorSpec((self.n_members,), tf.float32)])
-        seg_spec = tf.TensorSpec((None, None, *self.obs_shape), tf.uint8)
+        seg_spec = tf.TensorSpec((None, None, *self.obs_shape), dtype)
         eval_spec = [seg_spec, seg_spec, tf.TensorSpec((None, 2), tf.float32)]
         self._evaluate = tf.function(lambda s1, s2, mu: self._evaluate_graph(s1, s2, mu, self.members),
                                      autograph=False, input_signature=eval_spec)
@@ -251,6 +203,27 @@ class RewardEnsemble:
     def norm_set(self) -> bool:
         """Whether the normalization statistics were ever set (else the next update replaces them)."""
         return self.norm.is_set
+
+    @property
+    def has_input_norm(self) -> bool:
+        """Whether the members normalize their input themselves (float32 vectors; uint8 is scaled by 1/255)."""
+        return self.obs_dtype == np.float32
+
+    def set_input_norm(self, mean: np.ndarray, std: np.ndarray) -> None:
+        """Every member's per-feature input normalization: (x - mean) / max(std, INPUT_STD_FLOOR), clipped to
+        +-INPUT_CLIP (drlhp.reward.networks). Weights of the members: published and checkpointed with them."""
+        if not self.has_input_norm:
+            raise ValueError(f"a {self.obs_dtype} reward network has no input normalization (it scales by 1/255)")
+        mean, std = np.asarray(mean, np.float32), np.asarray(std, np.float32)
+        if mean.shape != self.obs_shape or std.shape != self.obs_shape:
+            raise ValueError(f"input normalization of shape {mean.shape}/{std.shape}, want {self.obs_shape}")
+        for model in self.members:
+            model.get_layer("input_norm").set(mean, std)
+
+    def input_norm(self) -> tuple[np.ndarray, np.ndarray]:
+        """Member 0's input normalization (mean, std), as set (all members hold the same)."""
+        layer = self.members[0].get_layer("input_norm")
+        return np.asarray(layer.mean.numpy()), np.asarray(layer.std.numpy())
 
     # --- weights across processes, and checkpoints ---------------------------------------------
     def publish(self) -> RewardWeights:

@@ -7,7 +7,8 @@ across both splits. When more than ``max_prefs`` entries are held, the oldest is
 are stored once each, keyed by ``Segment.id`` (sha1 content hash), and reference-counted.
 
 Memory: observations decoded in one array of rows, frame stacks as their frames
-(drlhp.reward.pref_store). Files: an appending manifest and write-once chunks, with damage confined to a
+(drlhp.reward.pref_store); uint8, or float32 for a Box-action env's segments (the first segment sets which,
+a segment of the other dtype is refused). Files: an appending manifest and write-once chunks, with damage confined to a
 chunk (drlhp.reward.pref_db_files: ``save``, ``load``, ``check``, ``PrefDBError``).
 """
 from __future__ import annotations
@@ -77,6 +78,30 @@ class PrefDB(PrefDBFiles):
         obs = self._store.data.nbytes if self._store is not None else 0
         return obs + sum(len(s.frames_z) for s in self._segments.values())
 
+    @property
+    def obs_dtype(self) -> np.dtype | None:
+        """The dtype of the observations held (uint8 or float32); None before the first segment."""
+        return None if self._store is None else self._store.dtype
+
+    @property
+    def n_obs_rows(self) -> int:
+        """Rows of the observation store in use (a frame stack's frames; else one per step held)."""
+        return 0 if self._store is None else self._store.rows_used
+
+    @property
+    def n_obs_rows_stored(self) -> int:
+        """Rows ever stored (loaded ones included): grows with every new segment, evictions or not."""
+        return 0 if self._store is None else self._store.rows_stored
+
+    def obs_rows(self) -> np.ndarray:
+        """Every row of the observation store in use, (N, *row shape) (a new array): for a (T, D) segment,
+        its steps. What the predictor's input normalization is measured on."""
+        if self._store is None:
+            return np.zeros((0,), np.uint8)
+        used = np.ones(len(self._store.data), bool)
+        used[self._store.free] = False
+        return self._store.data[used]
+
     def entries(self, split: str) -> list[Entry]:
         if split not in SPLITS:
             raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
@@ -105,7 +130,7 @@ class PrefDB(PrefDBFiles):
         return self._segments[seg_id].true_rewards.copy()
 
     def segment_obs(self, seg_id: str) -> np.ndarray:
-        """The segment's (T, ...) uint8 observations (a new array)."""
+        """The segment's (T, ...) observations, uint8 or float32 (a new array)."""
         return self._store.gather(self._segments[seg_id].rows)
 
     def segment(self, seg_id: str) -> Segment:
@@ -114,11 +139,11 @@ class PrefDB(PrefDBFiles):
                        s.true_rewards.copy(), s.env_id, s.worker, s.step)
 
     def batch(self, split: str, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """obs1 (B, T, ...), obs2 (B, T, ...) uint8 and mu (B, 2) float32 of the chosen entries."""
+        """obs1 (B, T, ...), obs2 (B, T, ...) (the database's dtype) and mu (B, 2) float32 of the chosen entries."""
         return self.batches(split, np.asarray(indices).reshape(-1))
 
     def batches(self, split: str, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """indices of any shape S, e.g. (members, B) -> obs1, obs2 (*S, T, ...) uint8 and mu (*S, 2)
+        """indices of any shape S, e.g. (members, B) -> obs1, obs2 (*S, T, ...) and mu (*S, 2)
         float32: one fancy-index gather per side."""
         indices = np.asarray(indices)
         entries = self.entries(split)
@@ -146,8 +171,9 @@ class PrefDB(PrefDBFiles):
         entry = Entry(s1.id, s2.id, (float(pref.mu[0]), float(pref.mu[1])), self.counter)
         if _key(entry.id1, entry.id2, entry.mu) in self._keys:
             return False
-        if self._store is not None and tuple(s1.obs.shape[1:]) != self._store.obs_shape:
-            raise ValueError(f"PrefDB holds observations of shape {self._store.obs_shape}, got {s1.obs.shape[1:]}")
+        why = self._store.refuses(s1.obs) if self._store is not None else None
+        if why:
+            raise ValueError(why)
         for seg, sid in ((s1, entry.id1), (s2, entry.id2)):
             if sid not in self._segments:
                 self._store_segment(sid, seg.obs, zlib.compress(np.ascontiguousarray(seg.frames).data, 1),
@@ -207,7 +233,7 @@ class PrefDB(PrefDBFiles):
 
     def _store_segment(self, sid, obs, frames_z, frames_shape, true_rewards, env_id, worker, step) -> None:
         if self._store is None:
-            self._store = _RowStore(tuple(obs.shape[1:]))
+            self._store = _RowStore(tuple(obs.shape[1:]), obs.dtype)
         self._segments[sid] = _Stored(self._store.put(obs), frames_z, tuple(frames_shape),
                                       np.array(true_rewards, np.float32), str(env_id), int(worker), int(step))
 

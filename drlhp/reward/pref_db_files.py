@@ -3,8 +3,10 @@ from ``PrefDBFiles`` here).
 
 Format 2: ``save(path)`` appends. ``path`` is a small manifest (.npz: JSON ``meta`` with the
 format, bound, split RNG state and the list of chunks); ``<stem>_chunks/NNNNNN.npz`` are write-once
-chunks, each holding the segments first saved in it (zlib-compressed ``obs_blob``, ``frames_blob``,
-``true_rewards``) and the log of changes since the previous save (``add``, ``remove``, ``relabel``).
+chunks, each holding the segments first saved in it (zlib-compressed observations and frames in one
+``blob``, ``true_rewards``; each segment's meta says its observations' dtype, ``obs_dtype``: uint8 or float32,
+uint8 where absent, as in files written before float segments)
+and the log of changes since the previous save (``add``, ``remove``, ``relabel``).
 A save writes one chunk (what is new) and the manifest, so it costs the same at 500 and at 10,000
 preferences; when the log holds more than twice what is live (evictions), the save writes one
 compacted chunk instead and deletes the old ones. Both writes are atomic (``drlhp.runtime.npz_json``: temp
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
 FORMAT = "drlhp-prefdb"
 CHUNK_FORMAT = "drlhp-prefdb-chunk"
 FORMAT_VERSION = 2
+OBS_DTYPES = ("uint8", "float32")  # a segment's observations, as its meta names them
 COMPACT_SLACK = 1000  # log operations allowed beyond twice the live entries before a save compacts
 
 
@@ -126,6 +129,7 @@ class PrefDBFiles:
             s = self._segments[sid]
             obs_z = zlib.compress(self.segment_obs(sid).data, 1)
             segs.append({"id": sid, "obs_shape": [len(s.true_rewards), *self._store.obs_shape],
+                         "obs_dtype": self._store.dtype.name,
                          "frames_shape": list(s.frames_shape), "obs_offset": offset, "obs_nbytes": len(obs_z),
                          "frames_offset": offset + len(obs_z), "frames_nbytes": len(s.frames_z),
                          "rewards_offset": r_offset, "length": len(s.true_rewards),
@@ -287,7 +291,10 @@ class PrefDBFiles:
         try:
             frames_z = bytes(raw[m["frames_offset"]:m["frames_offset"] + m["frames_nbytes"]])
             _unzip(frames_z, m["frames_shape"])
-            obs = _unzip(raw[m["obs_offset"]:m["obs_offset"] + m["obs_nbytes"]], m["obs_shape"])
+            dtype = m.get("obs_dtype", "uint8")  # absent: a file from before float segments
+            if dtype not in OBS_DTYPES:
+                raise ValueError(f"observations of dtype {dtype!r}, want one of {OBS_DTYPES}")
+            obs = _unzip(raw[m["obs_offset"]:m["obs_offset"] + m["obs_nbytes"]], m["obs_shape"], np.dtype(dtype))
         except (zlib.error, ValueError) as e:
             raise _Bad(f"chunk {chunk}: segment {m['id']}: compressed data damaged ({e})") from None
         if len(r) != m["length"] or segment_id(obs, r) != m["id"]:

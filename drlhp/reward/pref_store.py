@@ -1,8 +1,9 @@
 """What the preference database (drlhp.reward.pref_db) holds in memory: its entries, its stored segments,
 and the row store of their decoded observations.
 
-Observations are held decoded in one preallocated uint8 array of rows (``_RowStore``), so a training batch
-is one fancy-index gather. Frame stacks are stored as their frames: a (T, H, W, K) clip whose stack slides
+Observations are held decoded in one preallocated array of rows (``_RowStore``: uint8, or float32 for a
+Box-action env's (T, D) segments; the first segment stored sets which), so a training batch is one
+fancy-index gather. Frame stacks are stored as their frames: a (T, H, W, K) clip whose stack slides
 by one frame per step takes T + K - 1 rows of (H, W), not T * K (a clip that crosses a reset keeps all
 T * K). What a person watches (``frames``) stays zlib-compressed.
 """
@@ -37,26 +38,42 @@ class _Stored:
 
 
 class _RowStore:
-    """Decoded observations: rows of one uint8 array, grown by half when full, freed rows reused.
+    """Decoded observations: rows of one array (uint8, or float32), grown by half when full, freed rows reused.
 
-    A (T, H, W, K) frame stack (K > 1) is stored as (H, W) frames; anything else as (T,) rows of its
+    A (T, H, W, K) uint8 frame stack (K > 1) is stored as (H, W) frames; anything else as (T,) rows of its
     per-step shape. ``gather(rows)`` turns a batch of row indices back into observations."""
 
-    def __init__(self, obs_shape: tuple[int, ...]):
-        self.obs_shape = tuple(obs_shape)
-        self.stacked = len(obs_shape) == 3 and obs_shape[-1] > 1
+    def __init__(self, obs_shape: tuple[int, ...], dtype=np.uint8):
+        self.obs_shape, self.dtype = tuple(obs_shape), np.dtype(dtype)
+        if self.dtype not in (np.uint8, np.float32):
+            raise ValueError(f"PrefDB holds uint8 or float32 observations, not {self.dtype}")
+        self.stacked = len(obs_shape) == 3 and obs_shape[-1] > 1 and self.dtype == np.uint8
         self.row_shape = obs_shape[:2] if self.stacked else self.obs_shape
-        self.data = np.empty((0, *self.row_shape), np.uint8)
+        self.data = np.empty((0, *self.row_shape), self.dtype)
         self.free: list[int] = []  # a stack: the lowest free row is used first
+        self.rows_stored = 0  # rows ever put here (each reused row counts again)
 
     @property
     def nbytes_used(self) -> int:
-        return (len(self.data) - len(self.free)) * int(np.prod(self.row_shape))
+        return (len(self.data) - len(self.free)) * int(np.prod(self.row_shape)) * self.dtype.itemsize
+
+    @property
+    def rows_used(self) -> int:
+        return len(self.data) - len(self.free)
+
+    def refuses(self, obs: np.ndarray) -> str | None:
+        """Why ``obs`` (T, ...) cannot be stored here (one line), or None."""
+        if obs.dtype != self.dtype:
+            return f"PrefDB holds {self.dtype} observations, got {obs.dtype} (one database holds one kind of env)"
+        if tuple(obs.shape[1:]) != self.obs_shape:
+            return f"PrefDB holds observations of shape {self.obs_shape}, got {obs.shape[1:]}"
+        return None
 
     def put(self, obs: np.ndarray) -> np.ndarray:
         """Store one segment's (T, *obs_shape) observations; returns its row indices."""
-        if tuple(obs.shape[1:]) != self.obs_shape:
-            raise ValueError(f"PrefDB holds observations of shape {self.obs_shape}, got {obs.shape[1:]}")
+        why = self.refuses(obs)
+        if why:
+            raise ValueError(why)
         t = len(obs)
         if t == 0:
             return np.zeros((0, obs.shape[-1]) if self.stacked else (0,), np.int64)
@@ -75,6 +92,7 @@ class _RowStore:
         idx = np.array(self.free[-len(units):][::-1])
         del self.free[-len(units):]
         self.data[idx] = units
+        self.rows_stored += len(units)
         return idx[local]
 
     def release(self, rows: np.ndarray) -> None:
@@ -87,7 +105,7 @@ class _RowStore:
         pretraining, 1.07x on the whole (bench/pretrain_speed.py --compare; docs/results.md, session 11)."""
         if not self.stacked:
             return self.data[rows]
-        out = np.empty((*rows.shape[:-1], *self.row_shape, rows.shape[-1]), np.uint8)
+        out = np.empty((*rows.shape[:-1], *self.row_shape, rows.shape[-1]), self.dtype)
         for k in range(rows.shape[-1]):
             out[..., k] = self.data[rows[..., k]]
         return out
@@ -95,11 +113,11 @@ class _RowStore:
     def _grow(self, need: int) -> None:
         old = len(self.data)
         new = max(old + need, old * 3 // 2, 64)
-        data = np.empty((new, *self.row_shape), np.uint8)
+        data = np.empty((new, *self.row_shape), self.dtype)
         data[:old] = self.data
         self.data = data
         self.free[:0] = range(new - 1, old - 1, -1)  # below the free rows already held: used last
 
 
-def _unzip(z: bytes, shape) -> np.ndarray:
-    return np.frombuffer(zlib.decompress(z), np.uint8).reshape(shape)
+def _unzip(z: bytes, shape, dtype=np.uint8) -> np.ndarray:
+    return np.frombuffer(zlib.decompress(z), dtype).reshape(shape)

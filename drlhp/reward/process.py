@@ -29,9 +29,10 @@ from drlhp.runtime.run_paths import RunPaths
 
 
 def run_reward_predictor(cfg: RunConfig, ports: PredictorPorts, run_dir: str, log=print, *,
-                         obs_shape: tuple) -> dict:
-    """The reward-predictor process (see the module docstring and RewardPredictorProcess)."""
-    return RewardPredictorProcess(cfg, ports, run_dir, obs_shape, log=log).run()
+                         predictor_input: tuple) -> dict:
+    """The reward-predictor process (see the module docstring and RewardPredictorProcess). ``predictor_input``:
+    (obs_shape, obs_dtype) of the predictor's per-step input (envs.predictor_input, worked out by drlhp.roles)."""
+    return RewardPredictorProcess(cfg, ports, run_dir, predictor_input, log=log).run()
 
 
 class RewardPredictorProcess:
@@ -49,8 +50,9 @@ class RewardPredictorProcess:
     under ``lock``, while this one trains; an error there reaches the main loop (``_check_drain``).
     """
 
-    def __init__(self, cfg: RunConfig, ports: PredictorPorts, run_dir: str, obs_shape: tuple, log=print):
-        self.cfg, self.obs_shape, self.log = cfg, obs_shape, log
+    def __init__(self, cfg: RunConfig, ports: PredictorPorts, run_dir: str, predictor_input: tuple, log=print):
+        self.cfg, self.log = cfg, log
+        self.obs_shape, self.obs_dtype = tuple(predictor_input[0]), np.dtype(predictor_input[1])  # uint8 or float32
         self.collect_only = cfg.gathers
         self.ports = ports
         self.run_dir = Path(run_dir)
@@ -93,6 +95,9 @@ class RewardPredictorProcess:
         source = prefs_to_load(cfg, self.run_dir)
         if source is not None:
             self.db = PrefDB.load(source, max_prefs=p.max_prefs)
+            if self.db.obs_dtype not in (None, self.obs_dtype):
+                raise ValueError(f"the preference database {source} holds {self.db.obs_dtype} observations, "
+                                 f"this env's predictor takes {self.obs_dtype}")
             self.log(f"[reward] loaded {len(self.db)} preferences")
         else:
             self.db = PrefDB(max_prefs=p.max_prefs, seed=cfg.seed)
@@ -101,7 +106,8 @@ class RewardPredictorProcess:
         self.thread.start()
         self.logger = MetricsLogger(self.run_dir, tb_subdir=RunPaths.TB / "reward", csv_name="progress_reward.csv")
         if not self.collect_only:
-            self.trainer = RewardTrainer(self.obs_shape, cfg.reward, self.db, self.lock, seed=cfg.seed)
+            self.trainer = RewardTrainer(self.obs_shape, cfg.reward, self.db, self.lock, seed=cfg.seed,
+                                         obs_dtype=self.obs_dtype)
 
     def _load_or_pretrain(self) -> bool:
         """Load the predictor to start from, or wait for the initial preferences and pretrain (also

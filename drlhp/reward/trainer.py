@@ -35,16 +35,26 @@ def pretrain_rule(best: float, since: int, acc: float, min_gain: float) -> tuple
 
 
 FIRST_NORM_FACTOR = 10  # the first normalization: from this many times norm_segments
+INPUT_NORM_GROWTH = 0.25  # float inputs: their normalization is set again once this share of rows is new
 
 
 class RewardTrainer:
-    """The ensemble, its L2 coefficients and bootstrap weights, trained on a PrefDB held under a lock."""
+    """The ensemble, its L2 coefficients and bootstrap weights, trained on a PrefDB held under a lock.
 
-    def __init__(self, obs_shape: tuple, cfg: RewardConfig, db: PrefDB, lock: threading.Lock, seed: int):
+    Float32 inputs (a Box-action env's observation and action, ``obs_dtype``): the members' input
+    normalization is set from every row the database holds (each stored step) before the first training
+    step of each sitting, and again whenever the rows stored since the last set reach INPUT_NORM_GROWTH (25%)
+    of the rows held then (the database grown by 25%, or, once at its bound, a quarter of it replaced);
+    ``input_norm_sets`` counts the sets (metric reward/input_norm_sets)."""
+
+    def __init__(self, obs_shape: tuple, cfg: RewardConfig, db: PrefDB, lock: threading.Lock, seed: int,
+                 obs_dtype=np.uint8):
         from drlhp.reward.model import RewardEnsemble
 
         self.cfg, self.db, self.lock = cfg, db, lock
-        self.ensemble = RewardEnsemble(obs_shape, cfg, seed)
+        self.ensemble = RewardEnsemble(obs_shape, cfg, seed, obs_dtype)
+        self.input_norm_sets = 0
+        self._norm_at: tuple[int, int] | None = None  # (rows stored ever, rows held) at the last set
         self.l2 = np.full(cfg.n_members, cfg.l2_init, np.float32)
         self.rng = np.random.default_rng(seed + 7)
         # bootstrap: per training entry (by order, ascending), a Poisson(1) count per member
@@ -62,6 +72,10 @@ class RewardTrainer:
     # --- checkpoints ---------------------------------------------------------------------------
     def load(self, path) -> dict:
         state, meta = load_predictor(path)
+        saved = meta.get("obs_dtype", "uint8")  # absent: saved before float inputs existed
+        if saved != self.ensemble.obs_dtype.name:
+            raise PredictorCheckpointError(f"reward predictor checkpoint {meta['path']} is of {saved} observations, "
+                                           f"this run's are {self.ensemble.obs_dtype.name}")
         try:
             self.ensemble.set_state(state)
         except (KeyError, ValueError) as e:
@@ -81,6 +95,7 @@ class RewardTrainer:
     def save(self, path: Path) -> None:
         save_predictor(path, {**self.ensemble.get_state(), "l2": self.l2},
                        {"steps": self.steps, "version": self.ensemble.version, "n_members": self.cfg.n_members,
+                        "obs_dtype": self.ensemble.obs_dtype.name,
                         "pretrain_target": self.pretrain_target, "batchnorm": self.cfg.batchnorm,
                         "pretrain_best": None if math.isnan(self.pretrain_best) else self.pretrain_best,
                         "pretrain_best_step": self.pretrain_best_step, "pretrain_since_best": self.pretrain_since_best})
@@ -135,10 +150,24 @@ class RewardTrainer:
             if not entries:  # evicted since the caller looked (a tiny --max_prefs): nothing to train on
                 return np.full(self.cfg.n_members, np.nan), np.full(self.cfg.n_members, np.nan)
             self._sync_bootstrap(entries)
+            self._maybe_set_input_norm()
             s1, s2, mu = self.db.batches("train", self._member_indices())  # (members, B, T, ...)
         losses, accs = self.ensemble.train_step(s1, s2, mu, self.l2)
         self.steps += 1
         return losses, accs
+
+    def _maybe_set_input_norm(self) -> None:
+        """Float inputs: set the members' input normalization from the database's rows when due (the class
+        docstring). Caller holds the lock."""
+        if not self.ensemble.has_input_norm:
+            return
+        stored, held = self.db.n_obs_rows_stored, self.db.n_obs_rows
+        if self._norm_at is not None and stored - self._norm_at[0] < INPUT_NORM_GROWTH * self._norm_at[1]:
+            return
+        rows = self.db.obs_rows()
+        self.ensemble.set_input_norm(rows.mean(axis=0, dtype=np.float64), rows.std(axis=0, dtype=np.float64))
+        self._norm_at = (stored, held)
+        self.input_norm_sets += 1
 
     def _val_subset(self, max_pairs: int) -> np.ndarray:
         """The validation pairs evaluated: up to ``max_pairs`` drawn once and kept while the validation set
@@ -193,6 +222,8 @@ class RewardTrainer:
                     "reward/val_loss_strict": float(val_loss_strict.mean()),
                     "reward/train_accuracy": _nanmean(train_acc),
                     "reward/val_accuracy": _nanmean(val_acc)})  # NaN with no strict label (all ties: CartPole)
+        if self.ensemble.has_input_norm:
+            out["reward/input_norm_sets"] = self.input_norm_sets
         self.last_eval = out
         return out
 

@@ -23,8 +23,10 @@ VALID_MU = (MU_LEFT, MU_RIGHT, MU_EQUAL)
 class Segment:
     """A clip of one env worker: ``T`` consecutive agent steps.
 
-    obs: (T, *obs_shape) uint8, what the reward predictor sees (stacked frames, unnormalized).
-    frames: (T, H, W) or (T, H, W, 3) uint8, what a person watches.
+    obs: what the reward predictor sees, unnormalized: (T, *obs_shape) uint8 (stacked frames, a quantized
+        vector), or (T, D) float32 on a Box-action env (each step's raw observation and its clipped action).
+    frames: (T, H, W) or (T, H, W, 3) uint8, what a person watches; or empty, (T, 0, 0) uint8: nothing
+        rendered (Box-action envs, until issue 30).
     true_rewards: (T,) float32, the env's unclipped reward (only the synthetic oracle reads it).
     env_id, worker: where it came from; step: the policy's agent-step count when it was cut.
     """
@@ -38,11 +40,15 @@ class Segment:
 
     def check(self) -> "Segment":
         t = len(self.true_rewards)
-        if self.obs.dtype != np.uint8 or self.obs.ndim < 2 or self.obs.shape[0] != t:
-            raise ValueError(f"Segment.obs must be (T={t}, ...) uint8, got {self.obs.shape} {self.obs.dtype}")
+        obs = self.obs
+        if not (obs.dtype == np.uint8 and obs.ndim >= 2 or obs.dtype == np.float32 and obs.ndim == 2) or len(obs) != t:
+            raise ValueError(f"Segment.obs must be (T={t}, ...) uint8 or (T={t}, D) float32, got {self.obs.shape} "
+                             f"{self.obs.dtype}")
         if self.frames.dtype != np.uint8 or self.frames.ndim not in (3, 4) or self.frames.shape[0] != t:
-            raise ValueError(f"Segment.frames must be (T={t}, H, W[, 3]) uint8, got {self.frames.shape} "
-                             f"{self.frames.dtype}")
+            raise ValueError(f"Segment.frames must be (T={t}, H, W[, 3]) uint8 or empty (T={t}, 0, 0), got "
+                             f"{self.frames.shape} {self.frames.dtype}")
+        if 0 in self.frames.shape[1:] and self.frames.shape != (t, 0, 0):
+            raise ValueError(f"Segment.frames: empty frames must be (T={t}, 0, 0), got {self.frames.shape}")
         if self.true_rewards.dtype != np.float32 or self.true_rewards.ndim != 1:
             raise ValueError(f"Segment.true_rewards must be (T,) float32, got {self.true_rewards.shape} "
                              f"{self.true_rewards.dtype}")
@@ -63,8 +69,12 @@ class Segment:
 
 
 def segment_id(obs: np.ndarray, true_rewards: np.ndarray) -> str:
+    """sha1 of the shape, the observations' bytes and the rewards; a float32 segment's dtype is hashed too
+    (a uint8 segment's id is what it was before float segments existed: saved databases keep their ids)."""
     h = hashlib.sha1()
     h.update(str(obs.shape).encode())
+    if obs.dtype != np.uint8:
+        h.update(str(obs.dtype).encode())
     h.update(np.ascontiguousarray(obs).data)
     h.update(np.ascontiguousarray(true_rewards, dtype=np.float32).data)
     return h.hexdigest()
@@ -84,9 +94,10 @@ class Preference:
             raise ValueError(f"Preference.mu must be one of {VALID_MU}, got {self.mu}")
         self.segment_1.check()
         self.segment_2.check()
-        if self.segment_1.obs.shape != self.segment_2.obs.shape:
-            raise ValueError(f"Preference: segments differ in shape {self.segment_1.obs.shape} "
-                             f"vs {self.segment_2.obs.shape}")
+        o1, o2 = self.segment_1.obs, self.segment_2.obs
+        if o1.shape != o2.shape or o1.dtype != o2.dtype:
+            raise ValueError(f"Preference: segments differ in shape or dtype {o1.shape} {o1.dtype} "
+                             f"vs {o2.shape} {o2.dtype}")
         return self
 
 
