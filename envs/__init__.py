@@ -161,6 +161,21 @@ def observation_shape(env_id: str) -> tuple[int, ...]:
         env.close()
 
 
+def predictor_input(env_id: str) -> tuple[tuple[int, ...], "np.dtype"]:
+    """(shape, dtype) of one step of what the reward predictor sees: (observation_shape(env_id), uint8) for
+    discrete-action envs; ((D + A,), float32) for Box-action envs, the raw observation and the clipped action
+    (issue 29's contract, 1-2). [ppoprefs' shim of vecpred's: the lead keeps vecpred's at merge]"""
+    import numpy as np
+
+    if action_kind(env_id) != "box":
+        return observation_shape(env_id), np.dtype(np.uint8)
+    env = _make_one(env_id)
+    try:
+        return (env.observation_space.shape[0] + env.action_space.shape[0],), np.dtype(np.float32)
+    finally:
+        env.close()
+
+
 def make_vec_env(env_id: str, n_envs: int, n_threads: int = 0, score_visible: bool = False) -> VecEnv:
     """A vector env of ``n_envs`` workers; call ``reset(seed)`` on it before stepping. ``n_threads``:
     Atari's C++ threads (0: one per core); gymnasium envs step in this process. ``score_visible``: Atari's
@@ -177,4 +192,4 @@ def make_vec_env(env_id: str, n_envs: int, n_threads: int = 0, score_visible: bo
 
 __all__ = ["EpisodeStats", "StepResult", "VecEnv", "UnknownEnvError", "UnsupportedEnvError", "MOVING_DOT_ID",
            "ANY_GYM_ENV_NOTE", "check_env_id", "is_valid_env_id", "list_env_ids", "make_vec_env",
-           "frames_per_agent_step", "observation_shape"]
+           "frames_per_agent_step", "observation_shape", "predictor_input"]

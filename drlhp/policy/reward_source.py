@@ -71,10 +71,12 @@ class PredictedReward(RewardSource):
 
     name = "predicted"
 
-    def __init__(self, obs_shape: tuple, cfg, seed: int, weights_to_policy=None, weights=None):
+    def __init__(self, obs_shape: tuple, cfg, seed: int, weights_to_policy=None, weights=None, obs_dtype=np.uint8):
         from drlhp.reward.model import RewardEnsemble
 
-        self.ensemble = RewardEnsemble(obs_shape, cfg, seed)
+        # [ppoprefs' shim of vecpred's obs_dtype: the lead keeps vecpred's PredictedReward at merge]
+        extra = {} if np.dtype(obs_dtype) == np.uint8 else {"obs_dtype": np.dtype(obs_dtype)}
+        self.ensemble = RewardEnsemble(obs_shape, cfg, seed, **extra)
         self.channel = weights_to_policy
         self.weights = None  # the RewardWeights in use (a milestone keeps a copy)
         self.center_steps = getattr(cfg, "center_steps", 0)  # RewardConfig.center_steps

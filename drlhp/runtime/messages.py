@@ -38,9 +38,13 @@ class Segment:
 
     def check(self) -> "Segment":
         t = len(self.true_rewards)
-        if self.obs.dtype != np.uint8 or self.obs.ndim < 2 or self.obs.shape[0] != t:
-            raise ValueError(f"Segment.obs must be (T={t}, ...) uint8, got {self.obs.shape} {self.obs.dtype}")
-        if self.frames.dtype != np.uint8 or self.frames.ndim not in (3, 4) or self.frames.shape[0] != t:
+        vector = self.obs.dtype == np.float32 and self.obs.ndim == 2  # [ppoprefs' shim of vecpred's check]
+        if not (vector or self.obs.dtype == np.uint8) or self.obs.ndim < 2 or self.obs.shape[0] != t:
+            raise ValueError(f"Segment.obs must be (T={t}, ...) uint8 or (T={t}, D) float32, got {self.obs.shape} "
+                             f"{self.obs.dtype}")
+        empty = self.frames.shape == (t, 0, 0)
+        if self.frames.dtype != np.uint8 or self.frames.ndim not in (3, 4) or self.frames.shape[0] != t or (
+                not empty and 0 in self.frames.shape):
             raise ValueError(f"Segment.frames must be (T={t}, H, W[, 3]) uint8, got {self.frames.shape} "
                              f"{self.frames.dtype}")
         if self.true_rewards.dtype != np.float32 or self.true_rewards.ndim != 1:
