@@ -161,7 +161,7 @@ def observation_shape(env_id: str) -> tuple[int, ...]:
         env.close()
 
 
-def predictor_input(env_id: str) -> tuple[tuple[int, ...], "np.dtype"]:
+def predictor_input(env_id: str) -> tuple:
     """(shape, dtype) of one step of what the reward predictor sees: (observation_shape(env_id), uint8) for
     discrete-action envs; ((D + A,), float32) for Box-action envs, the raw observation and the clipped action
     (issue 29's contract, 1-2). [ppoprefs' shim of vecpred's: the lead keeps vecpred's at merge]"""
