@@ -1,4 +1,5 @@
-"""The policy process: A2C on the predictor's reward, feeding segments to the labeller.
+"""The policy process: A2C on the predictor's reward, feeding segments to the labeller (on a Box-action env
+PPO does, with the same observers but EpisodeFeed: drlhp.policy.ppo_prefs).
 
     PolicyTrainer (drlhp.policy.trainer) with
       reward source  PredictedReward: newest weights pulled from weights_to_policy, one batch per rollout
@@ -39,7 +40,7 @@ class SegmentFeed(RolloutObserver):
     def __init__(self, cfg: RunConfig, env, reward_source: RewardSource, ports: PolicyPorts):
         p = cfg.prefs
         self.cutter = SegmentCutter(cfg.env, env.n_envs, env.obs_shape, p.segment_length, p.segments_per_cut,
-                                    env.frames_to_watch)
+                                    env.frames_to_watch, getattr(env, "obs_dtype", np.uint8))
         self.queue, self.reward_source, self.flow = ports.segment_queue, reward_source, ports.segment_flow
         self.sent = self.dropped = 0
         self.steps_seen = 0  # agent steps of every rollout seen, random play included
@@ -189,7 +190,11 @@ def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixe
     (drlhp.runtime.ports.PolicyPorts): its channels; every one None (``PolicyPorts()``): the policy alone,
     on ``fixed_weights`` (--no_labelling). With ``segment_flow`` it cuts and sends only the segments the
     preference interface wants, and reports the agent-step count it schedules labels by; without, it
-    cuts ``segments_per_cut`` every cut."""
+    cuts ``segments_per_cut`` every cut. On a Box-action env (cfg.algo "ppo"): PPO, drlhp.policy.ppo_prefs."""
+    if cfg.algo == "ppo":
+        from drlhp.policy.ppo_prefs import run_ppo_policy
+
+        return run_ppo_policy(cfg, ports, run_dir, log, fixed_weights)
     from drlhp.policy.a2c import build_policy
     from drlhp.policy.reward_source import PredictedReward
     from drlhp.policy.trainer import Agent, Outputs, PolicyTrainer
