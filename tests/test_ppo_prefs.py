@@ -35,6 +35,18 @@ def test_a_float32_cutter_cuts_vector_segments_with_empty_frames_and_refuses_oth
         SegmentCutter("MovingDot-v0", 2, (5,), 3, 2, _empty_frames).add(obs, true, None, step=0)
 
 
+@pytest.mark.parametrize("mode", ["train_policy_with_preferences", "gather_initial_prefs"])
+def test_the_synthetic_oracle_may_label_a_box_action_env_and_a_person_may_not(mode):
+    from drlhp.checks import UsageError, check_inputs
+    from drlhp.config import RunConfig
+
+    cfg = RunConfig(mode=mode, env="InvertedPendulum-v5")
+    check_inputs(replace(cfg, prefs=replace(cfg.prefs, labeller="oracle")))  # nothing to say
+    for person in ("window", "web"):
+        with pytest.raises(UsageError, match=f"--labeller {person} cannot show MuJoCo clips yet \\(issue 30\\)"):
+            check_inputs(replace(cfg, prefs=replace(cfg.prefs, labeller=person)))
+
+
 class _Flow:
     """segment_flow's two calls: it wants ``n`` segments; the policy's step comes back."""
 
