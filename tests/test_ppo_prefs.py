@@ -216,3 +216,47 @@ class _Logger:
 
     def close(self):
         pass
+
+
+def test_mujoco_clips_are_one_and_a_half_seconds_of_each_tasks_own_time_step():
+    """round(1.5 s / dt) with gymnasium's own dt; Reacher, whose episodes are 50 steps (1 s), gets one episode."""
+    import gymnasium as gym
+
+    from drlhp.presets import CLIP_SECONDS, MUJOCO_CLIP_STEPS, MUJOCO_ENV_IDS
+
+    assert set(MUJOCO_CLIP_STEPS) == set(MUJOCO_ENV_IDS)
+    for env_id, steps in MUJOCO_CLIP_STEPS.items():
+        env = gym.make(env_id)
+        dt, length = env.unwrapped.dt, env.spec.max_episode_steps
+        env.close()
+        assert steps == min(round(CLIP_SECONDS / dt), length), env_id
+    assert MUJOCO_CLIP_STEPS["Reacher-v5"] == 50 and MUJOCO_CLIP_STEPS["Hopper-v5"] == 188
+
+
+def _preset_cfg(*argv):
+    from drlhp.config import build_parser, config_from_args
+    from drlhp.presets import with_preset
+
+    expanded, name, line = with_preset(list(argv))
+    return config_from_args(build_parser().parse_args(expanded)), name, line
+
+
+def test_the_mujoco_preset_adds_the_papers_settings_from_preferences_and_leaves_the_true_rewards_alone():
+    from drlhp.checks import check_inputs
+    from drlhp.presets import PRESETS
+
+    cfg, name, line = _preset_cfg("--env", "Hopper-v5", "--synthetic_prefs")
+    assert name == "mujoco" and "learning from preferences, so" in line and "--segment_length 188" in line
+    assert (cfg.prefs.segment_length, cfg.ppo.ent_coef, cfg.prefs.n_initial_prefs, cfg.prefs.n_labels) == (
+        188, 0.01, 350, 1050)  # 1,400 labels, 25% of them from the random policy
+    assert cfg.prefs.label_schedule == "paper" and cfg.reward.n_members == 3 and not cfg.reward.batchnorm
+    check_inputs(cfg)
+    swimmer, _, _ = _preset_cfg("gather_initial_prefs", "--env", "Swimmer-v5", "--synthetic_prefs")
+    assert swimmer.ppo.ent_coef == 0.001 and swimmer.prefs.segment_length == 38
+    mine, _, _ = _preset_cfg("--env", "Hopper-v5", "--synthetic_prefs", "--ppo_ent_coef", "0.02")
+    assert mine.ppo.ent_coef == 0.02  # the command line still wins
+    # the true reward's runs: the preset's flags and line exactly as before (a baseline resumes unchanged)
+    true, _, line = _preset_cfg("train_policy_with_original_rewards", "--env", "Hopper-v5")
+    assert line.endswith(f": {PRESETS['mujoco']}") and true.ppo.ent_coef == 0.0 and true.prefs.segment_length == 25
+    bare, _, line = _preset_cfg("--env", "Hopper-v5", "--synthetic_prefs", "--preset", "none")
+    assert line is None and bare.prefs.segment_length == 25

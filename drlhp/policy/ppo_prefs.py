@@ -1,5 +1,6 @@
 """The policy process on a Box-action env (--algo ppo, MuJoCo): PPO on the reward predictor's reward, feeding
-segments to the labeller (issue 29). drlhp.policy.process.run_policy hands a PPO run to ``run_ppo_policy``.
+segments to the labeller (issue 29): drlhp.policy.process.run_policy hands a PPO run to its run_ppo_policy, which
+builds it with this module's pieces.
 
     PPOTrainer (drlhp.policy.ppo_trainer) in PolicyTrainer's loop, with
       envs           fixed-length episodes (envs/fixed_length.py: a fall costs reward and ends no episode)
@@ -17,9 +18,6 @@ segments to the labeller (issue 29). drlhp.policy.process.run_policy hands a PPO
 from __future__ import annotations
 
 import numpy as np
-
-from drlhp.config import RunConfig
-from drlhp.runtime.ports import PolicyPorts
 
 
 class BoxSegments:
@@ -40,44 +38,3 @@ class BoxSegments:
 def predictor_shape(envs) -> tuple[int]:
     """(D + A,): one step of x_t on a gymnasium vector env of Box actions."""
     return (envs.single_observation_space.shape[0] + envs.single_action_space.shape[0],)
-
-
-def run_ppo_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixed_weights=None) -> dict:
-    """run_policy on a Box-action env: PPO on the predictor's reward until the budget or the stop event; returns
-    the summary figures (``ports`` and ``fixed_weights`` as run_policy's)."""
-    from drlhp.policy.ppo_trainer import PPOTrainer, build_ppo
-    from drlhp.policy.process import PredictorPace, SegmentFeed
-    from drlhp.policy.reward_source import PredictedReward
-    from drlhp.policy.trainer import Agent, Outputs
-    from drlhp.runtime.metrics import MetricsLogger
-    from drlhp.runtime.run_record import RunRecord
-    from drlhp.runtime.segment_wire import register_compact_pickling
-    from envs.fixed_length import any_vector_env, describe
-
-    episodes = describe(cfg.env, cfg.ppo.fall_penalty)
-    log(f"[policy] PPO on the predictor's reward; {episodes}", flush=True)
-    envs = any_vector_env(cfg.env, cfg.ppo.n_envs, cfg.ppo.fall_penalty)
-    logger = None
-    try:
-        policy = build_ppo(cfg, envs)
-        shape = predictor_shape(envs)
-        reward = PredictedReward(shape, cfg.reward, cfg.seed, ports.weights_to_policy, weights=fixed_weights,
-                                 obs_dtype=np.float32)
-        register_compact_pickling()  # segments leave this process without what the receiver can rebuild
-        logger = MetricsLogger(run_dir)
-        observers = [SegmentFeed(cfg, BoxSegments(cfg.ppo.n_envs, shape), reward, ports)]
-        if ports.pair_updates is not None:
-            observers.append(PredictorPace(cfg.reward.updates_per_step, ports))
-        trainer = PPOTrainer(cfg, Agent(envs, policy, reward), Outputs(RunRecord(run_dir), logger, log), ports,
-                             observers, episodes=episodes)
-        try:
-            return trainer.train()
-        except KeyboardInterrupt:  # only where this runs in the parent (--no_labelling): save first
-            trainer.checkpoint()
-            raise
-    finally:
-        if ports.segment_queue is not None:
-            ports.segment_queue.cancel_join_thread()  # unsent segments may be dropped at exit (by design)
-        if logger is not None:
-            logger.close()
-        envs.close()
