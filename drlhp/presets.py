@@ -89,7 +89,9 @@ MUJOCO_CLIP_STEPS: dict[str, int] = {"Hopper-v5": 188, "Walker2d-v5": 188, "Half
 # What a preset adds in the preference modes (every mode but the true reward's and watch). mujoco: the paper's
 # MuJoCo settings for the predictor's reward: entropy bonus 0.01; 1,400 labels (its table's larger count), 25% of them
 # (350) from the random policy first, the other 1,050 at a rate proportional to 1 / (T + c) (--label_schedule
-# paper); 3 predictors, the paper's MLP without batch norm. Per task: its clip length, Swimmer's bonus 0.001.
+# paper; its c is Atari's 5e6 frames, here 5e6 agent steps, where the paper's MuJoCo runs had 2e6: over a 1M-step run
+# the two hand out 55% and 52% of the labels by 0.5M); 3 predictors, the paper's MLP without batch norm. Per task:
+# its clip length, Swimmer's bonus 0.001.
 FOR_PREFERENCES: dict[str, str] = {
     "mujoco": ("--ppo_ent_coef 0.01 --n_initial_prefs 350 --n_labels 1050 --label_schedule paper --n_predictors 3 "
                "--no-reward_batchnorm"),
