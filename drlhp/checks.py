@@ -14,7 +14,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from drlhp.config import TRAIN_POLICY_WITH_ORIGINAL_REWARDS, WATCH, RunConfig, config_problem
+from drlhp.config import RunConfig, config_problem
 from drlhp.runtime.run_paths import RunPaths
 from drlhp.runtime.run_record import RunRecord
 from pref_interface.labellers import LABELLERS
@@ -34,9 +34,9 @@ def check_inputs(cfg: RunConfig) -> None:
     _check_files(cfg)
 
 
-# The modes that run PPO on a Box-action env: the env's own reward (and watching what that trained). The
-# preference modes need a predictor for vector observations and actions, not built yet (issue 29).
-BOX_ACTION_MODES = (TRAIN_POLICY_WITH_ORIGINAL_REWARDS, WATCH)
+# The labeller that can label a Box-action env's clips: the synthetic oracle (it reads the task's reward). A
+# person would watch the clip, and nothing renders MuJoCo clips yet (issue 30): the segments carry no frames.
+BOX_ACTION_LABELLERS = ("oracle",)
 
 
 def algo_for(cfg: RunConfig, action_kind: str) -> str:
@@ -61,9 +61,9 @@ def _check_env(cfg: RunConfig) -> str:
         raise UsageError("--env is required (list valid ids with: python run.py --list_envs)")
     try:  # drlhp's and Atari ids by name; any other gymnasium id by its spec and one env made
         kind = envs.action_kind(cfg.env)
-        if kind == "box" and cfg.mode not in BOX_ACTION_MODES:
-            raise UsageError(f"{cfg.env} has continuous actions: learning from preferences on it is not built yet "
-                             f"(issue 29); train_policy_with_original_rewards runs PPO on it")
+        if kind == "box" and cfg.labels and cfg.prefs.labeller not in BOX_ACTION_LABELLERS:
+            raise UsageError(f"{cfg.env} has continuous actions: --labeller {cfg.prefs.labeller} cannot show MuJoCo "
+                             f"clips yet (issue 30); --synthetic_prefs labels them (the synthetic oracle)")
         envs.check_env_id(cfg.env, box_actions=kind == "box")
     except envs.UnknownEnvError:
         raise UsageError(f"unknown env {cfg.env!r}; list valid ids with: python run.py --list_envs") from None

@@ -73,8 +73,8 @@ def _train_in_this_process(cfg: RunConfig, record: RunRecord, make_env, make_tra
 def _train_ppo(cfg: RunConfig, record: RunRecord) -> int:
     """train_policy_with_original_rewards on Box actions: PPO on the env's own reward, in fixed-length episodes
     (envs/fixed_length.py) where the task would end on a fall."""
-    from drlhp.policy.ppo_trainer import PPOTrainer, build_ppo
-    from drlhp.policy.trainer import Outputs
+    from drlhp.policy.ppo_trainer import EnvReward, PPOTrainer, build_ppo
+    from drlhp.policy.trainer import Agent, Outputs
     from envs.fixed_length import any_vector_env, describe
 
     if cfg.stop_at_success_rate is not None:
@@ -85,7 +85,8 @@ def _train_ppo(cfg: RunConfig, record: RunRecord) -> int:
           f"{cfg.total_timesteps:,} agent steps -> {record.dir}\n[run] {episodes}", flush=True)
     return _train_in_this_process(
         cfg, record, lambda: any_vector_env(cfg.env, cfg.ppo.n_envs, cfg.ppo.fall_penalty),
-        lambda envs, logger: PPOTrainer(cfg, envs, build_ppo(cfg, envs), Outputs(record, logger), episodes))
+        lambda envs, logger: PPOTrainer(cfg, Agent(envs, build_ppo(cfg, envs), EnvReward()), Outputs(record, logger),
+                                        episodes=episodes))
 
 
 def _stopped(e: KeyboardInterrupt, trainer, cfg: RunConfig, record: RunRecord) -> int:

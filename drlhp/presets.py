@@ -40,11 +40,19 @@ drlhp's bare defaults (the paper's Atari settings, drlhp.config).
                 the paper's 0.01 was for the predictor's reward), a checkpoint every 50 updates (102,400 agent
                 steps); the paper's gamma 0.995 and lambda 0.97 are PPOConfig's defaults. Not yet run to the end
                 on any task here: no returns to quote.
+                From preferences (every mode but train_policy_with_original_rewards and watch) it adds, per task,
+                the paper's MuJoCo settings (FOR_PREFERENCES, ``preferences_flags``; section 3.1.1, appendix A.1):
+                clips of 1.5 s of simulated time (MUJOCO_CLIP_STEPS), the entropy bonus 0.01 (0.001 on Swimmer),
+                1,400 labels of which 25% (350) from the random policy first and 1,050 on the paper's schedule,
+                the paper's ensemble of 3 predictors (no batch norm: the paper's MLP). Its flags for the true
+                reward stay as they were (a run of it resumes without --resume_with_changes).
 """
 from __future__ import annotations
 
 import argparse
 import shlex
+
+from drlhp.config import DEFAULT_MODE, MODES, TRAIN_POLICY_WITH_ORIGINAL_REWARDS, WATCH
 
 PRESETS: dict[str, str] = {
     "none": "",
@@ -69,6 +77,43 @@ MUJOCO_ENV_IDS = ("Hopper-v5", "Walker2d-v5", "Swimmer-v5", "HalfCheetah-v5", "A
 FOR_A_PERSON: dict[str, str] = {"pong": "--n_labels 1500"}
 PERSON_NOTE = "a person labels, so"
 
+# Clips of 1.5 s of simulated time (the paper's; its "15-60 timesteps" were gym's old step rates): round(1.5 / dt),
+# dt = env.unwrapped.dt of gymnasium's -v5 tasks (tests/test_ppo_prefs.py checks them against gymnasium). Hopper and
+# Walker2d step at 0.008 s (187.5 -> 188), HalfCheetah, Ant, InvertedDoublePendulum at 0.05, Swimmer and
+# InvertedPendulum at 0.04; Reacher steps at 0.02 (75 steps) but its episodes are 50 steps (1 s) long: its clip is one
+# whole episode (50), not one and a half with a new target in the middle.
+CLIP_SECONDS = 1.5
+MUJOCO_CLIP_STEPS: dict[str, int] = {"Hopper-v5": 188, "Walker2d-v5": 188, "HalfCheetah-v5": 30, "Ant-v5": 30,
+                                     "InvertedDoublePendulum-v5": 30, "Swimmer-v5": 38, "InvertedPendulum-v5": 38,
+                                     "Reacher-v5": 50}
+# What a preset adds in the preference modes (every mode but the true reward's and watch). mujoco: the paper's
+# MuJoCo settings for the predictor's reward: entropy bonus 0.01; 1,400 labels (its table's larger count), 25% of them
+# (350) from the random policy first, the other 1,050 at a rate proportional to 1 / (T + c) (--label_schedule
+# paper; its c is Atari's 5e6 frames, here 5e6 agent steps, where the paper's MuJoCo runs had 2e6: over a 1M-step run
+# the two hand out 55% and 52% of the labels by 0.5M); 3 predictors, the paper's MLP without batch norm. Per task:
+# its clip length, Swimmer's bonus 0.001.
+FOR_PREFERENCES: dict[str, str] = {
+    "mujoco": ("--ppo_ent_coef 0.01 --n_initial_prefs 350 --n_labels 1050 --label_schedule paper --n_predictors 3 "
+               "--no-reward_batchnorm"),
+}
+FOR_PREFERENCES_PER_ENV: dict[str, str] = {env_id: f"--segment_length {steps}"
+                                           for env_id, steps in MUJOCO_CLIP_STEPS.items()}
+FOR_PREFERENCES_PER_ENV["Swimmer-v5"] += " --ppo_ent_coef 0.001"
+PREFERENCES_NOTE = "learning from preferences, so"
+
+
+def preferences_flags(name: str, env_id: str | None) -> list[str]:
+    """What preset ``name`` adds when ``env_id`` learns from preferences (none for a preset without such flags)."""
+    if name not in FOR_PREFERENCES:
+        return []
+    return shlex.split(FOR_PREFERENCES[name]) + shlex.split(FOR_PREFERENCES_PER_ENV.get(env_id or "", ""))
+
+
+def learns_from_preferences(argv: list[str]) -> bool:
+    """Whether the command line's mode (its first word that names one; else the default) uses preferences."""
+    mode = next((a for a in argv if a in MODES), DEFAULT_MODE)
+    return mode not in (TRAIN_POLICY_WITH_ORIGINAL_REWARDS, WATCH)
+
 
 def default_preset(env_id: str | None) -> str:
     """The preset an env starts from when --preset is not given."""
@@ -85,9 +130,11 @@ def default_preset(env_id: str | None) -> str:
     return "none"
 
 
-def preset_flags(name: str, person: bool = False) -> list[str]:
-    """The preset's flags; with ``person``, followed by what it changes when a person labels."""
-    return shlex.split(PRESETS[name]) + (shlex.split(FOR_A_PERSON.get(name, "")) if person else [])
+def preset_flags(name: str, person: bool = False, preferences_env: str | None = None) -> list[str]:
+    """The preset's flags; with ``person``, followed by what it changes when a person labels; with
+    ``preferences_env`` (an env id, or "" for none in particular), by what it adds there from preferences."""
+    flags = shlex.split(PRESETS[name]) + (shlex.split(FOR_A_PERSON.get(name, "")) if person else [])
+    return flags + (preferences_flags(name, preferences_env) if preferences_env is not None else [])
 
 
 def with_preset(argv: list[str]) -> tuple[list[str], str, str | None]:
@@ -103,7 +150,8 @@ def with_preset(argv: list[str]) -> tuple[list[str], str, str | None]:
     if name not in PRESETS:
         raise ValueError(f"unknown preset {name!r}; choose from {', '.join(PRESETS)}")
     person = not known.synthetic_prefs and known.labeller != "oracle"
-    flags = preset_flags(name, person)
+    prefs = preferences_flags(name, known.env) if learns_from_preferences(argv) else []
+    flags = preset_flags(name, person) + prefs
     if known.preset is None:
         argv = [*argv, "--preset", name]
     if not flags:
@@ -113,10 +161,15 @@ def with_preset(argv: list[str]) -> tuple[list[str], str, str | None]:
             f"defaults): {shlex.join(flags)}")
     if person and name in FOR_A_PERSON:
         line += f" ({PERSON_NOTE} {FOR_A_PERSON[name]})"
+    if prefs:
+        line += f" ({PREFERENCES_NOTE} {shlex.join(prefs)})"
     return [*flags, *argv], name, line
 
 
 def describe() -> str:
+    per_env = "; ".join(f"{env_id}: {flags}" for env_id, flags in FOR_PREFERENCES_PER_ENV.items())
     return "\n".join(f"{name}: {PRESETS[name] or '(the defaults)'}"
                      + (f"; when a person labels: {FOR_A_PERSON[name]}" if name in FOR_A_PERSON else "")
+                     + (f"; from preferences: {FOR_PREFERENCES[name]}, and per task {per_env}"
+                        if name in FOR_PREFERENCES else "")
                      for name in PRESETS)

@@ -75,14 +75,14 @@ def test_unknown_and_unsupported_ids():
         envs.check_env_id("FrozenLake-v1")
 
 
-def test_pendulum_from_preferences_is_one_line_exit_2_before_anything_starts(cli, tmp_path):
-    """Box actions run PPO on the true reward only (tests/test_ppo_runs.py); the preference modes refuse them."""
-    proc = cli("train_policy_with_preferences", "--env", "Pendulum-v1", "--synthetic_prefs", "--run_dir",
-               tmp_path / "run")
+def test_pendulum_labelled_by_a_person_is_one_line_exit_2_before_anything_starts(cli, tmp_path):
+    """Box actions learn from preferences with the synthetic oracle only (issue 29): a person's labeller has no
+    clips to show (issue 30), so the window (the default labeller) is refused before anything starts."""
+    proc = cli("train_policy_with_preferences", "--env", "Pendulum-v1", "--run_dir", tmp_path / "run")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     lines = proc.stderr.strip().splitlines()
-    assert lines == ["run.py: error: Pendulum-v1 has continuous actions: learning from preferences on it is not "
-                     "built yet (issue 29); train_policy_with_original_rewards runs PPO on it"]
+    assert lines == ["run.py: error: Pendulum-v1 has continuous actions: --labeller window cannot show MuJoCo clips "
+                     "yet (issue 30); --synthetic_prefs labels them (the synthetic oracle)"]
     assert not (tmp_path / "run").exists()
 
 

@@ -50,9 +50,12 @@ def test_a_box_env_without_a_preset_runs_with_the_defaults(cli, tmp_path):
 
 
 @pytest.mark.parametrize("args, line", [
-    (("gather_initial_prefs", "--env", "Hopper-v5", "--synthetic_prefs"),
-     "Hopper-v5 has continuous actions: learning from preferences on it is not built yet (issue 29); "
-     "train_policy_with_original_rewards runs PPO on it"),
+    (("gather_initial_prefs", "--env", "Hopper-v5", "--labeller", "web"),
+     "Hopper-v5 has continuous actions: --labeller web cannot show MuJoCo clips yet (issue 30); --synthetic_prefs "
+     "labels them (the synthetic oracle)"),
+    (("train_policy_with_preferences", "--env", "Hopper-v5"),  # a person labels by default: in the window
+     "Hopper-v5 has continuous actions: --labeller window cannot show MuJoCo clips yet (issue 30); "
+     "--synthetic_prefs labels them (the synthetic oracle)"),
     (("train_policy_with_original_rewards", "--env", "Hopper-v5", "--algo", "a2c"),
      "--algo a2c picks discrete actions; Hopper-v5 has continuous (Box) actions: use --algo ppo or auto"),
     (("train_policy_with_original_rewards", "--env", "CartPole-v1", "--algo", "ppo"),

@@ -29,20 +29,26 @@ class PPORollout:
     finished: list[tuple[float, float, int]] = field(default_factory=list)  # (return, task return, length) per episode
     env_s: float = 0.0
     act_s: float = 0.0
+    # (T, N, D + A) float32 (only with RolloutCollector(predictor_input=True)): x_t, the RAW observation action t
+    # was taken in and that action clipped to the action space (what the env got): the reward predictor's input
+    predictor_obs: np.ndarray | None = None
 
 
 class RolloutCollector:
     """Steps a gymnasium vector env (same-step autoreset: ``envs/fixed_length.fixed_length_vector_env``) with a
     PPOPolicy for n_steps and returns a PPORollout. Its observations, actions, log-probabilities and values are
-    views of buffers reused by the next ``run()``: learn from a rollout before collecting the next."""
+    views of buffers reused by the next ``run()``: learn from a rollout before collecting the next.
+    ``predictor_input``: also keep each step's x_t = (raw o_t, clipped a_t) in float32 for the reward predictor
+    (issue 29's contract, 1); off (the true reward's runs), nothing more is copied."""
 
-    def __init__(self, envs, policy: PPOPolicy, seed: int):
+    def __init__(self, envs, policy: PPOPolicy, seed: int, predictor_input: bool = False):
         self.envs, self.policy = envs, policy
         cfg = policy.cfg
         T, N, D, A = cfg.n_steps, cfg.n_envs, policy.obs_dim, policy.act_dim
         if envs.num_envs != N:
             raise ValueError(f"the vector env has {envs.num_envs} envs, the PPO config {N}")
         self.obs_norm, self.actions = np.zeros((T, N, D), np.float32), np.zeros((T, N, A), np.float32)
+        self.predictor_obs = np.zeros((T, N, D + A), np.float32) if predictor_input else None
         self.log_probs, self.values = np.zeros((T, N), np.float32), np.zeros((T, N), np.float32)
         self.obs, _ = envs.reset(seed=seed)
         self.ep_return, self.ep_task, self.ep_len = np.zeros(N), np.zeros(N), np.zeros(N, np.int64)
@@ -61,6 +67,9 @@ class RolloutCollector:
             t2 = time.perf_counter()
             act_s, env_s = act_s + t1 - t0, env_s + t2 - t1
             self.obs_norm[t], self.actions[t] = acting.obs_norm, acting.actions
+            if self.predictor_obs is not None:
+                x = self.predictor_obs[t]
+                x[:, :policy.obs_dim], x[:, policy.obs_dim:] = self.obs, acting.env_actions
             self.log_probs[t], self.values[t] = acting.log_probs, acting.values
             rewards[t] = reward
             task[t] = _info_value(info, "reward_task", reward, terminated | truncated)
@@ -79,7 +88,7 @@ class RolloutCollector:
                 self.ep_return[i] = self.ep_task[i] = self.ep_len[i] = 0
             self.obs = obs
         return PPORollout(self.obs_norm, self.actions, self.log_probs, self.values, rewards, task, dones,
-                          bootstrap, policy.value(self.obs), finished, env_s, act_s)
+                          bootstrap, policy.value(self.obs), finished, env_s, act_s, self.predictor_obs)
 
 
 def _info_value(info: dict, key: str, default: np.ndarray, ended: np.ndarray) -> np.ndarray:

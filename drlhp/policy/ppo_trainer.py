@@ -1,12 +1,18 @@
-"""Training PPO on a Box-action env's own reward (train_policy_with_original_rewards): rollout -> PPO update,
-with A2C's services (drlhp.policy.trainer.PolicyTrainer): the same progress line, metrics (``policy/``,
-``system/`` and SB3's names), checkpoints (``policy-<updates>.npz``, npz + JSON meta, atomic, no pickle),
-milestones, targets, HParams record and summary.
+"""Training PPO on a Box-action env: on its own reward (train_policy_with_original_rewards, EnvReward) or on the
+reward predictor's (drlhp.policy.process.run_policy, PredictedReward): rollout -> PPO update, in
+PolicyTrainer's loop (drlhp.policy.trainer): the same random play before the predictor's first weights,
+observers, pacing, progress line, metrics (``policy/``, ``system/`` and SB3's names), checkpoints
+(``policy-<updates>.npz``, npz + JSON meta, atomic, no pickle), targets, HParams record and summary.
 
-    PPOTrainer.train: until this sitting's end (the budget, or --stop_at_million_timesteps) or the last 100
-    episodes reaching --stop_at_true_return:
+    PPOTrainer.train (PolicyTrainer.train): until this sitting's end (the budget, or --stop_at_million_timesteps),
+    the last 100 episodes reaching --stop_at_true_return, or the stop event:
+        before the predictor's first weights: the initial Gaussian policy plays (the paper's "random policy" of
+            the initial labels), only while the preference interface wants segments; not trained on, not counted
         rollout = collector.run()                  (ppo_n_steps x ppo_n_envs agent steps)
-        policy.learn(rollout, env reward, lr(t))   (lr decays linearly to 0 at the horizon with --ppo_anneal_lr)
+        rewards = reward source (one batch)        (the env's reward; or the predictor's on x_t = (raw o_t,
+                                                    clipped a_t)); PPOPolicy scales them by its running return std
+        observers see the rollout                  (segments of x_t with the task's reward, for the labeller)
+        policy.learn(rollout, rewards, lr(t))      (lr decays linearly to 0 at the horizon with --ppo_anneal_lr)
         every --milestone_million_timesteps: milestone; every policy_ckpt_interval updates: checkpoint
         every log_interval s: progress line + metrics
     then a final checkpoint and the HParams record; it returns the summary (the pipeline writes summary.json).
@@ -16,15 +22,17 @@ is the env's own reward, its control cost included, less the fall penalty, summe
 """
 from __future__ import annotations
 
-import collections
 import time
+from dataclasses import dataclass
+
+import numpy as np
 
 from drlhp.config import RunConfig
 from drlhp.policy.checkpoint import FORMAT_VERSION, CheckpointError, load_policy_checkpoint
 from drlhp.policy.ppo import PPOPolicy
-from drlhp.policy.ppo_rollout import RolloutCollector
-from drlhp.policy.sitting_clock import SittingClock
-from drlhp.policy.trainer import Outputs, PolicyTrainer, TrainingState, env_seed
+from drlhp.policy.ppo_rollout import PPORollout, RolloutCollector
+from drlhp.policy.reward_source import RewardSource
+from drlhp.policy.trainer import Agent, Outputs, PolicyTrainer, RolloutObserver, env_seed
 from drlhp.runtime import npz_json
 from drlhp.runtime.ports import PolicyPorts
 
@@ -50,25 +58,91 @@ def load_ppo_checkpoint(path) -> tuple[dict, dict]:
     return arrays, meta
 
 
-class PPOTrainer(PolicyTrainer):
-    """PPO's loop in PolicyTrainer's services: the targets, summary, HParams and progress line are
-    PolicyTrainer's; the rollout, the update, the checkpoint's state and the milestone are PPO's."""
+class EnvReward(RewardSource):
+    """The env's own reward as it comes (fixed-length episodes: the control cost and any fall penalty in it):
+    PPO on the true reward. PPOPolicy scales it itself."""
 
-    def __init__(self, cfg: RunConfig, envs, policy: PPOPolicy, out: Outputs, episodes: str = ""):
-        """``episodes``: what the envs do to episodes (envs.fixed_length.describe), for the summary."""
-        self.cfg, self.env, self.policy, self.record, self.logger = cfg, envs, policy, out.record, out.logger
-        self.print, self.ports, self.observers, self.episodes_line = out.log, PolicyPorts(), [], episodes
-        self.reward_source = None  # the env's own reward, unscaled: PPOPolicy scales it itself
-        self.state, self.has_success = TrainingState(), None
-        if cfg.load_policy_ckpt_dir:
-            arrays, meta = load_ppo_checkpoint(cfg.load_policy_ckpt_dir)
-            try:
-                policy.set_state(arrays)
-            except (KeyError, ValueError) as e:
-                raise CheckpointError(f"checkpoint {meta['path']} does not fit {cfg.env}: {e}") from None
-            self.state = TrainingState.from_meta(meta)
-            self.print(f"[policy] resumed from {meta['path']} at {self.state.timesteps:,} steps")
-        self.collector = RolloutCollector(envs, policy, env_seed(cfg.seed, self.state.updates, cfg.ppo.n_envs))
+    name = "env"
+
+    def rewards(self, obs, true_rewards: np.ndarray) -> np.ndarray:
+        return true_rewards
+
+
+@dataclass
+class PaidRollout:
+    """A PPO rollout and the rewards it was paid, as the observers and PolicyTrainer's bookkeeping read a
+    rollout: ``next_obs`` what the predictor sees per step (x_t, float32 (T, N, D + A); None on the true
+    reward), ``true_rewards`` the task's reward (info["reward_task"], no control cost: what the synthetic
+    oracle pays), ``rewards`` the training reward (None: random play)."""
+
+    rollout: PPORollout
+    rewards: np.ndarray | None
+
+    @property
+    def next_obs(self):
+        return self.rollout.predictor_obs
+
+    @property
+    def true_rewards(self) -> np.ndarray:
+        return self.rollout.task_rewards
+
+    @property
+    def dones(self) -> np.ndarray:
+        return self.rollout.dones
+
+    @property
+    def finished(self) -> list:
+        return self.rollout.finished
+
+    @property
+    def env_s(self) -> float:
+        return self.rollout.env_s
+
+    @property
+    def act_s(self) -> float:
+        return self.rollout.act_s
+
+
+class PPOTrainer(PolicyTrainer):
+    """PPO in PolicyTrainer's loop and services: the rollout (RolloutCollector), its rewards, the update, the
+    checkpoint's algorithm and the milestone are PPO's; the rest is PolicyTrainer's."""
+
+    figures_around_points = False
+
+    def __init__(self, cfg: RunConfig, agent: Agent, out: Outputs, ports: PolicyPorts = PolicyPorts(),
+                 observers: list[RolloutObserver] = (), episodes: str = ""):
+        """``agent``: the envs (a gymnasium vector env of Box actions, envs/fixed_length.py), the PPOPolicy and the
+        reward source (EnvReward, or PredictedReward on x_t); ``episodes``: what the envs do to episodes
+        (envs.fixed_length.describe), for the summary."""
+        self.episodes_line = episodes
+        super().__init__(cfg, agent, out, ports, observers)
+
+    def load_checkpoint(self, path) -> tuple[dict, dict]:
+        return load_ppo_checkpoint(path)
+
+    def restore_policy(self, arrays: dict, meta: dict) -> None:
+        try:
+            self.policy.set_state(arrays)
+        except (KeyError, ValueError) as e:
+            raise CheckpointError(f"checkpoint {meta['path']} does not fit {self.cfg.env}: {e}") from None
+
+    def make_runner(self) -> RolloutCollector:
+        return RolloutCollector(self.env, self.policy, env_seed(self.cfg.seed, self.state.updates, self.cfg.ppo.n_envs),
+                                predictor_input=self.reward_source.name != EnvReward.name)
+
+    def random_rollout(self) -> PaidRollout:
+        """Before the predictor's first weights: the policy as it is (its initial Gaussian) plays; nothing learns."""
+        return PaidRollout(self.runner.run(), None)
+
+    def play(self, timing: dict) -> PaidRollout:
+        rollout = self.runner.run()
+        t0 = time.perf_counter()
+        rewards = self.reward_source.rewards(rollout.predictor_obs, rollout.rewards)
+        timing["reward_s"] += time.perf_counter() - t0
+        return PaidRollout(rollout, rewards)
+
+    def learn(self, paid: PaidRollout) -> dict:
+        return self.policy.learn(paid.rollout, paid.rewards, self.learning_rate(), self.entropy_coef())
 
     def learning_rate(self) -> float:
         """--ppo_lr, decayed linearly to 0 at the horizon (as A2C's) with --ppo_anneal_lr."""
@@ -80,7 +154,7 @@ class PPOTrainer(PolicyTrainer):
         return self.cfg.ppo.ent_coef
 
     def _meta(self) -> dict:
-        return {**self.state.to_meta(), "algo": ALGO}
+        return {**super()._meta(), "algo": ALGO}
 
     def milestone(self, before: int) -> None:
         """A copy kept for good (float16 weights and the observation statistics, which the weights need) when
@@ -106,18 +180,3 @@ class PPOTrainer(PolicyTrainer):
             self.state.episodes += 1
             self.state.recent_returns.append(true_return)
             self.state.recent_lengths.append(length)
-
-    def train(self) -> dict:
-        cfg, s, batch = self.cfg, self.state, self.cfg.ppo.batch
-        s.sitting += 1
-        clock = SittingClock.start(s, fps_now=True)
-        timing = collections.defaultdict(float)
-        while s.timesteps < cfg.stop_timesteps and not self.reached_target():
-            rollout = self.collector.run()
-            t0 = time.perf_counter()
-            losses = self.policy.learn(rollout, rollout.rewards, self.learning_rate(), self.entropy_coef())
-            timing["train_s"] += time.perf_counter() - t0
-            timing["env_s"] += rollout.env_s
-            timing["act_s"] += rollout.act_s
-            self.after_update(rollout, losses, batch, timing, clock)
-        return self.end_sitting()

@@ -1,4 +1,5 @@
-"""The policy process: A2C on the predictor's reward, feeding segments to the labeller.
+"""The policy process: A2C on the predictor's reward, feeding segments to the labeller (on a Box-action env
+PPO does, with the same observers but EpisodeFeed: drlhp.policy.ppo_prefs).
 
     PolicyTrainer (drlhp.policy.trainer) with
       reward source  PredictedReward: newest weights pulled from weights_to_policy, one batch per rollout
@@ -39,7 +40,7 @@ class SegmentFeed(RolloutObserver):
     def __init__(self, cfg: RunConfig, env, reward_source: RewardSource, ports: PolicyPorts):
         p = cfg.prefs
         self.cutter = SegmentCutter(cfg.env, env.n_envs, env.obs_shape, p.segment_length, p.segments_per_cut,
-                                    env.frames_to_watch)
+                                    env.frames_to_watch, getattr(env, "obs_dtype", np.uint8))
         self.queue, self.reward_source, self.flow = ports.segment_queue, reward_source, ports.segment_flow
         self.sent = self.dropped = 0
         self.steps_seen = 0  # agent steps of every rollout seen, random play included
@@ -189,7 +190,9 @@ def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixe
     (drlhp.runtime.ports.PolicyPorts): its channels; every one None (``PolicyPorts()``): the policy alone,
     on ``fixed_weights`` (--no_labelling). With ``segment_flow`` it cuts and sends only the segments the
     preference interface wants, and reports the agent-step count it schedules labels by; without, it
-    cuts ``segments_per_cut`` every cut."""
+    cuts ``segments_per_cut`` every cut. On a Box-action env (cfg.algo "ppo"): PPO, drlhp.policy.ppo_prefs."""
+    if cfg.algo == "ppo":
+        return run_ppo_policy(cfg, ports, run_dir, log, fixed_weights)
     from drlhp.policy.a2c import build_policy
     from drlhp.policy.reward_source import PredictedReward
     from drlhp.policy.trainer import Agent, Outputs, PolicyTrainer
@@ -222,3 +225,43 @@ def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixe
         if logger is not None:
             logger.close()
         env.close()
+
+
+def run_ppo_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixed_weights=None) -> dict:
+    """run_policy on a Box-action env (drlhp.policy.ppo_prefs): PPO on the predictor's reward until the budget or
+    the stop event; returns the summary figures (``ports`` and ``fixed_weights`` as run_policy's)."""
+    from drlhp.policy.ppo_prefs import BoxSegments, predictor_shape
+    from drlhp.policy.ppo_trainer import PPOTrainer, build_ppo
+    from drlhp.policy.reward_source import PredictedReward
+    from drlhp.policy.trainer import Agent, Outputs
+    from drlhp.runtime.metrics import MetricsLogger
+    from drlhp.runtime.run_record import RunRecord
+    from envs.fixed_length import any_vector_env, describe
+
+    episodes = describe(cfg.env, cfg.ppo.fall_penalty)
+    log(f"[policy] PPO on the predictor's reward; {episodes}", flush=True)
+    envs = any_vector_env(cfg.env, cfg.ppo.n_envs, cfg.ppo.fall_penalty)
+    logger = None
+    try:
+        policy = build_ppo(cfg, envs)
+        shape = predictor_shape(envs)
+        reward = PredictedReward(shape, cfg.reward, cfg.seed, ports.weights_to_policy, weights=fixed_weights,
+                                 obs_dtype=np.float32)
+        register_compact_pickling()  # segments leave this process without what the receiver can rebuild
+        logger = MetricsLogger(run_dir)
+        observers = [SegmentFeed(cfg, BoxSegments(cfg.ppo.n_envs, shape), reward, ports)]
+        if ports.pair_updates is not None:
+            observers.append(PredictorPace(cfg.reward.updates_per_step, ports))
+        trainer = PPOTrainer(cfg, Agent(envs, policy, reward), Outputs(RunRecord(run_dir), logger, log), ports,
+                             observers, episodes=episodes)
+        try:
+            return trainer.train()
+        except KeyboardInterrupt:  # only where this runs in the parent (--no_labelling): save first
+            trainer.checkpoint()
+            raise
+    finally:
+        if ports.segment_queue is not None:
+            ports.segment_queue.cancel_join_thread()  # unsent segments may be dropped at exit (by design)
+        if logger is not None:
+            logger.close()
+        envs.close()

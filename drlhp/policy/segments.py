@@ -7,7 +7,10 @@ preference interface still wants: ``queues.SegmentFlow``); workers are taken in 
 contribute over time. Segments may span an episode boundary (the env resets in the same step).
 The observations are the rollout's ``next_obs``, already as the predictor and the labeller may see
 them (``env.predictor_view``: on Atari the score blanked), so ``Segment.obs`` and the frames a person
-watches show no score. Their compact form on the wire: drlhp.runtime.segment_wire.
+watches show no score: uint8. On a Box-action env (PPO) they are float32 (D + A,) per step, the raw
+observation and the clipped action (drlhp.policy.ppo_prefs), and ``frames_to_watch`` may give an empty
+(T, 0, 0) array (nothing rendered). A cutter takes only the dtype it was built for (``obs_dtype``).
+Their compact form on the wire: drlhp.runtime.segment_wire.
 """
 from __future__ import annotations
 
@@ -18,11 +21,14 @@ from drlhp.runtime.messages import Segment
 
 class SegmentCutter:
     def __init__(self, env_id: str, n_envs: int, obs_shape: tuple, segment_length: int, segments_per_cut: int,
-                 frames_to_watch):
+                 frames_to_watch, obs_dtype=np.uint8):
         self.env_id, self.n_envs, self.length = env_id, n_envs, segment_length
         self.per_cut = min(segments_per_cut, n_envs)
         self.frames_to_watch = frames_to_watch
-        self._obs = np.zeros((segment_length, n_envs, *obs_shape), np.uint8)
+        self.obs_dtype = np.dtype(obs_dtype)
+        if self.obs_dtype not in (np.uint8, np.float32):
+            raise ValueError(f"SegmentCutter cuts uint8 or float32 observations, not {self.obs_dtype}")
+        self._obs = np.zeros((segment_length, n_envs, *obs_shape), self.obs_dtype)
         self._true = np.zeros((segment_length, n_envs), np.float32)
         self._pred = np.zeros((segment_length, n_envs), np.float32)
         self._filled = 0
@@ -35,8 +41,9 @@ class SegmentCutter:
         (copied). Returns the segments to offer (possibly none; at most ``budget`` in all, None: no
         limit) and, per cut, the (predicted, true) returns of ALL workers' windows (predicted is NaN
         where no prediction was made): fresh segments to check the predictor on."""
-        if obs.dtype != np.uint8:  # what the predictor sees is bytes (env.predictor_view): never cast silently
-            raise ValueError(f"SegmentCutter wants the predictor's view of observations (uint8), got {obs.dtype}")
+        if obs.dtype != self.obs_dtype:  # what the predictor sees, as it sees it: never cast silently
+            raise ValueError(f"SegmentCutter wants the predictor's view of observations ({self.obs_dtype}), "
+                             f"got {obs.dtype}")
         segments, cut_returns = [], []
         for t in range(len(obs)):
             self._obs[self._filled] = obs[t]

@@ -3,12 +3,12 @@
     PolicyTrainer.train: until this sitting's end (the budget, or --stop_at_million_timesteps), the last 100
     episodes reaching --stop_at_true_return and/or --stop_at_success_rate, or the stop event (ports.stop_event):
         while the reward source is not ready (no predictor weights yet):
-            random play: rollouts with random actions, shown to the observers, not trained on and not
-            counted in the budget (paused while wait_for_reward() says so: the predictor needs no more
-            random-play segments, or the labeller wants none now)
-        rollout = runner.run()            (n_steps x n_envs agent steps)
+            random play: rollouts with random actions (PPO: its initial Gaussian policy), shown to the
+            observers, not trained on and not counted in the budget (paused while wait_for_reward() says
+            so: the predictor needs no more random-play segments, or the labeller wants none now)
+        rollout = play()                  (n_steps x n_envs agent steps, its rewards from the reward source)
         observers see the rollout         (segments for the labeller, metrics)
-        policy.train(rollout, lr(t))      (lr decays linearly to 0 at the horizon)
+        learn(rollout)                    (A2C: lr decays linearly to 0 at the horizon; PPO: ppo_trainer)
         after_update: milestones, checkpoints, the progress line + metrics every log_interval s
     then end_sitting: a final checkpoint and the HParams record; it returns the summary (for summary.json)
 
@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import collections
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
-
-import numpy as np
 
 from drlhp.config import RunConfig
 from drlhp.policy.a2c import A2CPolicy
@@ -32,74 +30,12 @@ from drlhp.policy.reward_figures import RewardFigures
 from drlhp.policy.reward_source import RewardSource
 from drlhp.policy.rollout import RolloutRunner
 from drlhp.policy.sitting_clock import SittingClock
+from drlhp.policy.training_state import RECENT_EPISODES, TrainingState, _mean, env_seed  # noqa: F401 (importers')
 from drlhp.runtime.formatting import format_duration
 from drlhp.runtime.metrics import MetricsLogger, memory_mb
 from drlhp.runtime.ports import PolicyPorts
 from drlhp.runtime.run_record import RunRecord
 from envs import VecEnv
-
-RECENT_EPISODES = 100
-
-
-@dataclass
-class TrainingState:
-    """Counters that survive a checkpoint."""
-
-    updates: int = 0
-    timesteps: int = 0
-    episodes: int = 0
-    wall_s: float = 0.0  # running time only, summed over sittings
-    random_steps: int = 0  # agent steps of random play before the first reward (not in the budget)
-    sitting: int = 0  # sittings that trained this policy (1 in the first; a resume adds one)
-    recent_returns: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
-    recent_successes: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
-    recent_lengths: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
-    recent_points: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
-    recent_hits: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
-    reward_source: dict = field(default_factory=dict)  # the reward source's own state (RewardSource.state)
-
-    def to_meta(self) -> dict:
-        return {"updates": self.updates, "timesteps": self.timesteps, "episodes": self.episodes,
-                "random_steps": self.random_steps, "sitting": self.sitting,
-                "wall_s": self.wall_s, "recent_returns": list(self.recent_returns),
-                "recent_successes": list(self.recent_successes),
-                "recent_lengths": list(self.recent_lengths), "recent_points": list(self.recent_points),
-                "recent_hits": list(self.recent_hits), "reward_source": dict(self.reward_source)}
-
-    @classmethod
-    def from_meta(cls, meta: dict) -> "TrainingState":
-        s = cls(updates=int(meta["updates"]), timesteps=int(meta["timesteps"]),
-                episodes=int(meta["episodes"]), wall_s=float(meta["wall_s"]),
-                random_steps=int(meta.get("random_steps", 0)), sitting=int(meta.get("sitting", 1)))
-        s.recent_returns.extend(meta.get("recent_returns", []))
-        s.recent_successes.extend(meta.get("recent_successes", []))
-        s.recent_lengths.extend(meta.get("recent_lengths", []))  # absent in checkpoints before 2026-11-24
-        s.recent_points.extend(meta.get("recent_points", []))  # these two: before 2026-11-24's issue 19
-        s.recent_hits.extend(meta.get("recent_hits", []))
-        s.reward_source = dict(meta.get("reward_source", {}))  # absent before session 11
-        return s
-
-    def game_figures(self) -> dict:
-        """Over the last episodes: steps per point (length / points won and lost, where points were
-        scored) and, where the env counts them (Pong), the agent's returns of the ball per game."""
-        out = {}
-        if self.recent_points and sum(self.recent_points):
-            out["steps_per_point_last100"] = sum(self.recent_lengths) / sum(self.recent_points)
-        if self.recent_hits:
-            out["returns_per_game_last100"] = _mean(self.recent_hits)
-        return out
-
-
-def env_seed(seed: int, updates: int, n_envs: int) -> int:
-    """The envs' reset seed: ``seed`` for a new run; on resume, a new one derived from (seed, updates),
-    so the restarted envs play new episodes. Kept below 2**31 - n_envs: ale-py seeds are C ints."""
-    if updates == 0:
-        return seed
-    return int(np.random.SeedSequence([seed, updates]).generate_state(1)[0] >> 1) % (2**31 - n_envs)
-
-
-def _mean(xs) -> float | None:
-    return float(np.mean(xs)) if len(xs) else None
 
 
 class RolloutObserver:
@@ -165,20 +101,37 @@ class PolicyTrainer:
         self.print = out.log
         self.ports = ports
         self.observers = list(observers)
-        if reward_source.name in ("predicted", "env_scaled"):  # what the reward pays around points
-            self.observers.append(RewardFigures(reward_source))
+        if self.figures_around_points and reward_source.name in ("predicted", "env_scaled"):
+            self.observers.append(RewardFigures(reward_source))  # what the reward pays around points
         self.state = TrainingState()
         self.has_success = None
         if cfg.load_policy_ckpt_dir:
-            arrays, meta = load_policy_checkpoint(cfg.load_policy_ckpt_dir)
-            policy.set_state(arrays)
-            self.state = TrainingState.from_meta(meta)
-            reward_source.restore(self.state.reward_source)
-            self.print(f"[policy] resumed from {meta['path']} at {self.state.timesteps:,} steps")
+            self.resume()
         self.has_success = bool(self.state.recent_successes) or None
-        self.runner = RolloutRunner(env, policy, reward_source, cfg.a2c.n_steps, cfg.a2c.gamma,
-                                    seed=env_seed(cfg.seed, self.state.updates, env.n_envs),
-                                    episode_ends=episode_ends_for(cfg, reward_source))
+        self.runner = self.make_runner()
+
+    figures_around_points = True  # RewardFigures (a game's points: Atari's); not for PPO's Box-action tasks
+
+    def resume(self) -> None:
+        """The newest checkpoint of --load_policy_ckpt_dir into the policy, the state and the reward source."""
+        arrays, meta = self.load_checkpoint(self.cfg.load_policy_ckpt_dir)
+        self.restore_policy(arrays, meta)
+        self.state = TrainingState.from_meta(meta)
+        self.reward_source.restore(self.state.reward_source)
+        self.print(f"[policy] resumed from {meta['path']} at {self.state.timesteps:,} steps")
+
+    def load_checkpoint(self, path) -> tuple[dict, dict]:
+        return load_policy_checkpoint(path)
+
+    def restore_policy(self, arrays: dict, meta: dict) -> None:
+        self.policy.set_state(arrays)
+
+    def make_runner(self):
+        """What plays the rollouts (A2C's RolloutRunner; PPO's RolloutCollector), its envs seeded for this sitting."""
+        cfg = self.cfg
+        return RolloutRunner(self.env, self.policy, self.reward_source, cfg.a2c.n_steps, cfg.a2c.gamma,
+                             seed=env_seed(cfg.seed, self.state.updates, self.env.n_envs),
+                             episode_ends=episode_ends_for(cfg, self.reward_source))
 
     def learning_rate(self) -> float:
         """lr decayed linearly from cfg.a2c.lr at step 0 to 0 at the horizon (--lr_horizon_million_timesteps;
@@ -261,10 +214,14 @@ class PolicyTrainer:
         if self.wait_for_reward():
             time.sleep(0.05)
             return
-        rollout = self.runner.run(random_actions=True)
-        self.state.random_steps += self.cfg.a2c.n_envs * self.cfg.a2c.n_steps
+        rollout = self.random_rollout()
+        self.state.random_steps += rollout.true_rewards.size
         for obs in self.observers:
             obs.on_rollout(rollout, self.state)
+
+    def random_rollout(self):
+        """A rollout of random play (A2C: uniform random actions), not trained on."""
+        return self.runner.run(random_actions=True)
 
     def _count_episodes(self, finished) -> None:
         """The episodes a rollout finished, into the state's counts and last-100 windows."""
@@ -286,7 +243,6 @@ class PolicyTrainer:
     def train(self) -> dict:
         cfg, s = self.cfg, self.state
         s.sitting += 1
-        batch = cfg.a2c.n_envs * cfg.a2c.n_steps
         clock = SittingClock.start(s, fps_now=False)
         timing = collections.defaultdict(float)
         while s.timesteps < cfg.stop_timesteps and not self.should_stop() and not self.reached_target():
@@ -302,18 +258,28 @@ class PolicyTrainer:
                 for obs in pacers:
                     obs.before_update(s.timesteps)
                 timing["wait_predictor_s"] += time.perf_counter() - t_wait
-            rollout = self.runner.run()
+            rollout = self.play(timing)
             for obs in self.observers:
                 obs.on_rollout(rollout, s)
             t0 = time.perf_counter()
-            losses = self.policy.train(rollout.b_obs, rollout.b_actions, rollout.b_returns, self.learning_rate(),
-                                       self.entropy_coef())
+            losses = self.learn(rollout)
             timing["train_s"] += time.perf_counter() - t0
             timing["env_s"] += rollout.env_s
             timing["act_s"] += rollout.act_s
-            timing["reward_s"] += rollout.reward_s
-            self.after_update(rollout, losses, batch, timing, clock)
+            self.after_update(rollout, losses, rollout.true_rewards.size, timing, clock)
         return self.end_sitting()
+
+    def play(self, timing: dict):
+        """One rollout to train on, its training rewards from the reward source in one batch (A2C's runner
+        asks the source itself; ``timing["reward_s"]``: the time that took)."""
+        rollout = self.runner.run()
+        timing["reward_s"] += rollout.reward_s
+        return rollout
+
+    def learn(self, rollout) -> dict:
+        """One update on ``rollout``; the losses and figures for the progress line and metrics."""
+        return self.policy.train(rollout.b_obs, rollout.b_actions, rollout.b_returns, self.learning_rate(),
+                                 self.entropy_coef())
 
     def after_update(self, rollout, losses: dict, batch: int, timing: dict, clock: SittingClock) -> None:
         """An update's bookkeeping for every algorithm (A2C here, PPO in ppo_trainer): counts, a milestone, the
