@@ -44,7 +44,7 @@ drlhp's bare defaults (the paper's Atari settings, drlhp.config).
                 the paper's MuJoCo settings (FOR_PREFERENCES, ``preferences_flags``; section 3.1.1, appendix A.1):
                 clips of 1.5 s of simulated time (MUJOCO_CLIP_STEPS), the entropy bonus 0.01 (0.001 on Swimmer),
                 1,400 labels of which 25% (350) from the random policy first and 1,050 on the paper's schedule,
-                the paper's ensemble of 3 predictors (no batch norm: the paper's MLP). Its flags for the true
+                the paper's ensemble of 3 predictors (no batch norm, no dropout: the paper's MLP). Its flags for the true
                 reward stay as they were (a run of it resumes without --resume_with_changes).
 """
 from __future__ import annotations
@@ -90,11 +90,12 @@ MUJOCO_CLIP_STEPS: dict[str, int] = {"Hopper-v5": 188, "Walker2d-v5": 188, "Half
 # MuJoCo settings for the predictor's reward: entropy bonus 0.01; 1,400 labels (its table's larger count), 25% of them
 # (350) from the random policy first, the other 1,050 at a rate proportional to 1 / (T + c) (--label_schedule
 # paper; its c is Atari's 5e6 frames, here 5e6 agent steps, where the paper's MuJoCo runs had 2e6: over a 1M-step run
-# the two hand out 55% and 52% of the labels by 0.5M); 3 predictors, the paper's MLP without batch norm. Per task:
+# the two hand out 55% and 52% of the labels by 0.5M); 3 predictors, the paper's MLP without batch norm or dropout
+# (appendix A.1 names neither for MuJoCo; dropout is its Atari network's). Per task:
 # its clip length, Swimmer's bonus 0.001.
 FOR_PREFERENCES: dict[str, str] = {
     "mujoco": ("--ppo_ent_coef 0.01 --n_initial_prefs 350 --n_labels 1050 --label_schedule paper --n_predictors 3 "
-               "--no-reward_batchnorm"),
+               "--no-reward_batchnorm --reward_dropout 0"),
 }
 FOR_PREFERENCES_PER_ENV: dict[str, str] = {env_id: f"--segment_length {steps}"
                                            for env_id, steps in MUJOCO_CLIP_STEPS.items()}

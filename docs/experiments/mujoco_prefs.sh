@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Issue 29's table: PPO from synthetic preferences on each MuJoCo task, on the task's preset (drlhp/presets.py,
+# `mujoco` from preferences: 1.5-s clips, 3 predictors, the paper's schedule), 1M agent steps, one run at a time.
+# 1,400 labels = --n_initial_prefs 350 --n_labels 1050 (the preset's); 700 = 175 + 525 (25% from the random
+# policy first, as the paper). A run already finished (summary.json there) is skipped.
+#   bash docs/experiments/mujoco_prefs.sh JOB...     JOB = <env>:<seed>:<labels>, e.g. Hopper-v5:0:1400
+set -u
+root=runs/mujoco/prefs
+for job in "$@"; do
+  IFS=: read -r env seed labels <<< "$job"
+  dir=$root/$env/l$labels-seed-$seed
+  [ -f "$dir/summary.json" ] && continue
+  mkdir -p "$(dirname "$dir")"
+  initial=$((labels / 4)); rest=$((labels - labels / 4))
+  echo "$(date +%H:%M:%S) $env seed $seed, $labels labels"
+  .venv/bin/python run.py --env "$env" --synthetic_prefs --seed "$seed" --n_initial_prefs "$initial" \
+    --n_labels "$rest" --run_dir "$dir" --log_interval 60 > "$dir.log" 2>&1 \
+    || echo "  failed: see $dir.log"
+done
