@@ -223,7 +223,7 @@ def _check(*argv):
     ("--tf_inter_threads", -1), ("--episodes", 0), ("--max_prefs", 0), ("--n_initial_prefs", -1),
     ("--n_labels", -1), ("--segment_length", 0), ("--segments_per_cut", 0), ("--prefs_save_interval", 0),
     ("--n_predictors", 0), ("--n_initial_epochs", -1), ("--reward_batch_size", 0), ("--reward_lr", -1e-3),
-    ("--reward_publish_interval", 0), ("--reward_norm_momentum", 0), ("--reward_norm_momentum", 1.5),
+    ("--reward_publish_interval", 0), ("--reward_norm_momentum", -0.1), ("--reward_norm_momentum", 1.5),
     ("--reward_train_fraction", 0), ("--reward_tf_threads", 0), ("--reward_dropout", 1),
     ("--reward_l2_init", -1e-4), ("--stop_at_true_return", "nan"), ("--stop_at_true_return", "inf"),
     ("--stop_at_success_rate", 1.5), ("--stop_at_success_rate", -0.1),

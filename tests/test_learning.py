@@ -22,6 +22,8 @@ TARGET_RETURN = 15
 # of 3x the slower machine's time, so that a slow CI machine fails only a pipeline that does not learn (a run
 # that stops at the target is shorter; one that never reaches it runs the whole budget).
 LEARNING_TIMEOUT_S = 2800
+# InvertedPendulum from preferences: the last 100 episodes average at least this (a random policy: about -5,000).
+IP_TARGET = 500
 
 
 def _ended_as_it_should(summary: dict, budget: int) -> None:
@@ -76,3 +78,25 @@ def test_moving_dot_learns_from_synthetic_preferences(cli, tmp_path):
         warnings.warn(f"MovingDot from preferences, seed {seed} did not learn: {results[seed]}")
     else:
         raise AssertionError(f"neither seed learned (success >= 0.8, true return >= {TARGET_RETURN}): {results}")
+
+
+@pytest.mark.slow
+def test_inverted_pendulum_learns_from_synthetic_preferences(cli, tmp_path):
+    """Continuous control from preferences end to end (issue 29): PPO in the policy process paid by the paper's
+    MLP on (observation, action), the synthetic oracle labelling 1.5-s clips on the task reward, on
+    InvertedPendulum-v5's preset. Its episodes are fixed-length (1,000 steps; a fall costs 100 and ends no
+    episode), so a random policy scores about -5,000 (a fall every 20 steps) and one that balances 1,000. The run
+    ends once its last 100 episodes average IP_TARGET (at most 5 falls in 1,000 steps), or at 0.3M agent steps
+    (about a minute on 2 cores, idle). Runs are not bit-for-bit repeatable (three processes): of 7 runs on this
+    preset's normalization, all passed 500 within 0.3M steps and 5 reached 900 (docs/results.md, session 14); seed 1 is tried if
+    seed 0 falls short."""
+    for seed in (0, 1):
+        run_dir = tmp_path / f"ip-{seed}"
+        cli("--env", "InvertedPendulum-v5", "--synthetic_prefs", "--seed", seed, "--million_timesteps", 0.3,
+            "--stop_at_true_return", IP_TARGET, "--run_dir", run_dir, "--log_interval", 10, check=True, timeout=900)
+        summary = json.loads((run_dir / "summary.json").read_text())
+        _ended_as_it_should(summary, 301_056)
+        if summary["true_return_last100"] >= IP_TARGET:
+            break
+    assert summary["algo"] == "ppo" and summary["labels_given"] > 0, summary
+    assert summary["true_return_last100"] >= IP_TARGET, summary
