@@ -192,11 +192,13 @@ def test_default_mode_runs_three_processes_end_to_end(cli, tmp_path, backend):
     assert _json(run_dir / "status.json")["status"] == "finished"
     # --reward_updates_per_step: the policy waited for the predictor's pair-updates, so the loop was fed
     assert summary["pair_updates_per_agent_step"] >= 0.05, summary
+    assert summary["pair_updates_per_s"] > 0, summary  # the predictor's pace, in the summary and the progress line
     assert summary["predictor_online_pair_updates"] >= 0.05 * (BUDGET - 2 * 16 * 5), summary
     assert 0 <= summary["labels_per_agent_step"] < 1
     # the children's output (they inherit the parent's stdout) lands in the run's stdout.log too
     log = (run_dir / "stdout.log").read_text()
     assert "[policy]" in log and "[reward] pretraining on" in log and "[run] finished" in log
+    assert "pair-updates/s |" in log
     assert (run_dir / "curves.png").is_file()
     pids = _json(run_dir / "pids.json")
     assert set(pids) == {"parent", *ROLES}

@@ -358,3 +358,26 @@ def test_a_run_that_reached_its_target_is_finished_and_says_so(tmp_path, capsys)
     assert finish(record, {**summary, "success_rate_last100": 0.93}, both) == 0
     assert ("[run] reached --stop_at_true_return 15 and --stop_at_success_rate 0.9: true return 15.25, success "
             "rate 0.93 over the last 100 episodes") in capsys.readouterr().out
+
+
+def test_predictor_pace_reports_pair_updates_per_second_from_the_first_update():
+    """PredictorPace (ratio 0: it never waits) counts the predictor's pair-updates per second of wall time from the
+    policy's first update: in the metrics, the progress line's " | predictor N pair-updates/s" and the summary."""
+    import multiprocessing
+    import time
+
+    from drlhp.policy.process import PredictorPace
+    from drlhp.runtime.ports import PolicyPorts
+
+    counter = multiprocessing.Value("q", 0)
+    pace = PredictorPace(0.0, PolicyPorts(pair_updates=counter))
+    assert pace.progress_text() == "" and pace.summary()["pair_updates_per_s"] is None  # no update yet
+    pace.before_update(0)
+    time.sleep(0.2)
+    counter.value += 64
+    text = pace.progress_text()
+    assert text.startswith(" | predictor ") and text.endswith(" pair-updates/s"), text
+    rate = float(text.split()[2].replace(",", ""))
+    assert 64 / 1.0 < rate <= 64 / 0.2, rate  # 64 pair-updates in 0.2 s (and less than a second more)
+    assert pace.metrics()["feed/pair_updates_per_s"] > 0
+    assert 0 < pace.summary()["pair_updates_per_s"] <= 320

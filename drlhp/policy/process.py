@@ -160,6 +160,8 @@ class PredictorPace(RolloutObserver):
         self.ratio, self.pair_updates, self.stop_event = ratio, ports.pair_updates, ports.stop_event
         self.start_steps = self.start_updates = None
         self.steps = 0
+        # (time, pair-updates) at the first update, at the last metrics and at the last progress line
+        self._first = self._last = self._line_at = None
 
     def should_stop(self) -> bool:
         return self.stop_event is not None and self.stop_event.is_set()
@@ -167,6 +169,7 @@ class PredictorPace(RolloutObserver):
     def before_update(self, timesteps: int) -> None:
         if self.start_steps is None:
             self.start_steps, self.start_updates = timesteps, self.pair_updates.value
+            self._first = self._last = self._line_at = self._mark()
         self.steps = timesteps - self.start_steps
         need = self.start_updates + self.ratio * self.steps
         while self.ratio > 0 and self.pair_updates.value < need and not self.should_stop():
@@ -177,12 +180,30 @@ class PredictorPace(RolloutObserver):
             return None
         return (self.pair_updates.value - self.start_updates) / self.steps
 
+    def per_second(self, since: tuple[float, int] | None) -> float | None:
+        """The predictor's pair-updates per second of wall time since ``since`` (time, count), or None."""
+        if since is None:
+            return None
+        now = (time.perf_counter(), self.pair_updates.value)
+        return (now[1] - since[1]) / max(now[0] - since[0], 1e-9)
+
+    def _mark(self) -> tuple[float, int]:
+        return time.perf_counter(), self.pair_updates.value
+
     def metrics(self) -> dict:
-        return {"feed/pair_updates_per_agent_step": self.per_step()}
+        rate = self.per_second(self._last)
+        self._last = self._mark() if self._last is not None else None
+        return {"feed/pair_updates_per_agent_step": self.per_step(), "feed/pair_updates_per_s": rate}
+
+    def progress_text(self) -> str:
+        rate = self.per_second(self._line_at)
+        self._line_at = self._mark() if self._line_at is not None else None
+        return "" if rate is None else f" | predictor {rate:,.0f} pair-updates/s"
 
     def summary(self) -> dict:
-        value = self.per_step()
-        return {"pair_updates_per_agent_step": None if value is None else round(value, 5)}
+        value, rate = self.per_step(), self.per_second(self._first)
+        return {"pair_updates_per_agent_step": None if value is None else round(value, 5),
+                "pair_updates_per_s": None if rate is None else round(rate, 1)}
 
 
 def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixed_weights=None) -> dict:

@@ -58,6 +58,10 @@ class RolloutObserver:
     def metrics(self) -> dict:
         return {}
 
+    def progress_text(self) -> str:
+        """What it adds to the progress line (" | ..."), or ""."""
+        return ""
+
     def summary(self) -> dict:
         return {}
 
@@ -362,5 +366,6 @@ class PolicyTrainer:
         hits = s.game_figures().get("returns_per_game_last100")
         if hits is not None:
             line += f" | length {length:.0f} | returns/game {hits:.1f}"
+        line += "".join(getattr(obs, "progress_text", lambda: "")() for obs in self.observers)  # RewardFigures has none
         line += f" | entropy {losses['entropy']:.3f} | elapsed {format_duration(s.wall_s)} | eta {format_duration(eta)}"
         self.print(line, flush=True)
