@@ -3,17 +3,18 @@
 # `mujoco` from preferences: 1.5-s clips, 3 predictors, the paper's schedule), 1M agent steps, one run at a time.
 # 1,400 labels = --n_initial_prefs 350 --n_labels 1050 (the preset's); 700 = 175 + 525 (25% from the random
 # policy first, as the paper). A run already finished (summary.json there) is skipped.
-#   bash docs/experiments/mujoco_prefs.sh JOB...     JOB = <env>:<seed>:<labels>, e.g. Hopper-v5:0:1400
+#   bash docs/experiments/mujoco_prefs.sh JOB...     JOB = <env>:<seed>:<labels>[:<tag>:<flags>], e.g. Hopper-v5:0:1400
+# or Ant-v5:0:1400:ent0:--ppo_ent_coef 0 (run directory l1400-ent0-seed-0; the flags after the preset's).
 set -u
 root=runs/mujoco/prefs
 for job in "$@"; do
-  IFS=: read -r env seed labels <<< "$job"
-  dir=$root/$env/l$labels-seed-$seed
+  IFS=: read -r env seed labels tag flags <<< "$job"
+  dir=$root/$env/l$labels${tag:+-$tag}-seed-$seed
   [ -f "$dir/summary.json" ] && continue
   mkdir -p "$(dirname "$dir")"
   initial=$((labels / 4)); rest=$((labels - labels / 4))
-  echo "$(date +%H:%M:%S) $env seed $seed, $labels labels"
+  echo "$(date +%H:%M:%S) $env seed $seed, $labels labels ${flags:-}"
   .venv/bin/python run.py --env "$env" --synthetic_prefs --seed "$seed" --n_initial_prefs "$initial" \
-    --n_labels "$rest" --run_dir "$dir" --log_interval 60 > "$dir.log" 2>&1 \
+    --n_labels "$rest" --run_dir "$dir" --log_interval 60 ${flags:-} > "$dir.log" 2>&1 \
     || echo "  failed: see $dir.log"
 done
