@@ -112,9 +112,10 @@ FOR_PREFERENCES_PER_ENV["InvertedPendulum-v5"] += " --reward_norm_momentum 0"
 PREFERENCES_NOTE = "learning from preferences, so"
 # What a preset with preferences flags adds last when --oracle_goal names a shipped goal (pref_interface/goals.py):
 # the goal's budget (the module's docstring, "mujoco").
+# Keyed by the flag's text only (nothing here imports a goal: the config layer knows no role's module).
 GOAL_BUDGET = "--million_timesteps 2 --n_initial_prefs 250 --n_labels 750"
-FOR_GOAL: dict[str, str] = {"pref_interface.goals:hopper_backflip": GOAL_BUDGET,
-                            "pref_interface.goals:cheetah_standing": GOAL_BUDGET}
+SHIPPED_GOALS = "pref_interface.goals"
+FOR_GOAL: dict[str, str] = {f"{SHIPPED_GOALS}:{name}": GOAL_BUDGET for name in ("hopper_backflip", "cheetah_standing")}
 GOAL_NOTE = "the goal"
 
 
