@@ -28,9 +28,13 @@ def check_inputs(cfg: RunConfig) -> None:
     """Bad inputs fail here, in one line (UsageError), before any run directory or process exists:
     the env id, every number of the config, what the mode needs, the display, and every file to load
     (``run`` checks them first; ``python -m floyd seeds`` once, before starting any seed)."""
+    if cfg.prefs.oracle_goal and cfg.labels and cfg.prefs.labeller != "oracle":  # before the env's labeller check
+        raise UsageError(f"--oracle_goal is what the scripted labeller wants: add --labeller oracle (or "
+                         f"--synthetic_prefs); --labeller {cfg.prefs.labeller} is a person, who labels by eye")
     kind = _check_env(cfg)
     _check_settings(cfg, algo_for(cfg, kind))
     _check_labeller(cfg)
+    _check_goal(cfg, kind)
     _check_files(cfg)
 
 
@@ -136,6 +140,27 @@ def _check_labeller(cfg: RunConfig) -> None:
         problem = address_problem(cfg.prefs.web_host, cfg.prefs.web_port)
         if problem:
             raise UsageError(problem)
+
+
+def _check_goal(cfg: RunConfig, action_kind: str) -> None:
+    """--oracle_goal (the scripted labeller's: check_inputs refuses it with a person's) on a Box-action env, in a
+    mode that labels or plays a policy (watch, --no_labelling: its envs get the goal's kwargs), and a goal that
+    imports and scores one trial clip."""
+    spec = cfg.prefs.oracle_goal
+    if not spec:
+        return
+    if action_kind != "box":
+        raise UsageError(f"--oracle_goal scores the observations and actions of Box-action (MuJoCo) clips; {cfg.env} "
+                         f"has discrete actions")
+    if not (cfg.labels or cfg.watches or cfg.no_labelling):
+        raise UsageError(f"--oracle_goal labels preferences; {cfg.mode} has no labeller (it trains on "
+                         + ("a saved database)" if cfg.trains_predictor_alone else "the env's own reward)"))
+    from pref_interface.goal_oracle import check_goal
+
+    try:  # imports it, makes the env with its kwargs, scores a clip of random actions: a bad goal costs one line
+        check_goal(spec, cfg.env)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def _check_files(cfg: RunConfig) -> None:

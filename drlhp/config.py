@@ -45,10 +45,8 @@ WATCH = "watch"
 MODES = (TRAIN_POLICY_WITH_PREFERENCES, GATHER_INITIAL_PREFS, PRETRAIN_REWARD_PREDICTOR,
          TRAIN_POLICY_WITH_ORIGINAL_REWARDS, WATCH)
 DEFAULT_MODE = TRAIN_POLICY_WITH_PREFERENCES  # the paper's setting
-QUERY_SELECTIONS = ("random", "variance")
-LABEL_SCHEDULES = ("constant", "paper")
-BACKENDS = ("local", "ray")
-ALGOS = ("auto", "a2c", "ppo")
+QUERY_SELECTIONS, LABEL_SCHEDULES = ("random", "variance"), ("constant", "paper")
+BACKENDS, ALGOS = ("local", "ray"), ("auto", "a2c", "ppo")
 
 
 @dataclass(frozen=True)
@@ -79,6 +77,8 @@ class PrefConfig:
             pairs at most that fast; the oracle labels exactly that fast).
         variance_candidates: candidate pairs per query with --query_selection variance (paper: 10).
         show_agent: a person labels: the window also loops the agent's latest finished episode (worker 0).
+        oracle_goal: --labeller oracle prefers the clip this MODULE:FUNCTION scores higher, not more task reward (Box
+            actions; pref_interface/goals.py: :hopper_backflip, :cheetah_standing); envs get its env kwargs.
     """
 
     labeller: str = opt(DEFAULT_LABELLER, choices=LABELLER_NAMES, aliases={"synthetic_prefs": "oracle"})
@@ -96,6 +96,7 @@ class PrefConfig:
     n_labels: int = opt(3000, check=whole(0))
     variance_candidates: int = opt(10, check=whole(1))
     show_agent: bool = opt(False)
+    oracle_goal: str = opt("", metavar="MODULE:FUNCTION")
 
 
 @dataclass(frozen=True)

@@ -134,7 +134,8 @@ def watch(cfg: RunConfig, record: RunRecord) -> int:
 
 def _watch_ppo(cfg: RunConfig, record: RunRecord) -> int:
     """watch on Box actions: a PPO checkpoint plays by its mean in one rendered env, with the fixed-length
-    episodes it trained in."""
+    episodes it trained in; a run with an oracle goal (its config.json's, or --oracle_goal) plays in the env made
+    with the goal's kwargs, and each episode's measure of the goal is reported (``_goal_figures``)."""
     import os
 
     from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
@@ -148,23 +149,70 @@ def _watch_ppo(cfg: RunConfig, record: RunRecord) -> int:
         raise UsageError(str(e)) from None
     if meta.get("algo", "a2c") != "ppo":
         raise UsageError(f"policy checkpoint {meta['path']} is {meta.get('algo', 'a2c')}'s; {cfg.env} needs PPO's")
-    env = any_vector_env(cfg.env, 1, cfg.ppo.fall_penalty, render_mode="rgb_array").envs[0]
+    spec, goal, env_kwargs = _watched_goal(cfg, meta["path"])
+    env = any_vector_env(cfg.env, 1, cfg.ppo.fall_penalty, render_mode="rgb_array", **env_kwargs).envs[0]
     try:
         space = env.action_space
         try:
             policy = BoxMeanPolicy(arrays, env.observation_space.shape[0], space.low, space.high, cfg.ppo.obs_clip)
         except (KeyError, ValueError) as e:
             raise UsageError(f"checkpoint {meta['path']} does not fit {cfg.env}: {e}") from None
-        frames, returns = play_box_episodes(env, policy, cfg.episodes, cfg.seed)
+        frames, returns, observations = play_box_episodes(env, policy, cfg.episodes, cfg.seed)
         fps = int(env.metadata.get("render_fps", 30))
     finally:
         env.close()
     video = write_video(frames, Path(cfg.video or record.dir / "episode.mp4"), fps=fps, scale=1)
-    print(f"[watch] {len(returns)} episode(s), true returns {returns}, {len(frames)} frames -> {video}")
+    figures = _goal_figures(spec, goal, env_kwargs, observations)
+    shown = (f", {figures['goal_measure']} per episode {figures['goal_measures']} (mean "
+             f"{figures['goal_measure_mean']:g}; goal {spec})" if "goal_measure" in figures else "")
+    print(f"[watch] {len(returns)} episode(s), true returns {returns}{shown}, {len(frames)} frames -> {video}")
     return finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "algo": "ppo",
                             "episodes": len(returns), "true_returns": returns,
                             "true_return_mean": float(sum(returns) / len(returns)) if returns else None,
-                            "checkpoint": str(meta["path"]), "video": str(video)})
+                            **figures, "checkpoint": str(meta["path"]), "video": str(video)})
+
+
+def _watched_goal(cfg: RunConfig, checkpoint: str):
+    """(spec, goal, env kwargs) of the goal watch plays for: --oracle_goal, else the one recorded in the run the
+    checkpoint is from (the first config.json above it); ("", None, {}) where there is none. A goal that no
+    longer imports or scores is a UsageError (one line)."""
+    from pref_interface.goal_oracle import check_goal, env_kwargs_of
+
+    spec = cfg.prefs.oracle_goal
+    if not spec:  # a run directory holds checkpoints/policy-N.npz: its config.json is a level or two up
+        import json
+
+        configs = [d / RunPaths.CONFIG for d in Path(checkpoint).resolve().parents[:3]
+                   if (d / RunPaths.CONFIG).is_file()]
+        try:
+            recorded = json.loads(configs[0].read_text()) if configs else {}
+        except (OSError, ValueError):
+            recorded = {}
+        spec = str(((recorded if isinstance(recorded, dict) else {}).get("prefs") or {}).get("oracle_goal") or "")
+    if not spec:
+        return "", None, {}
+    try:
+        goal = check_goal(spec, cfg.env)
+    except ValueError as e:
+        raise UsageError(f"{e} (the goal of the watched run)") from None
+    return spec, goal, env_kwargs_of(goal)
+
+
+def _goal_figures(spec: str, goal, env_kwargs: dict, observations: list) -> dict:
+    """The goal's figures for watch's line and summary: its measure of each episode's observations (e.g. Hopper's
+    full backward turns, ``goal.measure``); {} without a goal, only the goal's name where it has no measure."""
+    if goal is None:
+        return {}
+    from pref_interface.goal_oracle import measure_of
+
+    out = {"oracle_goal": spec, "goal_env_kwargs": env_kwargs}
+    measure = measure_of(goal)
+    if measure:
+        name, fn = measure
+        values = [fn(o) for o in observations]
+        out.update({"goal_measure": name, "goal_measures": values,
+                    "goal_measure_mean": float(sum(values) / len(values)) if values else float("nan")})
+    return out
 
 
 def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
@@ -211,6 +259,7 @@ def train_policy_without_labelling(cfg: RunConfig, record: RunRecord) -> int:
     from drlhp.policy.process import run_policy
     from drlhp.reward.checkpoint import load_predictor_weights, predictor_batchnorm
     from drlhp.runtime.ports import PolicyPorts
+    from pref_interface.goal_oracle import goal_env_kwargs
 
     weights, meta = load_predictor_weights(cfg.load_reward_predictor_ckpt_dir)
     batchnorm = predictor_batchnorm(meta)  # the saved network's shape, whatever this command's flags say
@@ -220,7 +269,8 @@ def train_policy_without_labelling(cfg: RunConfig, record: RunRecord) -> int:
           f"{cfg.total_timesteps:,} agent steps -> {record.dir}", flush=True)
     try:
         with sitting_timer(cfg.stop_after_hours):
-            summary = run_policy(cfg, PolicyPorts(), str(record.dir), fixed_weights=weights)  # no channels
+            summary = run_policy(cfg, PolicyPorts(), str(record.dir), fixed_weights=weights,  # no channels
+                                 env_kwargs=goal_env_kwargs(cfg.prefs.oracle_goal))
     except KeyboardInterrupt as e:  # run_policy saved a checkpoint
         if isinstance(e, SittingOver):
             return end_sitting(record, cfg.stop_after_hours)

@@ -87,6 +87,10 @@ def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False,
         tee = OutputTee(record.dir, header=" ".join(argv or []))
     if announce:  # e.g. the preset's flags: said once the run has passed its checks and started
         print(announce, flush=True)
+    if cfg.prefs.oracle_goal and not cfg.watches:  # watch says what it measures itself
+        from pref_interface.goal_oracle import goal_line
+
+        print(goal_line(cfg.prefs.oracle_goal, cfg.env), flush=True)
     if "predictor_kernels" in kernels or "policy_kernels" in kernels:
         print(tf_kernels_line(kernels), flush=True)
     with sigterm_as_interrupt():  # every mode: a stop, as Ctrl-C

@@ -26,11 +26,23 @@ def _nothing(cfg: RunConfig) -> dict:
     return {}
 
 
+def _goal_env_kwargs(cfg: RunConfig) -> dict:
+    """The ``gym.make`` kwargs of --oracle_goal's goal ({} without one): every env of the run is made with them."""
+    from pref_interface.goal_oracle import goal_env_kwargs
+
+    return goal_env_kwargs(cfg.prefs.oracle_goal)
+
+
 def _predictor_extra(cfg: RunConfig) -> dict:
     from envs import predictor_input
 
-    shape, dtype = predictor_input(cfg.env)  # the observation's shape and uint8, or (D + A,) float32 (Box actions)
+    # the observation's shape and uint8, or (D + A,) float32 (Box actions; D of the env made with a goal's kwargs)
+    shape, dtype = predictor_input(cfg.env, **_goal_env_kwargs(cfg))
     return {"predictor_input": (shape, dtype.name)}
+
+
+def _policy_extra(cfg: RunConfig) -> dict:
+    return {"env_kwargs": _goal_env_kwargs(cfg)} if cfg.prefs.oracle_goal else {}
 
 
 def _pref_interface_extra(cfg: RunConfig) -> dict:
@@ -53,7 +65,7 @@ ROLES = (
          _predictor_extra),
     Role("pref_interface", "pref_interface.process:run_pref_interface", PrefInterfacePorts, "labeller_resources",
          _pref_interface_extra),
-    Role("policy", "drlhp.policy.process:run_policy", PolicyPorts, "policy_resources"),
+    Role("policy", "drlhp.policy.process:run_policy", PolicyPorts, "policy_resources", _policy_extra),
 )
 
 

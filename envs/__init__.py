@@ -62,9 +62,9 @@ def _register_ale_ids() -> None:
         pass
 
 
-def _make_one(env_id: str) -> gym.Env:
-    """One env of a registered id (UnknownEnvError where none is; UnsupportedEnvError where it cannot be
-    made here, e.g. a missing dependency), gymnasium's warnings silenced: a check prints nothing."""
+def _make_one(env_id: str, **make_kwargs) -> gym.Env:
+    """One env of a registered id, made with ``make_kwargs`` (UnknownEnvError where none is; UnsupportedEnvError
+    where it cannot be made here, e.g. a missing dependency), gymnasium's warnings silenced: a check prints nothing."""
     import warnings
 
     _register_ale_ids()
@@ -79,7 +79,7 @@ def _make_one(env_id: str) -> gym.Env:
                 raise UnknownEnvError(f"unknown env {env_id!r}") from None
             raise UnsupportedEnvError(f"{env_id}: {_one_line(e)}") from None
         try:
-            return gym.make(env_id)
+            return gym.make(env_id, **make_kwargs)
         except Exception as e:  # noqa: BLE001 -- whatever stops it being made, in one line
             raise UnsupportedEnvError(f"{env_id}: cannot be made here: {type(e).__name__}: {_one_line(e)}") from None
 
@@ -162,16 +162,16 @@ def observation_shape(env_id: str) -> tuple[int, ...]:
         env.close()
 
 
-def predictor_input(env_id: str) -> tuple[tuple[int, ...], np.dtype]:
+def predictor_input(env_id: str, **make_kwargs) -> tuple[tuple[int, ...], np.dtype]:
     """(shape, dtype) of the reward predictor's per-step input on ``env_id``: ``(observation_shape, uint8)`` for
     images and Discrete-action vector envs (CartPole's quantized bytes); ``((D + A,), float32)`` on a Box-action
     env, whose input is the raw observation (D) and the clipped action (A) of each step (issue 29). Makes
-    at most one env, closed again (drlhp's and Atari ids: none)."""
+    at most one env (with ``make_kwargs``, e.g. an oracle goal's), closed again (drlhp's and Atari ids: none)."""
     if env_id in GYM_ENV_IDS or _is_atari(env_id):
         return observation_shape(env_id), np.dtype(np.uint8)
     from envs.gym_vec_env import observation_layout
 
-    env = _make_one(env_id)
+    env = _make_one(env_id, **make_kwargs)
     try:
         obs_space, act_space = env.observation_space, env.action_space
         if isinstance(act_space, gym.spaces.Box):

@@ -52,6 +52,26 @@ def env_kwargs_of(goal) -> dict:
     return dict(getattr(goal, "env_kwargs", None) or {})
 
 
+def goal_env_kwargs(spec: str) -> dict:
+    """The ``gym.make`` kwargs of the goal ``spec`` names ({} for no goal, ""): what every env of its run is made
+    with (the policy's, the predictor's shape, watch's). ValueError (one line) as ``load_goal``."""
+    return env_kwargs_of(load_goal(spec)) if spec else {}
+
+
+def goal_line(spec: str, env_id: str) -> str:
+    """The start line of a run with a goal: who labels by it, and the env kwargs its envs are made with."""
+    kwargs = goal_env_kwargs(spec)
+    made = f"{env_id} made with {kwargs}" if kwargs else f"{env_id} made as gymnasium registers it"
+    return (f"[run] oracle goal {spec}: the scripted labeller prefers the clip it scores higher (not the task's "
+            f"reward); {made}")
+
+
+def measure_of(goal):
+    """(name, function of an episode's observations (T, D)) that ``watch`` reports per episode, or None."""
+    measure = getattr(goal, "measure", None)
+    return tuple(measure) if measure else None
+
+
 def score(goal, obs: np.ndarray, actions: np.ndarray, info: dict, spec: str = "") -> float:
     """``goal(obs, actions, info)`` as a float; ValueError (one line) if it raises or returns no finite number."""
     name = spec or getattr(goal, "__name__", repr(goal))

@@ -10,7 +10,8 @@ A goal is a function ``goal(obs, actions, info) -> float`` of one clip:
 and returns a finite score: the goal oracle (pref_interface/goal_oracle.py) prefers the clip with the higher
 score and calls equal scores a tie. A goal may carry ``env_kwargs``, the ``gym.make`` kwargs its env needs
 (the run makes its envs with them: envs/fixed_length.py's makers take them), and ``env_ids``, the tasks
-whose observations it reads. Name one with ``pref_interface.goals:hopper_backflip``.
+whose observations it reads, and ``measure``: (a name, a function of one whole episode's observations (T, D)),
+what ``watch`` reports per episode (drlhp.modes). Name one with ``pref_interface.goals:hopper_backflip``.
 
 **Hopper-v5's backflip** (``hopper_backflip``). Hopper-v5's observation (default kwargs) is qpos[1:] then
 qvel, so ``obs[:, 1]`` is qpos[2], the torso's pitch: the ``rooty`` hinge, unwrapped (it runs past +-pi, a
@@ -57,8 +58,14 @@ def hopper_backflip(obs: np.ndarray, actions: np.ndarray, info: dict) -> float:
     return float(-_pitch_steps(np.asarray(obs)[:, HOPPER_PITCH]).sum())
 
 
+def hopper_backflips(obs: np.ndarray) -> int:
+    """The full backward turns of Hopper-v5's torso over an episode's observations (``count_backflips``)."""
+    return count_backflips(np.asarray(obs)[:, HOPPER_PITCH])
+
+
 hopper_backflip.env_kwargs = {"terminate_when_unhealthy": False}
 hopper_backflip.env_ids = ("Hopper-v5",)
+hopper_backflip.measure = ("backflips", hopper_backflips)
 
 
 def cheetah_standing(obs: np.ndarray, actions: np.ndarray, info: dict) -> float:
@@ -66,8 +73,14 @@ def cheetah_standing(obs: np.ndarray, actions: np.ndarray, info: dict) -> float:
     return float(np.mean(-np.sin(np.asarray(obs, dtype=np.float64)[:, CHEETAH_PITCH])))
 
 
+def cheetah_upright(obs: np.ndarray) -> float:
+    """The share of an episode's steps HalfCheetah-v5 stands upright on its back leg (``upright_fraction``)."""
+    return upright_fraction(np.asarray(obs)[:, CHEETAH_PITCH])
+
+
 cheetah_standing.env_kwargs = {}
 cheetah_standing.env_ids = ("HalfCheetah-v5",)
+cheetah_standing.measure = ("upright_fraction", cheetah_upright)
 
 
 def count_backflips(angles, backward: int = -1) -> int:

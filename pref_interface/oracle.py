@@ -1,7 +1,8 @@
 """The synthetic labeller: prefers the segment with the larger sum of true (unclipped) env reward.
 
 Christiano et al. (2017), section 3.1: "the synthetic labeller ... simply prefers the segment with
-higher reward according to the task's true reward". Equal sums: (0.5, 0.5).
+higher reward according to the task's true reward". Equal sums: (0.5, 0.5). With --oracle_goal the same loop
+labels by a goal instead (pref_interface/goal_oracle.py).
 """
 from __future__ import annotations
 
@@ -22,11 +23,19 @@ class SyntheticOracle:
 
 def label_with_oracle(iface, log=print) -> dict:
     """--labeller oracle: a plain loop until the stop event (``iface.ports``): segments in, a pair out, the
-    oracle's answer sent (blocking: the predictor takes every preference), figures logged. The status ports
-    (the predictor's version, the database's size, the agent's episode) are for a person; it reads none."""
+    oracle's answer sent (blocking: the predictor takes every preference), figures logged: the synthetic oracle's
+    answer, or with --oracle_goal the goal oracle's (goal_oracle.py). The status ports (the predictor's version,
+    the database's size, the agent's episode) are for a person; it reads none."""
     import time
 
-    oracle = SyntheticOracle()
+    cfg = iface.cfg
+    if cfg.prefs.oracle_goal:  # a behaviour the env does not reward (--oracle_goal, issue 30)
+        from pref_interface.goal_oracle import goal_oracle_for
+
+        oracle = goal_oracle_for(cfg.prefs.oracle_goal, cfg.env)
+        log(f"[prefs] the oracle labels by {oracle.name} (observations split at {oracle.obs_dim})", flush=True)
+    else:
+        oracle = SyntheticOracle()
     stop_event = iface.ports.stop_event
     while not stop_event.is_set():
         iface.receive_segments()

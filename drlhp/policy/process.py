@@ -206,14 +206,16 @@ class PredictorPace(RolloutObserver):
                 "pair_updates_per_s": None if rate is None else round(rate, 1)}
 
 
-def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixed_weights=None) -> dict:
+def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixed_weights=None,
+               env_kwargs: dict | None = None) -> dict:
     """Train the policy until the budget or the stop event; returns the summary figures. ``ports``
     (drlhp.runtime.ports.PolicyPorts): its channels; every one None (``PolicyPorts()``): the policy alone,
     on ``fixed_weights`` (--no_labelling). With ``segment_flow`` it cuts and sends only the segments the
     preference interface wants, and reports the agent-step count it schedules labels by; without, it
-    cuts ``segments_per_cut`` every cut. On a Box-action env (cfg.algo "ppo"): PPO, drlhp.policy.ppo_prefs."""
+    cuts ``segments_per_cut`` every cut. On a Box-action env (cfg.algo "ppo"): PPO, drlhp.policy.ppo_prefs, its
+    envs made with ``env_kwargs`` (--oracle_goal's goal's, worked out by the parent: drlhp.roles)."""
     if cfg.algo == "ppo":
-        return run_ppo_policy(cfg, ports, run_dir, log, fixed_weights)
+        return run_ppo_policy(cfg, ports, run_dir, log, fixed_weights, env_kwargs)
     from drlhp.policy.a2c import build_policy
     from drlhp.policy.reward_source import PredictedReward
     from drlhp.policy.trainer import Agent, Outputs, PolicyTrainer
@@ -248,9 +250,10 @@ def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixe
         env.close()
 
 
-def run_ppo_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixed_weights=None) -> dict:
+def run_ppo_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixed_weights=None,
+                   env_kwargs: dict | None = None) -> dict:
     """run_policy on a Box-action env (drlhp.policy.ppo_prefs): PPO on the predictor's reward until the budget or
-    the stop event; returns the summary figures (``ports`` and ``fixed_weights`` as run_policy's)."""
+    the stop event; returns the summary figures (``ports``, ``fixed_weights``, ``env_kwargs`` as run_policy's)."""
     from drlhp.policy.ppo_prefs import BoxSegments, predictor_shape
     from drlhp.policy.ppo_trainer import PPOTrainer, build_ppo
     from drlhp.policy.reward_source import PredictedReward
@@ -259,9 +262,10 @@ def run_ppo_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, 
     from drlhp.runtime.run_record import RunRecord
     from envs.fixed_length import any_vector_env, describe
 
-    episodes = describe(cfg.env, cfg.ppo.fall_penalty)
+    env_kwargs = env_kwargs or {}
+    episodes = describe(cfg.env, cfg.ppo.fall_penalty, env_kwargs)
     log(f"[policy] PPO on the predictor's reward; {episodes}", flush=True)
-    envs = any_vector_env(cfg.env, cfg.ppo.n_envs, cfg.ppo.fall_penalty)
+    envs = any_vector_env(cfg.env, cfg.ppo.n_envs, cfg.ppo.fall_penalty, **env_kwargs)
     logger = None
     try:
         policy = build_ppo(cfg, envs)

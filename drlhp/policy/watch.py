@@ -51,23 +51,30 @@ class BoxMeanPolicy:
         return np.clip(tanh_mlp(self.actor, x), self.low, self.high)
 
 
-def play_box_episodes(env, policy, n_episodes: int, seed: int):
-    """PPO's watch: frames (``env.render()``, an rgb_array env) and returns of n episodes of one gymnasium env,
-    the policy acting by its mean (``act_deterministic``)."""
-    frames, returns = [], []
+def play_box_episodes(env, policy, n_episodes: int, seed: int, render: bool = True):
+    """PPO's watch: frames (``env.render()``, an rgb_array env; none with ``render=False``), returns, and each
+    episode's observations ((T + 1, D): every one the env gave, its first to its last, for a goal's measure) of n
+    episodes of one gymnasium env, the policy acting by its mean (``act_deterministic``)."""
+    frames, returns, observations = [], [], []
     obs, _ = env.reset(seed=seed)
-    frames.append(env.render())
+    seen = [obs]
+    if render:
+        frames.append(env.render())
     total = 0.0
     while len(returns) < n_episodes:
         obs, reward, terminated, truncated, _ = env.step(policy.act_deterministic(obs[None])[0])
         total += float(reward)
-        frames.append(env.render())
+        seen.append(obs)
+        if render:
+            frames.append(env.render())
         if terminated or truncated:
             returns.append(total)
+            observations.append(np.asarray(seen))
             total = 0.0
             if len(returns) < n_episodes:
                 obs, _ = env.reset()
-    return frames, returns
+                seen = [obs]
+    return frames, returns, observations
 
 
 def write_video(frames: list[np.ndarray], path: str | Path, fps: int = VIDEO_FPS, scale: int = VIDEO_SCALE) -> Path:
