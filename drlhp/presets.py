@@ -38,8 +38,8 @@ drlhp's bare defaults (the paper's Atari settings, drlhp.config).
     mujoco      the eight MuJoCo -v5 tasks (MUJOCO_ENV_IDS) on their true reward (train_policy_with_original_rewards:
                 PPO, fixed-length episodes): 1M agent steps, the entropy bonus 0 (CleanRL's on the true reward;
                 the paper's 0.01 was for the predictor's reward), a checkpoint every 50 updates (102,400 agent
-                steps); the paper's gamma 0.995 and lambda 0.97 are PPOConfig's defaults. Not yet run to the end
-                on any task here: no returns to quote.
+                steps); the paper's gamma 0.995 and lambda 0.97 are PPOConfig's defaults. Returns at 1M on each
+                task, on the true reward and from preferences: docs/results.md, session 14.
                 From preferences (every mode but train_policy_with_original_rewards and watch) it adds, per task,
                 the paper's MuJoCo settings (FOR_PREFERENCES, ``preferences_flags``; section 3.1.1, appendix A.1):
                 clips of 1.5 s of simulated time (MUJOCO_CLIP_STEPS), the entropy bonus 0.01 (0.001 on Swimmer),
