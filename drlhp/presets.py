@@ -44,8 +44,8 @@ drlhp's bare defaults (the paper's Atari settings, drlhp.config).
                 the paper's MuJoCo settings (FOR_PREFERENCES, ``preferences_flags``; section 3.1.1, appendix A.1):
                 clips of 1.5 s of simulated time (MUJOCO_CLIP_STEPS), the entropy bonus 0.01 (0.001 on Swimmer),
                 1,400 labels of which 25% (350) from the random policy first and 1,050 on the paper's schedule,
-                the paper's ensemble of 3 predictors (no batch norm, no dropout: the paper's MLP). Its flags for the true
-                reward stay as they were (a run of it resumes without --resume_with_changes).
+                the paper's ensemble of 3 predictors (no batch norm, no dropout: the paper's MLP). Its flags for
+                the true reward stay as they were (a run of it resumes without --resume_with_changes).
                 With --oracle_goal naming a shipped goal (FOR_GOAL) it adds the goal's budget last: for the Hopper
                 backflip and HalfCheetah standing, 2M agent steps and at most 1,000 labels (the issue's must-show:
                 backflips from at most 1,000 labels; the paper's took about 900), 25% (250) from the random policy

@@ -88,8 +88,8 @@ def test_inverted_pendulum_learns_from_synthetic_preferences(cli, tmp_path):
     episode), so a random policy scores about -5,000 (a fall every 20 steps) and one that balances 1,000. The run
     ends once its last 100 episodes average IP_TARGET (at most 5 falls in 1,000 steps), or at 0.3M agent steps
     (about a minute on 2 cores, idle). Runs are not bit-for-bit repeatable (three processes): of 7 runs on this
-    preset's normalization, all passed 500 within 0.3M steps and 5 reached 900 (docs/results.md, session 14); seed 1 is tried if
-    seed 0 falls short."""
+    preset's normalization, all passed 500 within 0.3M steps and 5 reached 900 (docs/results.md, session 14);
+    seed 1 is tried if seed 0 falls short."""
     for seed in (0, 1):
         run_dir = tmp_path / f"ip-{seed}"
         cli("--env", "InvertedPendulum-v5", "--synthetic_prefs", "--seed", seed, "--million_timesteps", 0.3,

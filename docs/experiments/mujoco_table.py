@@ -44,4 +44,5 @@ for task in TASKS:
         ratio = f"{p / t:.2f}" if t > 0 else "-"  # a ratio of negative returns means nothing
         score = f"{(p - RANDOM[task]) / (t - RANDOM[task]):.2f}"
     walls = ", ".join(f"{s['wall_s'] / 60:.1f}" for s in l1400 + l700)
-    print(f"| {task} | {RANDOM[task]:.0f} | {cell(true)} | {cell(l1400)} | {cell(l700)} | {ratio} | {score} | {walls} |")
+    print(f"| {task} | {RANDOM[task]:.0f} | {cell(true)} | {cell(l1400)} | {cell(l700)} | {ratio} | {score} "
+          f"| {walls} |")
