@@ -260,3 +260,23 @@ def test_the_mujoco_preset_adds_the_papers_settings_from_preferences_and_leaves_
     assert line.endswith(f": {PRESETS['mujoco']}") and true.ppo.ent_coef == 0.0 and true.prefs.segment_length == 25
     bare, _, line = _preset_cfg("--env", "Hopper-v5", "--synthetic_prefs", "--preset", "none")
     assert line is None and bare.prefs.segment_length == 25
+
+
+@pytest.mark.slow
+def test_a_continuous_env_without_a_preset_runs_from_preferences_on_the_defaults(cli, tmp_path):
+    """Pendulum-v1 has no preset (`--preset none` is what it gets): a real three-process run from synthetic
+    preferences on drlhp's defaults (PPOConfig's, RewardConfig's 25-step clips), cut short, runs to its end with
+    float segments of (observation, action) in its database and the predictor's weights reaching the policy."""
+    import json
+
+    from drlhp.reward.pref_db import PrefDB
+
+    run_dir = tmp_path / "run"
+    proc = cli("--env", "Pendulum-v1", "--synthetic_prefs", "--run_dir", run_dir, "--million_timesteps", "0.008192",
+               "--n_initial_prefs", "10", "--n_labels", "10", "--n_initial_epochs", "1", timeout=540, check=True)
+    assert "[run] preset" not in proc.stdout  # no preset: the defaults
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["algo"] == "ppo" and summary["timesteps"] >= 8192 and summary["predictor_version"] >= 1, summary
+    db = PrefDB.load(run_dir / "prefs" / "prefs.npz")
+    seg = db.segment_obs(db.segment_ids()[0])
+    assert seg.shape == (25, 3 + 1) and seg.dtype == np.float32  # 3 observations and 1 action per step
