@@ -48,7 +48,7 @@ for ax, task in zip(axes.flat, TASKS):
             continue
         ys = np.array([curve(r) for r in runs])
         mean = np.nanmean(ys, axis=0)
-        style = "--" if label.count(",") > 1 else "-"
+        style = "--" if label.count(", ") > 1 else "-"  # a variant (a tag) dashed
         line, = ax.plot(GRID, mean, style, label=f"{label} ({len(runs)} seed{'s' if len(runs) > 1 else ''})")
         if len(runs) > 1:
             ax.fill_between(GRID, np.nanmin(ys, axis=0), np.nanmax(ys, axis=0), alpha=0.2, color=line.get_color())
