@@ -1,16 +1,17 @@
 """The backflip animation for the docs: a backflip run's policy plays one episode by its mean action in the goal's
 env (numpy, no TensorFlow in this process: EGL and TensorFlow together crash), every state is recorded, and a
 stretch of it is re-rendered offscreen (envs/mujoco_render.StateRenderer, Mesa's software EGL) into a GIF.
-    python docs/experiments/backflip_gif.py RUN_DIR OUT.gif [--seed 100] [--start 200] [--steps 320] [--every 4] [--size 160]"""
+    python docs/experiments/backflip_gif.py RUN_DIR OUT.gif [--seed 100] [--start 200] [--steps 320] [--every 4]
+        [--size 160]
+envs.mujoco_render sets MUJOCO_GL=egl when imported; nothing imports mujoco before the first env is made."""
 import argparse
 
 import numpy as np
 
-from envs.mujoco_render import StateRenderer, record_state  # before mujoco is imported: it sets MUJOCO_GL=egl
-
-from drlhp.policy.checkpoint import load_policy_checkpoint  # noqa: E402
-from drlhp.policy.watch import BoxMeanPolicy  # noqa: E402
-from envs.fixed_length import any_vector_env  # noqa: E402
+from drlhp.policy.checkpoint import load_policy_checkpoint
+from drlhp.policy.watch import BoxMeanPolicy
+from envs.fixed_length import any_vector_env
+from envs.mujoco_render import StateRenderer, record_state
 
 p = argparse.ArgumentParser()
 p.add_argument("run_dir")
