@@ -206,6 +206,25 @@ class PredictorPace(RolloutObserver):
                 "pair_updates_per_s": None if rate is None else round(rate, 1)}
 
 
+def _train(trainer) -> dict:
+    """The trainer's run; on Ctrl-C (only where this runs in the parent: --no_labelling) a checkpoint first."""
+    try:
+        return trainer.train()
+    except KeyboardInterrupt:
+        trainer.checkpoint()
+        raise
+
+
+def _close(ports: PolicyPorts, logger, env) -> None:
+    """What a policy run leaves: the segment queue (unsent segments may be dropped at exit, by design), the
+    metrics logger, the envs."""
+    if ports.segment_queue is not None:
+        ports.segment_queue.cancel_join_thread()
+    if logger is not None:
+        logger.close()
+    env.close()
+
+
 def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixed_weights=None,
                env_kwargs: dict | None = None) -> dict:
     """Train the policy until the budget or the stop event; returns the summary figures. ``ports``
@@ -237,17 +256,9 @@ def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixe
             observers.append(PredictorPace(cfg.reward.updates_per_step, ports))
         trainer = PolicyTrainer(cfg, Agent(env, policy, reward), Outputs(RunRecord(run_dir), logger, log), ports,
                                 observers)
-        try:
-            return trainer.train()
-        except KeyboardInterrupt:  # only where this runs in the parent (--no_labelling): save first
-            trainer.checkpoint()
-            raise
+        return _train(trainer)
     finally:
-        if ports.segment_queue is not None:
-            ports.segment_queue.cancel_join_thread()  # unsent segments may be dropped at exit (by design)
-        if logger is not None:
-            logger.close()
-        env.close()
+        _close(ports, logger, env)
 
 
 def run_ppo_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixed_weights=None,
@@ -279,14 +290,6 @@ def run_ppo_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, 
             observers.append(PredictorPace(cfg.reward.updates_per_step, ports))
         trainer = PPOTrainer(cfg, Agent(envs, policy, reward), Outputs(RunRecord(run_dir), logger, log), ports,
                              observers, episodes=episodes)
-        try:
-            return trainer.train()
-        except KeyboardInterrupt:  # only where this runs in the parent (--no_labelling): save first
-            trainer.checkpoint()
-            raise
+        return _train(trainer)
     finally:
-        if ports.segment_queue is not None:
-            ports.segment_queue.cancel_join_thread()  # unsent segments may be dropped at exit (by design)
-        if logger is not None:
-            logger.close()
-        envs.close()
+        _close(ports, logger, envs)
