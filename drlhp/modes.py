@@ -259,7 +259,6 @@ def train_policy_without_labelling(cfg: RunConfig, record: RunRecord) -> int:
     from drlhp.policy.process import run_policy
     from drlhp.reward.checkpoint import load_predictor_weights, predictor_batchnorm
     from drlhp.runtime.ports import PolicyPorts
-    from pref_interface.goal_oracle import goal_env_kwargs
 
     weights, meta = load_predictor_weights(cfg.load_reward_predictor_ckpt_dir)
     batchnorm = predictor_batchnorm(meta)  # the saved network's shape, whatever this command's flags say
@@ -269,8 +268,7 @@ def train_policy_without_labelling(cfg: RunConfig, record: RunRecord) -> int:
           f"{cfg.total_timesteps:,} agent steps -> {record.dir}", flush=True)
     try:
         with sitting_timer(cfg.stop_after_hours):
-            summary = run_policy(cfg, PolicyPorts(), str(record.dir), fixed_weights=weights,  # no channels
-                                 env_kwargs=goal_env_kwargs(cfg.prefs.oracle_goal))
+            summary = run_policy(cfg, PolicyPorts(), str(record.dir), fixed_weights=weights)  # no channels
     except KeyboardInterrupt as e:  # run_policy saved a checkpoint
         if isinstance(e, SittingOver):
             return end_sitting(record, cfg.stop_after_hours)

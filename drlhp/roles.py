@@ -41,10 +41,6 @@ def _predictor_extra(cfg: RunConfig) -> dict:
     return {"predictor_input": (shape, dtype.name)}
 
 
-def _policy_extra(cfg: RunConfig) -> dict:
-    return {"env_kwargs": _goal_env_kwargs(cfg)} if cfg.prefs.oracle_goal else {}
-
-
 def _pref_interface_extra(cfg: RunConfig) -> dict:
     from envs import frames_per_agent_step
 
@@ -65,7 +61,7 @@ ROLES = (
          _predictor_extra),
     Role("pref_interface", "pref_interface.process:run_pref_interface", PrefInterfacePorts, "labeller_resources",
          _pref_interface_extra),
-    Role("policy", "drlhp.policy.process:run_policy", PolicyPorts, "policy_resources", _policy_extra),
+    Role("policy", "drlhp.policy.process:run_policy", PolicyPorts, "policy_resources"),
 )
 
 

@@ -79,7 +79,8 @@ class VecEnv:
     n_envs: int
     n_actions: int
     obs_shape: tuple[int, ...]
-    obs_dtype: np.dtype = np.dtype(np.uint8)
+    obs_dtype: np.dtype = np.dtype(np.uint8)  # what the policy sees (a vector env's: float32)
+    predictor_dtype: np.dtype = np.dtype(np.uint8)  # what predictor_view gives: always bytes
     frames_per_step: int = 1  # emulator frames per agent step (4 for Atari's frame skip)
 
     def predictor_view(self, obs: np.ndarray, inplace: bool = False) -> np.ndarray:

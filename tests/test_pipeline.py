@@ -30,8 +30,9 @@ SMALL = ["--preset", "none", "--n_envs", 4, "--segment_length", 5, "--n_initial_
 # TensorFlow's start-up banner (absl / oneDNN), printed on stderr when TF is imported; not ours.
 TF_NOISE = ("I0000", "WARNING: All log messages", "To enable the following")
 NO_RAY = "Ray is not installed (pip install ray; pinned in requirements.txt)"
-BACKENDS = ["local", pytest.param("ray", marks=pytest.mark.skipif(importlib.util.find_spec("ray") is None,
-                                                                  reason=NO_RAY))]
+# the Ray runs share test_ray.py's xdist_group: one Ray on the machine at a time (a second ray.init joins the first)
+BACKENDS = ["local", pytest.param("ray", marks=[pytest.mark.skipif(importlib.util.find_spec("ray") is None,
+                                                                   reason=NO_RAY), pytest.mark.xdist_group("ray")])]
 START_S = {"local": 120, "ray": 180}  # until all three roles are in their main loops (Ray starts first)
 RUN_S = {"local": 180, "ray": 300}  # a tiny run to its end
 

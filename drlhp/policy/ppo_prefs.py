@@ -24,7 +24,7 @@ class BoxSegments:
     """What SegmentFeed reads of an env, for a Box-action env's segments: n_envs workers, steps of
     ``obs_shape`` = (D + A,) float32, and nothing to watch (empty frames)."""
 
-    obs_dtype = np.dtype(np.float32)
+    predictor_dtype = np.dtype(np.float32)
 
     def __init__(self, n_envs: int, obs_shape: tuple):
         self.n_envs, self.obs_shape = n_envs, tuple(obs_shape)

@@ -40,7 +40,7 @@ class SegmentFeed(RolloutObserver):
     def __init__(self, cfg: RunConfig, env, reward_source: RewardSource, ports: PolicyPorts):
         p = cfg.prefs
         self.cutter = SegmentCutter(cfg.env, env.n_envs, env.obs_shape, p.segment_length, p.segments_per_cut,
-                                    env.frames_to_watch, getattr(env, "obs_dtype", np.uint8))
+                                    env.frames_to_watch, env.predictor_dtype)
         self.queue, self.reward_source, self.flow = ports.segment_queue, reward_source, ports.segment_flow
         self.sent = self.dropped = 0
         self.steps_seen = 0  # agent steps of every rollout seen, random play included
@@ -225,16 +225,14 @@ def _close(ports: PolicyPorts, logger, env) -> None:
     env.close()
 
 
-def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixed_weights=None,
-               env_kwargs: dict | None = None) -> dict:
+def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixed_weights=None) -> dict:
     """Train the policy until the budget or the stop event; returns the summary figures. ``ports``
     (drlhp.runtime.ports.PolicyPorts): its channels; every one None (``PolicyPorts()``): the policy alone,
     on ``fixed_weights`` (--no_labelling). With ``segment_flow`` it cuts and sends only the segments the
     preference interface wants, and reports the agent-step count it schedules labels by; without, it
-    cuts ``segments_per_cut`` every cut. On a Box-action env (cfg.algo "ppo"): PPO, drlhp.policy.ppo_prefs, its
-    envs made with ``env_kwargs`` (--oracle_goal's goal's, worked out by the parent: drlhp.roles)."""
+    cuts ``segments_per_cut`` every cut. On a Box-action env (cfg.algo "ppo"): PPO, drlhp.policy.ppo_prefs."""
     if cfg.algo == "ppo":
-        return run_ppo_policy(cfg, ports, run_dir, log, fixed_weights, env_kwargs)
+        return run_ppo_policy(cfg, ports, run_dir, log, fixed_weights)
     from drlhp.policy.a2c import build_policy
     from drlhp.policy.reward_source import PredictedReward
     from drlhp.policy.trainer import Agent, Outputs, PolicyTrainer
@@ -261,10 +259,10 @@ def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixe
         _close(ports, logger, env)
 
 
-def run_ppo_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixed_weights=None,
-                   env_kwargs: dict | None = None) -> dict:
+def run_ppo_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixed_weights=None) -> dict:
     """run_policy on a Box-action env (drlhp.policy.ppo_prefs): PPO on the predictor's reward until the budget or
-    the stop event; returns the summary figures (``ports``, ``fixed_weights``, ``env_kwargs`` as run_policy's)."""
+    the stop event; returns the summary figures (``ports``, ``fixed_weights`` as run_policy's). Its envs are made
+    with --oracle_goal's goal's ``gym.make`` kwargs, if the run has a goal."""
     from drlhp.policy.ppo_prefs import BoxSegments, predictor_shape
     from drlhp.policy.ppo_trainer import PPOTrainer, build_ppo
     from drlhp.policy.reward_source import PredictedReward
@@ -272,8 +270,9 @@ def run_ppo_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, 
     from drlhp.runtime.metrics import MetricsLogger
     from drlhp.runtime.run_record import RunRecord
     from envs.fixed_length import any_vector_env, describe
+    from pref_interface.goal_oracle import goal_env_kwargs
 
-    env_kwargs = env_kwargs or {}
+    env_kwargs = goal_env_kwargs(cfg.prefs.oracle_goal)
     episodes = describe(cfg.env, cfg.ppo.fall_penalty, env_kwargs)
     log(f"[policy] PPO on the predictor's reward; {episodes}", flush=True)
     envs = any_vector_env(cfg.env, cfg.ppo.n_envs, cfg.ppo.fall_penalty, **env_kwargs)
