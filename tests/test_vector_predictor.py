@@ -65,6 +65,24 @@ def test_the_float_network_is_the_papers_mlp_with_its_input_norm_as_weights():
         RewardEnsemble((4, 4, 2), RewardConfig(n_members=1), seed=0, obs_dtype=np.float32)
 
 
+def test_a_later_input_norm_set_keeps_each_members_rewards():
+    """A trained member's input normalization set again (the database grew) rescales its first layer: the rewards
+    the policy is paid stay as they were (within float32 rounding), though the statistics changed; without
+    keep_function they move."""
+    from drlhp.reward.model import RewardEnsemble
+
+    rng = np.random.default_rng(1)
+    x = (rng.normal(size=(256, 7)) * [1, 2, 3, 4, 5, 0.1, 1] + [0, 1, -2, 3, 0, 5, 0]).astype(np.float32)
+    ens = RewardEnsemble((7,), RewardConfig(n_members=2, dropout=0), seed=0, obs_dtype=np.float32)
+    ens.set_input_norm(x[:64].mean(0), x[:64].std(0))
+    before = ens.predict(x)
+    ens.set_input_norm(x.mean(0) + 0.5, x.std(0) * 1.7, keep_function=True)
+    np.testing.assert_allclose(ens.input_norm()[0], x.mean(0) + 0.5, rtol=1e-6)
+    np.testing.assert_allclose(ens.predict(x), before, rtol=1e-3, atol=1e-5)
+    ens.set_input_norm(x.mean(0), x.std(0) * 0.5)  # as the first set: the function is not kept
+    assert np.abs(ens.predict(x) - before).max() > 1e-3
+
+
 def test_the_trainer_sets_the_input_norm_first_and_again_at_25_percent_more_rows(tmp_path):
     from drlhp.reward.checkpoint import PredictorCheckpointError
     from drlhp.reward.trainer import RewardTrainer

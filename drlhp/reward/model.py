@@ -209,16 +209,20 @@ class RewardEnsemble:
         """Whether the members normalize their input themselves (float32 vectors; uint8 is scaled by 1/255)."""
         return self.obs_dtype == np.float32
 
-    def set_input_norm(self, mean: np.ndarray, std: np.ndarray) -> None:
+    def set_input_norm(self, mean: np.ndarray, std: np.ndarray, keep_function: bool = False) -> None:
         """Every member's per-feature input normalization: (x - mean) / max(std, INPUT_STD_FLOOR), clipped to
-        +-INPUT_CLIP (drlhp.reward.networks). Weights of the members: published and checkpointed with them."""
+        +-INPUT_CLIP (drlhp.reward.networks). Weights of the members: published and checkpointed with them.
+        ``keep_function``: each member's first dense layer is rescaled to compute the same rewards as before
+        (InputNorm.set), for a trained member; False for the first set, before any training."""
         if not self.has_input_norm:
             raise ValueError(f"a {self.obs_dtype} reward network has no input normalization (it scales by 1/255)")
         mean, std = np.asarray(mean, np.float32), np.asarray(std, np.float32)
         if mean.shape != self.obs_shape or std.shape != self.obs_shape:
             raise ValueError(f"input normalization of shape {mean.shape}/{std.shape}, want {self.obs_shape}")
         for model in self.members:
-            model.get_layer("input_norm").set(mean, std)
+            norm = model.get_layer("input_norm")
+            follow = model.layers[model.layers.index(norm) + 1] if keep_function else None
+            norm.set(mean, std, follow)
 
     def input_norm(self) -> tuple[np.ndarray, np.ndarray]:
         """Member 0's input normalization (mean, std), as set (all members hold the same)."""

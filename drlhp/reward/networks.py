@@ -36,9 +36,21 @@ class InputNorm(layers.Layer):
     def call(self, x):
         return tf.clip_by_value((x - self.mean) / self.std, -INPUT_CLIP, INPUT_CLIP)
 
-    def set(self, mean: np.ndarray, std: np.ndarray) -> None:
-        self.mean.assign(np.asarray(mean, np.float32))
-        self.std.assign(np.maximum(np.asarray(std, np.float32), INPUT_STD_FLOOR))
+    def set(self, mean: np.ndarray, std: np.ndarray, follow: layers.Dense | None = None) -> None:
+        """New statistics. With ``follow`` (the Dense layer this one feeds), that layer's kernel and bias are
+        rescaled so that the network computes the same function as before wherever no input is clipped: a
+        set then changes what the input layer sees, never the reward the policy is paid (a trained member's
+        reward jumped at each set otherwise; docs/results.md, session 15)."""
+        mean = np.asarray(mean, np.float32)
+        std = np.maximum(np.asarray(std, np.float32), INPUT_STD_FLOOR)
+        if follow is not None:
+            old_mean, old_std = self.mean.numpy(), self.std.numpy()
+            kernel, bias = follow.kernel.numpy(), follow.bias.numpy()
+            # (x - m0) / s0 = z * s1 / s0 + (m1 - m0) / s0 with z = (x - m1) / s1
+            follow.bias.assign(bias + ((mean - old_mean) / old_std) @ kernel)
+            follow.kernel.assign(kernel * (std / old_std)[:, None])
+        self.mean.assign(mean)
+        self.std.assign(std)
 
     def get_config(self):
         return {**super().get_config(), "dim": self.dim}

@@ -44,7 +44,8 @@ class RewardTrainer:
     Float32 inputs (a Box-action env's observation and action, ``obs_dtype``): the members' input
     normalization is set from every row the database holds (each stored step) before the first training
     step of each sitting, and again whenever the rows stored since the last set reach INPUT_NORM_GROWTH (25%)
-    of the rows held then (the database grown by 25%, or, once at its bound, a quarter of it replaced);
+    of the rows held then (the database grown by 25%, or, once at its bound, a quarter of it replaced); a later
+    set rescales each member's first layer so that its rewards stay as they were (keep_function);
     ``input_norm_sets`` counts the sets (metric reward/input_norm_sets)."""
 
     def __init__(self, obs_shape: tuple, cfg: RewardConfig, db: PrefDB, lock: threading.Lock, seed: int,
@@ -165,7 +166,8 @@ class RewardTrainer:
         if self._norm_at is not None and stored - self._norm_at[0] < INPUT_NORM_GROWTH * self._norm_at[1]:
             return
         rows = self.db.obs_rows()
-        self.ensemble.set_input_norm(rows.mean(axis=0, dtype=np.float64), rows.std(axis=0, dtype=np.float64))
+        self.ensemble.set_input_norm(rows.mean(axis=0, dtype=np.float64), rows.std(axis=0, dtype=np.float64),
+                                     keep_function=self.steps > 0)  # a trained member keeps its rewards
         self._norm_at = (stored, held)
         self.input_norm_sets += 1
 
