@@ -85,17 +85,18 @@ def test_inverted_pendulum_learns_from_synthetic_preferences(cli, tmp_path):
     """Continuous control from preferences end to end (issue 29): PPO in the policy process paid by the paper's
     MLP on (observation, action), the synthetic oracle labelling 1.5-s clips on the task reward, on
     InvertedPendulum-v5's preset. Its episodes are fixed-length (1,000 steps; a fall costs 100 and ends no
-    episode), so a random policy scores about -5,000 (a fall every 20 steps) and one that balances 1,000. The run
-    ends once its last 100 episodes average IP_TARGET (at most 5 falls in 1,000 steps), or at 0.3M agent steps
-    (about a minute on 2 cores, idle). Runs are not bit-for-bit repeatable (three processes): of 7 runs on this
-    preset's normalization, all passed 500 within 0.3M steps and 5 reached 900 (docs/results.md, session 14);
-    seed 1 is tried if seed 0 falls short."""
-    for seed in (0, 1):
+    episode), so the untrained policy scores about -3,000 (a fall every 25 steps) and one that balances 1,000. The run
+    ends once its last 100 episodes (the last 100k agent steps) average IP_TARGET (at most 5 falls in 1,000 steps),
+    or at 0.5M agent steps (one to two minutes on 2 cores). Runs are not bit-for-bit repeatable (three processes,
+    timing): of 16 runs of this preset at 0.3M, 11 reached 500; the rest either learned slowly (still improving at
+    0.3M) or settled at about 20 falls an episode with the policy's spread collapsed (docs/results.md, session 15).
+    So the budget is 0.5M, and seeds 1 and 2 are tried if seed 0 falls short."""
+    for seed in (0, 1, 2):
         run_dir = tmp_path / f"ip-{seed}"
-        cli("--env", "InvertedPendulum-v5", "--synthetic_prefs", "--seed", seed, "--million_timesteps", 0.3,
+        cli("--env", "InvertedPendulum-v5", "--synthetic_prefs", "--seed", seed, "--million_timesteps", 0.5,
             "--stop_at_true_return", IP_TARGET, "--run_dir", run_dir, "--log_interval", 10, check=True, timeout=900)
         summary = json.loads((run_dir / "summary.json").read_text())
-        _ended_as_it_should(summary, 301_056)
+        _ended_as_it_should(summary, 501_760)  # 245 updates of 8 envs x 256 steps
         if summary["true_return_last100"] >= IP_TARGET:
             break
     assert summary["algo"] == "ppo" and summary["labels_given"] > 0, summary
