@@ -109,7 +109,7 @@ FOR_PREFERENCES_PER_ENV["Swimmer-v5"] += " --ppo_ent_coef 0.001"
 # normalization re-measured at each publication (momentum 0.1) it reached a true return of 500 in 0.3M agent steps on
 # 7 of 15 runs (five variants, 3 seeds each), with it measured once and kept on 10 of 10 (docs/results.md, session 14).
 FOR_PREFERENCES_PER_ENV["InvertedPendulum-v5"] += " --reward_norm_momentum 0"
-PREFERENCES_NOTE = "learning from preferences, so"
+PREFERENCES_NOTE = "learning from preferences, so, after those,"
 # What a preset with preferences flags adds last when --oracle_goal names a shipped goal (pref_interface/goals.py):
 # the goal's budget (the module's docstring, "mujoco").
 # Keyed by the flag's text only (nothing here imports a goal: the config layer knows no role's module).
@@ -183,8 +183,9 @@ def with_preset(argv: list[str]) -> tuple[list[str], str, str | None]:
     if not flags:
         return argv, name, None
     how = "given" if known.preset else f"the default for {known.env}"
+    base = shlex.split(PRESETS[name])  # each addition below is named once, after it (later flags win)
     line = (f"[run] preset {name} ({how}; flags on the command line override it, --preset none gives the bare "
-            f"defaults): {shlex.join(flags)}")
+            f"defaults): {shlex.join(base) or '(the defaults)'}")
     if person and name in FOR_A_PERSON:
         line += f" ({PERSON_NOTE} {FOR_A_PERSON[name]})"
     if prefs:
