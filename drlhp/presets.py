@@ -42,7 +42,8 @@ drlhp's bare defaults (the paper's Atari settings, drlhp.config).
                 task, on the true reward and from preferences: docs/results.md, session 14.
                 From preferences (every mode but train_policy_with_original_rewards and watch) it adds, per task,
                 the paper's MuJoCo settings (FOR_PREFERENCES, ``preferences_flags``; section 3.1.1, appendix A.1):
-                clips of 1.5 s of simulated time (MUJOCO_CLIP_STEPS), the entropy bonus 0.01 (0.001 on Swimmer),
+                clips of 1.5 s of simulated time (MUJOCO_CLIP_STEPS), the entropy bonus 0.01 (0.001 on Swimmer,
+                0.05 on InvertedPendulum),
                 1,400 labels of which 25% (350) from the random policy first and 1,050 on the paper's schedule,
                 the paper's ensemble of 3 predictors (no batch norm, no dropout: the paper's MLP). Its flags for
                 the true reward stay as they were (a run of it resumes without --resume_with_changes).
