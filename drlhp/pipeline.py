@@ -129,7 +129,8 @@ def tf_kernels(cfg: RunConfig) -> dict:
                                              if f in flags]}
     if cfg.trains_predictor:
         out["predictor_kernels"] = choose_kernels(cfg.reward.onednn, flags).to_dict()
-        out["predictor_precision"] = choose_precision(cfg.reward.bfloat16, cfg.reward.onednn, flags).to_dict()
+        precision = choose_precision(cfg.reward.bfloat16, cfg.reward.onednn, flags)
+        out["predictor_precision"] = (precision.for_mlp() if cfg.algo == "ppo" else precision).to_dict()
     if cfg.runs_policy:
         out["policy_kernels"] = default_kernels().to_dict()
     return out

@@ -59,6 +59,8 @@ def test_the_float_network_is_the_papers_mlp_with_its_input_norm_as_weights():
     other = RewardEnsemble((7,), RewardConfig(n_members=2, dropout=0.5), seed=9, obs_dtype=np.float32)
     other.set_state(ens.get_state())
     np.testing.assert_array_equal(other.predict(x), ens.predict(x))
+    on = RewardEnsemble((7,), RewardConfig(n_members=1, bfloat16="on"), seed=0, obs_dtype=np.float32)
+    assert on.precision.bfloat16 is False and "float32 MLP" in on.precision.describe()  # no convolutions to speed up
     with pytest.raises(ValueError, match="no input normalization"):
         RewardEnsemble((7,), RewardConfig(n_members=1), seed=0).set_input_norm(mean, std)
     with pytest.raises(ValueError, match="float32 vectors"):

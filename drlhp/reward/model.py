@@ -73,6 +73,8 @@ class RewardEnsemble:
                              f"{self.obs_dtype} {self.obs_shape}")
         self.n_members = cfg.n_members
         self.precision = choose_precision(cfg.bfloat16, cfg.onednn)
+        if self.obs_dtype == np.float32:
+            self.precision = self.precision.for_mlp()  # the float MLP computes in float32 whatever the setting
         self.members = [reward_network(self.obs_shape, seed * 1000 + 37 * m, cfg.dropout, cfg.batchnorm,
                                        cfg.dropout_layers, self.precision.bfloat16, self.obs_dtype)
                         for m in range(self.n_members)]

@@ -107,9 +107,16 @@ class PrecisionChoice:
     setting: str
     bfloat16: bool
     reason: str
+    convolutions: bool = True  # False: the predictor is the MLP of a Box-action env (float32 throughout)
 
     def describe(self) -> str:
+        if not self.convolutions:
+            return "float32 MLP (no convolutions: --reward_bfloat16 does not apply)"
         return f"{'bfloat16' if self.bfloat16 else 'float32'} convolutions ({self.reason})"
+
+    def for_mlp(self) -> "PrecisionChoice":
+        """The same setting on the float-input MLP, which computes in float32 whatever the setting."""
+        return PrecisionChoice(self.setting, False, "an MLP on float inputs", convolutions=False)
 
     def to_dict(self) -> dict:
         return asdict(self)
