@@ -20,6 +20,7 @@ import numbers
 import numpy as np
 
 from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
+from envs.goal_kwargs import kwargs_of
 
 TRIAL_STEPS = 25  # the trial clip's length: short, and long enough to cross a step or two of anything
 EXAMPLE = "pref_interface.goals:hopper_backflip"
@@ -49,7 +50,7 @@ def load_goal(spec: str):
 
 def env_kwargs_of(goal) -> dict:
     """The ``gym.make`` kwargs a goal asks for (its ``env_kwargs``; {} where it has none)."""
-    return dict(getattr(goal, "env_kwargs", None) or {})
+    return kwargs_of(goal)
 
 
 def goal_env_kwargs(spec: str) -> dict:

@@ -156,3 +156,11 @@ def test_watch_counts_backflips_of_each_episode_in_the_goals_env(tmp_path):
     assert (spec, goal, kwargs) == (BACKFLIP, hopper_backflip, {"terminate_when_unhealthy": False})
     (run / "config.json").write_text(json.dumps({"prefs": {"labeller": "oracle"}}))
     assert _watched_goal(cfg, str(run / "checkpoints" / "policy-1.npz")) == ("", None, {})
+
+
+def test_the_policy_reads_a_goals_env_kwargs_below_the_roles():
+    """envs.goal_kwargs gives the policy a checked goal's gym.make kwargs without importing pref_interface."""
+    from envs.goal_kwargs import goal_env_kwargs
+
+    assert goal_env_kwargs(BACKFLIP) == {"terminate_when_unhealthy": False}
+    assert goal_env_kwargs(None) == {} and goal_env_kwargs("") == {}

@@ -270,7 +270,7 @@ def run_ppo_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, 
     from drlhp.runtime.metrics import MetricsLogger
     from drlhp.runtime.run_record import RunRecord
     from envs.fixed_length import any_vector_env, describe
-    from pref_interface.goal_oracle import goal_env_kwargs
+    from envs.goal_kwargs import goal_env_kwargs
 
     env_kwargs = goal_env_kwargs(cfg.prefs.oracle_goal)
     episodes = describe(cfg.env, cfg.ppo.fall_penalty, env_kwargs)
