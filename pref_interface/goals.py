@@ -28,9 +28,12 @@ unhealthy and ends the episode (and the fixed-length wrapper would put the robot
 **HalfCheetah-v5 standing on its back leg** (``cheetah_standing``). Its observation is qpos[1:] then qvel:
 ``obs[:, 1]`` is the torso's pitch (``rooty``, unwrapped). Measured (tests/test_goals.py): at pitch -pi/2 the
 head is 1.1 m above the back thigh (standing on the back leg), at +pi/2 below it (on the front leg). The
-score is the mean over the clip of -sin(pitch): 1 standing upright on the back leg, 0 lying flat (on its
-feet or its back), -1 on its front leg. ``upright_fraction`` gives the share of steps within 30 degrees of
-that stance, for ``watch``. HalfCheetah never ends early: no env kwargs.
+score is the mean over the clip of -sin(pitch) + min(0, cos(pitch)): 1 standing upright on the back leg, 0
+on its feet, -1 on its front leg or on its back. (The first goal, -sin(pitch) alone, scored lying on its back
+with the head raised 13 degrees at 0.22, and seed 0 learned exactly that: docs/results.md, session 15; the cos
+term makes every pose past upright, towards the back, worse than standing on its feet.) ``upright_fraction``
+gives the share of steps within 30 degrees of that stance, for ``watch``. HalfCheetah never ends early: no env
+kwargs.
 """
 from __future__ import annotations
 
@@ -69,8 +72,10 @@ hopper_backflip.measure = ("backflips", hopper_backflips)
 
 
 def cheetah_standing(obs: np.ndarray, actions: np.ndarray, info: dict) -> float:
-    """How upright HalfCheetah-v5 stands on its back leg over the clip: mean of -sin(torso pitch), in [-1, 1]."""
-    return float(np.mean(-np.sin(np.asarray(obs, dtype=np.float64)[:, CHEETAH_PITCH])))
+    """How upright HalfCheetah-v5 stands on its back leg over the clip: the mean of -sin(pitch) + min(0, cos(pitch))
+    (1 upright on the back leg; 0 on its feet; -1 on its front leg or its back; the module docstring)."""
+    pitch = np.asarray(obs, dtype=np.float64)[:, CHEETAH_PITCH]
+    return float(np.mean(-np.sin(pitch) + np.minimum(0.0, np.cos(pitch))))
 
 
 def cheetah_upright(obs: np.ndarray) -> float:

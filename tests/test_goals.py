@@ -98,15 +98,16 @@ def test_cheetah_standing_is_upright_on_the_back_leg():
     head = mujoco.mj_name2id(u.model, mujoco.mjtObj.mjOBJ_GEOM, "head")
     back = mujoco.mj_name2id(u.model, mujoco.mjtObj.mjOBJ_BODY, "bthigh")
     scores = {}
-    for pitch in (-math.pi / 2, 0.0, math.pi / 2):
+    for pitch in (-math.pi / 2, 0.0, math.pi / 2, -math.pi, math.radians(-167)):
         qpos = u.init_qpos.copy()
         qpos[2] = pitch
         u.set_state(qpos, u.init_qvel)
         scores[pitch] = cheetah_standing(u._get_obs()[None], np.zeros((1, 6)), {})
-        if pitch < 0:
+        if pitch == -math.pi / 2:
             assert u.data.geom_xpos[head][2] > u.data.xpos[back][2] + 1.0  # the head high above the back leg
     assert math.isclose(scores[-math.pi / 2], 1.0) and abs(scores[0.0]) < 1e-9
-    assert math.isclose(scores[math.pi / 2], -1.0)
+    assert math.isclose(scores[math.pi / 2], -1.0) and math.isclose(scores[-math.pi], -1.0)  # front leg; its back
+    assert scores[math.radians(-167)] < 0  # on its back with the head raised: worse than on its feet (session 15)
     assert upright_fraction([-math.pi / 2, -math.pi / 2 + 0.3, 0.0, -math.pi / 2 - TURN]) == 0.75
 
 
