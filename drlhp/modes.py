@@ -176,7 +176,8 @@ def _watched_goal(cfg: RunConfig, checkpoint: str):
     """(spec, goal, env kwargs) of the goal watch plays for: --oracle_goal, else the one recorded in the run the
     checkpoint is from (the first config.json above it); ("", None, {}) where there is none. A goal that no
     longer imports or scores is a UsageError (one line)."""
-    from pref_interface.goal_oracle import check_goal, env_kwargs_of
+    from envs.goal_kwargs import kwargs_of
+    from pref_interface.goal_oracle import check_goal
 
     spec = cfg.prefs.oracle_goal
     if not spec:  # a run directory holds checkpoints/policy-N.npz: its config.json is a level or two up
@@ -195,7 +196,7 @@ def _watched_goal(cfg: RunConfig, checkpoint: str):
         goal = check_goal(spec, cfg.env)
     except ValueError as e:
         raise UsageError(f"{e} (the goal of the watched run)") from None
-    return spec, goal, env_kwargs_of(goal)
+    return spec, goal, kwargs_of(goal)
 
 
 def _goal_figures(spec: str, goal, env_kwargs: dict, observations: list) -> dict:

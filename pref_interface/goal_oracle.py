@@ -48,15 +48,10 @@ def load_goal(spec: str):
     return goal
 
 
-def env_kwargs_of(goal) -> dict:
-    """The ``gym.make`` kwargs a goal asks for (its ``env_kwargs``; {} where it has none)."""
-    return kwargs_of(goal)
-
-
 def goal_env_kwargs(spec: str) -> dict:
     """The ``gym.make`` kwargs of the goal ``spec`` names ({} for no goal, ""): what every env of its run is made
     with (the policy's, the predictor's shape, watch's). ValueError (one line) as ``load_goal``."""
-    return env_kwargs_of(load_goal(spec)) if spec else {}
+    return kwargs_of(load_goal(spec)) if spec else {}
 
 
 def goal_line(spec: str, env_id: str) -> str:
@@ -118,9 +113,9 @@ def check_goal(spec: str, env_id: str):
     if env_ids and env_id not in env_ids:
         raise ValueError(f"--oracle_goal {spec} is for {', '.join(env_ids)}, not {env_id}")
     try:
-        obs, actions = trial_clip(env_id, env_kwargs_of(goal))
+        obs, actions = trial_clip(env_id, kwargs_of(goal))
     except Exception as e:
-        raise ValueError(f"--oracle_goal {spec}: {env_id} with the goal's env kwargs {env_kwargs_of(goal)} "
+        raise ValueError(f"--oracle_goal {spec}: {env_id} with the goal's env kwargs {kwargs_of(goal)} "
                          f"does not run ({_one_line(e)})") from None
     score(goal, obs, actions, {}, spec)
     return goal
@@ -157,7 +152,7 @@ def goal_oracle_for(spec: str, env_id: str) -> GoalOracle:
     import gymnasium as gym
 
     goal = check_goal(spec, env_id)
-    env = gym.make(env_id, **env_kwargs_of(goal))
+    env = gym.make(env_id, **kwargs_of(goal))
     obs_dim = int(np.prod(env.observation_space.shape))
     env.close()
     return GoalOracle(goal, obs_dim, spec)
