@@ -110,7 +110,7 @@ FOR_PREFERENCES_PER_ENV["Swimmer-v5"] += " --ppo_ent_coef 0.001"
 # normalization re-measured at each publication (momentum 0.1) it reached a true return of 500 in 0.3M agent steps on
 # 7 of 15 runs (five variants, 3 seeds each), with it measured once and kept on 10 of 10 (docs/results.md, session 14).
 # With that, and the paper's entropy bonus (0.01), 12 of 19 runs reached 500; the rest collapsed the policy's spread
-# (to 0.08) before it balanced. With the bonus at 0.05, 6 of 6 reached 500 within 0.5M (session 15).
+# (to 0.08) before it balanced. With the bonus at 0.05, 8 of 9 reached 500 within 0.5M (session 15).
 FOR_PREFERENCES_PER_ENV["InvertedPendulum-v5"] += " --reward_norm_momentum 0 --ppo_ent_coef 0.05"
 PREFERENCES_NOTE = "learning from preferences, so, after those,"
 # What a preset with preferences flags adds last when --oracle_goal names a shipped goal (pref_interface/goals.py):

@@ -221,7 +221,7 @@ def test_default_mode_runs_three_processes_end_to_end(cli, tmp_path, backend):
 
 
 # every role killed on the local backend; on Ray one role: any actor's death reaches the parent by one path (ray.wait
-# on the roles' tasks, RayActorError: drlhp.runtime.ray_backend), and a Ray case costs a minute of the suite's 15
+# on the roles' tasks, RayActorError: drlhp.runtime.ray_backend), and each Ray case costs about a minute
 KILLED = [*(pytest.param(role, "local", id=f"{role}-local") for role in ROLES),
           pytest.param("policy", "ray", marks=BACKENDS[1].marks, id="policy-ray")]
 
