@@ -81,11 +81,13 @@ def _train_ppo(cfg: RunConfig, record: RunRecord) -> int:
         raise UsageError(f"--stop_at_success_rate: {cfg.env} reports no success for its episodes here; use "
                          f"--stop_at_true_return")
     episodes = describe(cfg.env, cfg.ppo.fall_penalty)
+    paid = ("the env's reward, its control cost included" if cfg.ppo.control_cost else
+            "the env's reward without its control cost (--no-ppo_control_cost: the paper's tasks)")
     print(f"[run] {cfg.mode} on {cfg.env} with PPO (--algo {cfg.algo}; Box actions), seed {cfg.seed}, "
-          f"{cfg.total_timesteps:,} agent steps -> {record.dir}\n[run] {episodes}", flush=True)
+          f"{cfg.total_timesteps:,} agent steps -> {record.dir}\n[run] {episodes}\n[run] paid: {paid}", flush=True)
     return _train_in_this_process(
         cfg, record, lambda: any_vector_env(cfg.env, cfg.ppo.n_envs, cfg.ppo.fall_penalty),
-        lambda envs, logger: PPOTrainer(cfg, Agent(envs, build_ppo(cfg, envs), EnvReward()), Outputs(record, logger),
+        lambda envs, logger: PPOTrainer(cfg, Agent(envs, build_ppo(cfg, envs), EnvReward(cfg.ppo.control_cost)), Outputs(record, logger),
                                         episodes=episodes))
 
 

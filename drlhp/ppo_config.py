@@ -43,6 +43,10 @@ class PPOConfig:
             arithmetic; fused costs less CPU (bench/ppo_speed.py compares the two; docs/results.md).
         fall_penalty: reward lost per fall in the fixed-length episodes PPO's envs have (envs/fixed_length.py:
             a fall costs this, puts the robot back, and the episode goes on; the paper's appendix A).
+        control_cost: on the true reward (train_policy_with_original_rewards), pay the env's own reward, its
+            control (torque) cost included; off: the reward without it (info["reward_task"]), the reward the
+            paper's tasks had ("we removed them", A.1) and rl-teacher's RL baseline was paid. Either way both
+            returns are logged (true_return_last100 with the cost, task_return_last100 without).
     """
 
     n_envs: int = opt(8, check=whole(1), flag="ppo_n_envs")
@@ -66,6 +70,7 @@ class PPOConfig:
     hidden: int = opt(64, check=whole(1), flag="ppo_hidden")
     fused_update: bool = opt(True, flag="ppo_fused_update")
     fall_penalty: float = opt(100.0, check=NOT_NEGATIVE, flag="fall_penalty")
+    control_cost: bool = opt(True, flag="ppo_control_cost")
 
     @property
     def batch(self) -> int:

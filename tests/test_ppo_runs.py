@@ -49,6 +49,24 @@ def test_a_box_env_without_a_preset_runs_with_the_defaults(cli, tmp_path):
     assert np.isfinite(summary["true_return_last100"]) and summary["episode_length_last100"] == 200
 
 
+def test_without_the_control_cost_ppo_is_paid_the_task_reward_and_logs_both_returns(cli, tmp_path):
+    """--no-ppo_control_cost (the paper's tasks, A.1): Reacher's policy is paid info["reward_task"]; both returns are
+    in the progress line, progress.csv and the summary. Reacher's random play pays about 0.2 a step of distance and
+    about 1 of control cost, so the reward paid (per step, one rollout) sits near the task return's rate, far from
+    the env return's."""
+    run = tmp_path / "run"
+    proc = cli("train_policy_with_original_rewards", "--env", "Reacher-v5", "--million_timesteps", "0.000128",
+               "--no-ppo_control_cost", *TINY, "--run_dir", run, check=True)
+    assert "paid: the env's reward without its control cost" in proc.stdout and "(without control cost -" in proc.stdout
+    summary = _summary(run)
+    task, env = summary["task_return_last100"] / 50, summary["true_return_last100"] / 50
+    assert task > env + 0.3
+    with open(run / "progress.csv") as f:
+        row = list(csv.DictReader(f))[-1]
+    paid = float(row["policy/training_reward_mean"])
+    assert abs(paid - task) < abs(paid - env) and float(row["policy/task_return_last100"]) == pytest.approx(task * 50)
+
+
 @pytest.mark.parametrize("args, line", [
     (("gather_initial_prefs", "--env", "Hopper-v5", "--labeller", "web"),
      "Hopper-v5 has continuous actions: --labeller web cannot show MuJoCo clips yet (issue 30); --synthetic_prefs "

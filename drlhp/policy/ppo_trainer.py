@@ -59,10 +59,18 @@ def load_ppo_checkpoint(path) -> tuple[dict, dict]:
 
 
 class EnvReward(RewardSource):
-    """The env's own reward as it comes (fixed-length episodes: the control cost and any fall penalty in it):
+    """The env's own reward as it comes (fixed-length episodes: the control cost and any fall penalty in it), or
+    with ``control_cost=False`` the same without the control cost (info["reward_task"]: the paper's tasks, A.1):
     PPO on the true reward. PPOPolicy scales it itself."""
 
     name = "env"
+
+    def __init__(self, control_cost: bool = True):
+        self.control_cost = control_cost
+
+    def of(self, rollout: PPORollout) -> np.ndarray:
+        """The rollout's reward this source pays: the env's, or the task's without the control cost."""
+        return rollout.rewards if self.control_cost else rollout.task_rewards
 
     def rewards(self, obs, true_rewards: np.ndarray) -> np.ndarray:
         return true_rewards
@@ -137,7 +145,9 @@ class PPOTrainer(PolicyTrainer):
     def play(self, timing: dict) -> PaidRollout:
         rollout = self.runner.run()
         t0 = time.perf_counter()
-        rewards = self.reward_source.rewards(rollout.predictor_obs, rollout.rewards)
+        source = self.reward_source
+        rewards = source.rewards(rollout.predictor_obs, source.of(rollout) if isinstance(source, EnvReward)
+                                 else rollout.rewards)
         timing["reward_s"] += time.perf_counter() - t0
         return PaidRollout(rollout, rewards)
 
@@ -176,7 +186,8 @@ class PPOTrainer(PolicyTrainer):
         return {**super().summary(), "algo": ALGO, "episodes_are": self.episodes_line}
 
     def _count_episodes(self, finished) -> None:
-        for true_return, _task_return, length in finished:  # (return, without control cost, length)
+        for true_return, task_return, length in finished:  # (return, without control cost, length)
             self.state.episodes += 1
             self.state.recent_returns.append(true_return)
+            self.state.recent_task_returns.append(task_return)
             self.state.recent_lengths.append(length)

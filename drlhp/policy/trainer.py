@@ -361,6 +361,9 @@ class PolicyTrainer:
         line = (f"[policy] {s.timesteps:>11,} steps ({pct:5.1f}%) | {sps:6.0f} steps/s | "
                 f"{s.episodes:,} episodes | true return (last {len(s.recent_returns)}) "
                 f"{'-' if ret is None else f'{ret:.2f}'}")
+        task = s.game_figures().get("task_return_last100")
+        if task is not None:
+            line += f" (without control cost {task:.2f})"
         if self.has_success:
             line += f" | success {_mean(s.recent_successes):.2f}"
         hits = s.game_figures().get("returns_per_game_last100")

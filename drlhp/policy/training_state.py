@@ -21,6 +21,8 @@ class TrainingState:
     random_steps: int = 0  # agent steps of random play before the first reward (not in the budget)
     sitting: int = 0  # sittings that trained this policy (1 in the first; a resume adds one)
     recent_returns: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
+    # PPO's: the same episodes' returns without the control cost (info["reward_task"]; the paper's MuJoCo measure)
+    recent_task_returns: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
     recent_successes: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
     recent_lengths: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
     recent_points: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
@@ -31,6 +33,7 @@ class TrainingState:
         return {"updates": self.updates, "timesteps": self.timesteps, "episodes": self.episodes,
                 "random_steps": self.random_steps, "sitting": self.sitting,
                 "wall_s": self.wall_s, "recent_returns": list(self.recent_returns),
+                "recent_task_returns": list(self.recent_task_returns),
                 "recent_successes": list(self.recent_successes),
                 "recent_lengths": list(self.recent_lengths), "recent_points": list(self.recent_points),
                 "recent_hits": list(self.recent_hits), "reward_source": dict(self.reward_source)}
@@ -41,6 +44,7 @@ class TrainingState:
                 episodes=int(meta["episodes"]), wall_s=float(meta["wall_s"]),
                 random_steps=int(meta.get("random_steps", 0)), sitting=int(meta.get("sitting", 1)))
         s.recent_returns.extend(meta.get("recent_returns", []))
+        s.recent_task_returns.extend(meta.get("recent_task_returns", []))  # absent before session 16
         s.recent_successes.extend(meta.get("recent_successes", []))
         s.recent_lengths.extend(meta.get("recent_lengths", []))  # absent in checkpoints before 2026-11-24
         s.recent_points.extend(meta.get("recent_points", []))  # these two: before 2026-11-24's issue 19
@@ -50,12 +54,15 @@ class TrainingState:
 
     def game_figures(self) -> dict:
         """Over the last episodes: steps per point (length / points won and lost, where points were
-        scored) and, where the env counts them (Pong), the agent's returns of the ball per game."""
+        scored), where the env counts them (Pong) the agent's returns of the ball per game, and on PPO's
+        envs the return without the control cost."""
         out = {}
         if self.recent_points and sum(self.recent_points):
             out["steps_per_point_last100"] = sum(self.recent_lengths) / sum(self.recent_points)
         if self.recent_hits:
             out["returns_per_game_last100"] = _mean(self.recent_hits)
+        if self.recent_task_returns:
+            out["task_return_last100"] = _mean(self.recent_task_returns)
         return out
 
 
