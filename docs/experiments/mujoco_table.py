@@ -1,48 +1,73 @@
-"""Issue 29's table from the run directories: per task and label count, the true return (the task's own reward, its
-control cost included, less the fall penalty; mean of the last 100 episodes) at the end of each 1M-step run from
-preferences, against PPO on the true reward (docs/experiments/mujoco_true.sh) at the same agent steps; "1,400 / true"
-is the ratio of the means (where PPO's is positive), "normalized" (mean from preferences - random) / (PPO's - random).
-    python docs/experiments/mujoco_table.py [runs/mujoco]"""
+"""Issue 29's table from the run directories, per task and label count, against PPO at the same agent steps.
+
+    python docs/experiments/mujoco_table.py [--root runs/mujoco] [--measure env|task] [--variant TAG]
+
+--measure env (the issue's): the true return (the task's own reward, its control cost included, less the fall
+penalty; mean of the last 100 training episodes: each run's summary.json), PPO paid the same reward
+(docs/experiments/mujoco_true.sh: runs/mujoco/true).
+--measure task (the paper's: A.1 removed the torque penalties from the tasks; rl-teacher paid its RL baseline the
+same): the return without the control cost, of 100 episodes replayed from each run's final checkpoint as it played
+in training (docs/experiments/mujoco_replay_returns.py: runs/mujoco/replay.jsonl), PPO paid the reward without the
+control cost (--no-ppo_control_cost: runs/mujoco/true-nocost) where that run exists, else PPO with it.
+--variant TAG: the runs from preferences named l1400-TAG-seed-* (e.g. ent0) in place of l1400-seed-*.
+"1,400 / true" is the ratio of the means (where PPO's is positive), "normalized" (mean from preferences - random) /
+(PPO's - random); random: docs/experiments/mujoco_random.py (runs/mujoco/random.jsonl)."""
+import argparse
 import json
 import statistics
-import sys
 from pathlib import Path
 
 TASKS = ("Hopper-v5", "HalfCheetah-v5", "Walker2d-v5", "Swimmer-v5", "Ant-v5", "Reacher-v5", "InvertedPendulum-v5",
          "InvertedDoublePendulum-v5")
-root = Path(sys.argv[1] if len(sys.argv) > 1 else "runs/mujoco")
-# docs/experiments/mujoco_random.py's output: the random policy's return per task (uniform actions, 5 episodes)
-RANDOM = {r["task"]: r["random_return"] for r in map(json.loads, (root / "random.jsonl").read_text().splitlines())}
+p = argparse.ArgumentParser()
+p.add_argument("--root", default="runs/mujoco")
+p.add_argument("--measure", choices=("env", "task"), default="env")
+p.add_argument("--variant", default="")
+args = p.parse_args()
+root = Path(args.root)
+randoms = {r["task"]: r for r in map(json.loads, (root / "random.jsonl").read_text().splitlines())}
+replay = {}
+if args.measure == "task":
+    replay = {Path(r["run"]).resolve(): r for r in map(json.loads, (root / "replay.jsonl").read_text().splitlines())}
 
 
 def runs(pattern: str, task: str) -> list[dict]:
+    """Each finished run's summary, with its directory and its value on the measure (None: not replayed yet)."""
+    kind, name = pattern.split("/")
     out = []
-    for f in sorted((root / pattern.split("/")[0] / task).glob(pattern.split("/")[1] + "/summary.json")):
+    for f in sorted((root / kind / task).glob(name + "/summary.json")):
         s = json.loads(f.read_text())
-        s["dir"] = f.parent.name
+        if args.measure == "env":
+            s["value"] = s["true_return_last100"]
+        else:
+            s["value"] = replay.get(f.parent.resolve(), {}).get("task_return")
         out.append(s)
-    return out
+    return [s for s in out if s["value"] is not None]
 
 
 def cell(ss: list[dict]) -> str:
     if not ss:
         return "-"
-    v = [s["true_return_last100"] for s in ss]
+    v = [s["value"] for s in ss]
     spread = f" ± {statistics.stdev(v):.0f}" if len(v) > 1 else ""
-    return f"{statistics.mean(v):.0f}{spread} ({len(v)})"
+    return f"{statistics.mean(v):.{0 if abs(statistics.mean(v)) >= 100 else 1}f}{spread} ({len(v)})"
 
 
-print("| task | random | PPO, true reward | 1,400 labels | 700 labels | 1,400 / true | 1,400 normalized | "
-      "wall (min, each run) |")
+tag = f"-{args.variant}" if args.variant else ""
+print(f"measure: {args.measure}; from preferences: l1400{tag}-seed-*")
+print("| task | random | PPO | 1,400 labels | 700 labels | 1,400 / true | 1,400 normalized | wall (min, each run) |")
 print("| --- | --- | --- | --- | --- | --- | --- | --- |")
 for task in TASKS:
-    true, l1400, l700 = runs("true/seed-*", task), runs("prefs/l1400-seed-*", task), runs("prefs/l700-seed-*", task)
+    true = runs("true/seed-*", task)
+    if args.measure == "task" and runs("true-nocost/seed-*", task):
+        true = runs("true-nocost/seed-*", task)
+    l1400, l700 = runs(f"prefs/l1400{tag}-seed-*", task), runs("prefs/l700-seed-*", task)
+    rand = randoms[task]["random_return" if args.measure == "env" else "random_task_return"]
     ratio = score = "-"
     if true and l1400:
-        t = statistics.mean(s["true_return_last100"] for s in true)
-        p = statistics.mean(s["true_return_last100"] for s in l1400)
-        ratio = f"{p / t:.2f}" if t > 0 else "-"  # a ratio of negative returns means nothing
-        score = f"{(p - RANDOM[task]) / (t - RANDOM[task]):.2f}"
+        t = statistics.mean(s["value"] for s in true)
+        v = statistics.mean(s["value"] for s in l1400)
+        ratio = f"{v / t:.2f}" if t > 0 else "-"  # a ratio of negative returns means nothing
+        score = f"{(v - rand) / (t - rand):.2f}"
     walls = ", ".join(f"{s['wall_s'] / 60:.1f}" for s in l1400 + l700)
-    print(f"| {task} | {RANDOM[task]:.0f} | {cell(true)} | {cell(l1400)} | {cell(l700)} | {ratio} | {score} "
-          f"| {walls} |")
+    print(f"| {task} | {rand:.0f} | {cell(true)} | {cell(l1400)} | {cell(l700)} | {ratio} | {score} | {walls} |")

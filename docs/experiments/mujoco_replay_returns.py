@@ -1,0 +1,57 @@
+"""Issue 29's second measure: each run's final PPO checkpoint plays N episodes of its task as it played in training
+(Gaussian actions: the mean plus the learned spread, clipped to the action box; numpy only), and the return is
+taken both ways from the same episodes: with the control cost (the env's reward, the issue's measure) and without
+it (info["reward_task"], the paper's: A.1 removed torque penalties from the tasks, and rl-teacher paid its RL
+baseline the same). One JSON line per run, appended to OUT (runs/mujoco/replay.jsonl); a run already there is
+skipped. The random policy's two returns: docs/experiments/mujoco_random.py.
+    python docs/experiments/mujoco_replay_returns.py RUN_DIR... [--episodes 100] [--seed 100] [--out FILE]"""
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from drlhp.policy.checkpoint import load_policy_checkpoint
+from drlhp.policy.ppo_numpy import tanh_mlp
+from drlhp.policy.watch import BoxMeanPolicy
+from envs.fixed_length import fixed_length_env
+
+p = argparse.ArgumentParser()
+p.add_argument("run_dirs", nargs="+")
+p.add_argument("--episodes", type=int, default=100)
+p.add_argument("--seed", type=int, default=100)
+p.add_argument("--out", default="runs/mujoco/replay.jsonl")
+args = p.parse_args()
+out = Path(args.out)
+done = {json.loads(line)["run"] for line in out.read_text().splitlines()} if out.exists() else set()
+for run_dir in args.run_dirs:
+    if run_dir in done:
+        continue
+    cfg = json.loads((Path(run_dir) / "config.json").read_text())
+    arrays, meta = load_policy_checkpoint(run_dir)
+    env = fixed_length_env(cfg["env"])
+    space = env.action_space
+    policy = BoxMeanPolicy(arrays, env.observation_space.shape[0], space.low, space.high, cfg["ppo"]["obs_clip"])
+    std = np.exp(np.asarray(arrays["weight_12"], np.float64))  # the state-independent log std
+    rng = np.random.default_rng(args.seed)
+    env_returns, task_returns = [], []
+    obs, _ = env.reset(seed=args.seed)
+    env_total = task_total = 0.0
+    while len(env_returns) < args.episodes:
+        x = policy.obs_rms.normalize(obs[None], policy.obs_clip).astype(np.float32)
+        action = np.clip(tanh_mlp(policy.actor, x)[0] + std * rng.standard_normal(std.shape), space.low, space.high)
+        obs, reward, terminated, truncated, info = env.step(action)
+        env_total += float(reward)
+        task_total += float(info["reward_task"])
+        if terminated or truncated:
+            env_returns.append(env_total)
+            task_returns.append(task_total)
+            env_total = task_total = 0.0
+            obs, _ = env.reset()
+    env.close()
+    line = {"run": run_dir, "task": cfg["env"], "timesteps": meta.get("timesteps"), "episodes": args.episodes,
+            "env_return": round(float(np.mean(env_returns)), 2), "task_return": round(float(np.mean(task_returns)), 2),
+            "std": [round(float(s), 3) for s in std]}
+    print(json.dumps(line), flush=True)
+    with open(out, "a") as f:
+        f.write(json.dumps(line) + "\n")
