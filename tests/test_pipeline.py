@@ -191,6 +191,10 @@ def test_default_mode_runs_three_processes_end_to_end(cli, tmp_path, backend):
     assert summary["mode"] == "train_policy_with_preferences" and summary["timesteps"] == BUDGET
     assert summary["n_preferences"] > 0 and summary["labels_given"] > 0 and summary["predictor_version"] >= 1
     assert _json(run_dir / "status.json")["status"] == "finished"
+    # every role's records, on either backend
+    assert (run_dir / "prefs" / "prefs.npz").is_file() and list((run_dir / "checkpoints").glob("policy-*.npz"))
+    assert (run_dir / "reward_predictor" / "reward_predictor.npz").is_file()
+    assert list((run_dir / "tb").rglob("events.out.tfevents.*"))
     # --reward_updates_per_step: the policy waited for the predictor's pair-updates, so the loop was fed
     assert summary["pair_updates_per_agent_step"] >= 0.05, summary
     assert summary["pair_updates_per_s"] > 0, summary  # the predictor's pace, in the summary and the progress line
