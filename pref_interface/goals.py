@@ -18,9 +18,14 @@ qvel, so ``obs[:, 1]`` is qpos[2], the torso's pitch: the ``rooty`` hinge, unwra
 full turn adds 2 pi). The hopper faces +x (its foot points +x; its task rewards +x speed). Measured
 (tests/test_goals.py replays it): with the torso spinning at qvel[2] = -8 rad/s, obs[:, 1] falls and the top
 of the torso moves to -x first, head over heels backwards; at +8 it rises and the top moves to +x. So
-**backward is a DECREASING pitch**, and the score is the backward rotation over the clip in radians,
+**backward is a DECREASING pitch**. ``backward_rotation`` is the backward rotation over the clip in radians,
 ``obs[0, 1] - obs[-1, 1]`` summed step by step, a step whose pitch jumps by more than ``RESET_JUMP``
-(1 rad in one 8 ms step: a reset, not motion) counted as 0. A flip is 2 pi = 6.28.
+(1 rad in one 8 ms step: a reset, not motion) counted as 0. A flip is 2 pi = 6.28. The score adds
+``HEIGHT_WEIGHT`` (3 rad per metre) times the torso's mean height over the clip (``obs[:, 0]``, qpos[1]: 1.25 m
+standing, about 0.25 m lying on its back). Rotation alone (the goal until session 16) left one seed of three lying
+on its back after one turn, which scores 0 there as still as anything (docs/results.md, session 15); with the
+height term lying scores about 0.7, standing 3.75, a turn in a 1.5-s clip at half a metre about 7.8: getting up
+pays, and a flip made higher pays more.
 Its env needs ``terminate_when_unhealthy=False``: Hopper-v5 calls a torso pitched beyond +-0.2 rad
 unhealthy and ends the episode (and the fixed-length wrapper would put the robot back mid-flip).
 ``count_backflips`` counts the full backward turns in a series of pitch angles, for ``watch``.
@@ -45,6 +50,8 @@ RESET_JUMP = 1.0  # rad in one step: more is a reset of the env, not the robot t
 FULL_TURN = 2 * math.pi
 
 HOPPER_PITCH = 1  # obs column of Hopper-v5's torso pitch (qpos[2], rooty)
+HOPPER_HEIGHT = 0  # obs column of Hopper-v5's torso height (qpos[1], rootz), metres
+HEIGHT_WEIGHT = 3.0  # the backflip's score per metre of mean torso height (the module's docstring)
 CHEETAH_PITCH = 1  # obs column of HalfCheetah-v5's torso pitch (qpos[2], rooty)
 
 
@@ -55,10 +62,16 @@ def _pitch_steps(angles: np.ndarray) -> np.ndarray:
     return steps
 
 
-def hopper_backflip(obs: np.ndarray, actions: np.ndarray, info: dict) -> float:
+def backward_rotation(obs: np.ndarray) -> float:
     """Backward rotation of Hopper-v5's torso over the clip, radians (2 pi a flip; the pitch falling is
     backward: the module's docstring)."""
     return float(-_pitch_steps(np.asarray(obs)[:, HOPPER_PITCH]).sum())
+
+
+def hopper_backflip(obs: np.ndarray, actions: np.ndarray, info: dict) -> float:
+    """The backward rotation over the clip (radians) plus HEIGHT_WEIGHT times the torso's mean height (metres)."""
+    obs = np.asarray(obs, dtype=np.float64)
+    return backward_rotation(obs) + HEIGHT_WEIGHT * float(np.mean(obs[:, HOPPER_HEIGHT]))
 
 
 def hopper_backflips(obs: np.ndarray) -> int:

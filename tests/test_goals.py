@@ -14,6 +14,8 @@ pytest.importorskip("mujoco")
 from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment  # noqa: E402
 from pref_interface.goal_oracle import GoalOracle, check_goal, goal_oracle_for, load_goal  # noqa: E402
 from pref_interface.goals import (  # noqa: E402
+    HEIGHT_WEIGHT,
+    backward_rotation,
     cheetah_standing,
     count_backflips,
     hopper_backflip,
@@ -51,22 +53,34 @@ def test_backward_is_the_hopper_pitch_falling_and_the_backflip_scores_it():
     assert head_dx[5] < -0.03  # head over heels backwards: the top of the torso goes to -x (behind) first
     assert obs[-1, 1] < obs[0, 1] - 1.0  # ... and the pitch obs[:, 1] falls
     actions = np.zeros((len(obs), 3))
-    back = hopper_backflip(obs, actions, {})
+    back = backward_rotation(obs)
     assert back > 1.0 and math.isclose(back, obs[0, 1] - obs[-1, 1])
     obs_f, head_dx_f = spun_hopper(+8.0)
-    assert head_dx_f[5] > 0.03 and hopper_backflip(obs_f, actions, {}) < -1.0  # a front flip scores below 0
+    assert head_dx_f[5] > 0.03 and backward_rotation(obs_f) < -1.0  # a front flip turns the other way
+    assert hopper_backflip(obs, actions, {}) > hopper_backflip(obs_f, actions, {}) + 2.0
 
 
 def test_the_hopper_pitch_is_unwrapped_past_a_full_turn():
     obs, _ = spun_hopper(-40.0, steps=60)  # fast enough to turn over in the air
     assert obs[:, 1].min() < -TURN  # no wrap at -pi: a full turn shows as 2 pi
-    assert count_backflips(obs[:, 1]) >= 1 and hopper_backflip(obs, None, {}) > TURN
+    assert count_backflips(obs[:, 1]) >= 1 and backward_rotation(obs) > TURN
 
 
 def test_a_reset_jump_in_the_pitch_is_not_rotation():
     pitch = np.concatenate([np.linspace(0, -3, 30), np.linspace(0.01, -1, 10)])  # a reset to 0.01 at step 30
-    score = hopper_backflip(np.stack([np.zeros(40), pitch], 1), None, {})
+    score = backward_rotation(np.stack([np.zeros(40), pitch], 1))
     assert math.isclose(score, 3 + 1.01, rel_tol=1e-9)
+
+
+def test_the_backflip_pays_height_beside_rotation():
+    """Lying still on its back (0.25 m) scores below standing still (1.25 m), and both below a turn at 0.5 m: the
+    trap one seed fell into with rotation alone (docs/results.md, session 15)."""
+    def clip(height, turn):
+        return np.stack([np.full(188, height), np.linspace(0, -turn, 188)], 1)
+
+    lying, standing, flip = (hopper_backflip(clip(h, t), None, {}) for h, t in ((0.25, 0), (1.25, 0), (0.5, TURN)))
+    assert lying < standing < flip
+    assert math.isclose(standing - lying, HEIGHT_WEIGHT * 1.0) and math.isclose(flip, TURN + HEIGHT_WEIGHT * 0.5)
 
 
 @pytest.mark.parametrize("series, flips", [
