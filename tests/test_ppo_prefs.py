@@ -253,6 +253,8 @@ def test_the_mujoco_preset_adds_the_papers_settings_from_preferences_and_leaves_
     check_inputs(cfg)
     swimmer, _, _ = _preset_cfg("gather_initial_prefs", "--env", "Swimmer-v5", "--synthetic_prefs")
     assert swimmer.ppo.ent_coef == 0.001 and swimmer.prefs.segment_length == 38
+    for task in ("HalfCheetah-v5", "Reacher-v5", "Ant-v5"):  # a control cost the labels never see: no bonus
+        assert _preset_cfg("--env", task, "--synthetic_prefs")[0].ppo.ent_coef == 0
     mine, _, _ = _preset_cfg("--env", "Hopper-v5", "--synthetic_prefs", "--ppo_ent_coef", "0.02")
     assert mine.ppo.ent_coef == 0.02  # the command line still wins
     # the true reward's runs: the preset's flags and line exactly as before (a baseline resumes unchanged)
