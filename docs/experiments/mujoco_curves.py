@@ -1,6 +1,8 @@
 """Issue 29's curves: the true return (last 100 episodes) against agent steps on each MuJoCo task, PPO on the true
 reward (docs/experiments/mujoco_true.sh) and from 1,400 synthetic labels (mujoco_prefs.sh), seeds as mean and
-spread (min to max), and any variant run (a tag: l1400-<tag>-seed-N) dashed; the random policy's return dotted.
+spread (min to max), and any variant run dashed: a tag (l1400-<tag>-seed-N) other than the preset's now
+(PRESET_TAG, as mujoco_table.py), and PPO paid without the control cost (runs/mujoco/true-nocost); the random
+policy's return dotted.
     python docs/experiments/mujoco_curves.py [runs/mujoco] [docs/mujoco_curves.png]"""
 import csv
 import json
@@ -21,6 +23,7 @@ out = Path(sys.argv[2] if len(sys.argv) > 2 else "docs/mujoco_curves.png")
 RANDOM = {r["task"]: r["random_return"] for r in map(json.loads, (root / "random.jsonl").read_text().splitlines())}
 GRID = np.linspace(0, 1e6, 41)
 TAGS = {"ent0": "entropy bonus 0"}  # what a run directory's tag changed
+PRESET_TAG = {"HalfCheetah-v5": "ent0", "Reacher-v5": "ent0", "Ant-v5": "ent0"}  # drlhp/presets.py, session 16
 
 
 def curve(run: Path) -> np.ndarray:
@@ -35,9 +38,14 @@ def groups(task: str) -> dict[str, list[Path]]:
     found = defaultdict(list)
     for run in sorted((root / "true" / task).glob("seed-*")):
         found["PPO, true reward"].append(run)
+    for run in sorted((root / "true-nocost" / task).glob("seed-*")):
+        found["PPO, true reward, paid without the control cost"].append(run)
     for run in sorted((root / "prefs" / task).glob("l*-seed-*")):
         labels, _, tag = run.name.rsplit("-seed-", 1)[0][1:].partition("-")
-        found[f"preferences, {int(labels):,} labels" + (f", {TAGS.get(tag, tag)}" if tag else "")].append(run)
+        if tag == PRESET_TAG.get(task, ""):
+            found[f"preferences, {int(labels):,} labels"].append(run)
+        else:  # a variant: what its tag changed, or the bonus before the preset's change
+            found[f"preferences, {int(labels):,} labels, {TAGS.get(tag, tag) or 'entropy bonus 0.01'}"].append(run)
     return {k: [r for r in v if (r / "summary.json").exists()] for k, v in found.items()}  # finished runs only
 
 
