@@ -67,12 +67,16 @@ def test_the_backflip_goal_brings_its_preset_budget():
 
     argv, name, line = with_preset(["--env", "Hopper-v5", "--labeller", "oracle", "--oracle_goal", BACKFLIP])
     assert name == "mujoco" and f"(for the goal {BACKFLIP}: --million_timesteps 2 --n_initial_prefs 250 " \
-                                  f"--n_labels 750)" in line
+                                  f"--n_labels 750 --ppo_ent_coef 0.01)" in line
     from drlhp.config import build_parser, config_from_args
 
     cfg = config_from_args(build_parser().parse_args(argv))
     assert (cfg.million_timesteps, cfg.prefs.n_initial_prefs, cfg.prefs.n_labels) == (2.0, 250, 750)
     assert cfg.prefs.n_initial_prefs + cfg.prefs.n_labels <= 1000  # the must-show: at most 1,000 labels
+    cheetah, _, _ = with_preset(["--env", "HalfCheetah-v5", "--labeller", "oracle", "--oracle_goal",
+                                 "pref_interface.goals:cheetah_standing"])
+    # the goal keeps the paper's bonus where the task's preset from preferences has 0 (its control cost)
+    assert config_from_args(build_parser().parse_args(cheetah)).ppo.ent_coef == 0.01
     assert (cfg.prefs.segment_length, cfg.ppo.ent_coef, cfg.prefs.oracle_goal) == (188, 0.01, BACKFLIP)
     mine, _, _ = with_preset(["--env", "Hopper-v5", "--synthetic_prefs", "--oracle_goal", BACKFLIP,
                               "--n_labels", "100"])
