@@ -84,6 +84,7 @@ class StateRenderer:
                              **(env_kwargs or {}))
         u = self._env.unwrapped
         self.nq, self.nv = int(u.model.nq), int(u.model.nv)
+        self.dt = float(u.dt)  # seconds of the task's time per step (per recorded state)
         if QUALITIES[quality]:
             u.model.vis.quality.shadowsize, u.model.vis.quality.offsamples = QUALITIES[quality]
         u.set_state(u.init_qpos, u.init_qvel)  # the first frame fixes gymnasium's lookat: the model's start
