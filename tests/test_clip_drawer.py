@@ -117,8 +117,9 @@ def test_the_workers_import_chain_loads_no_tensorflow_and_nothing_of_drlhp():
     import sys
     from pathlib import Path
 
-    code = ("import sys, numpy as np; from envs import render_worker as w; from envs.mujoco_render import StateRenderer;"
-            "r = StateRenderer('InvertedPendulum-v5', 8, 8); r.render(np.zeros((1, 4))); r.close();"
+    code = ("import sys, numpy as np; from envs import render_worker as w;"
+            "from envs.mujoco_render import StateRenderer; r = StateRenderer('InvertedPendulum-v5', 8, 8);"
+            "r.render(np.zeros((1, 4))); r.close();"
             "bad = [m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'keras', 'drlhp', 'pref_interface')];"
             "print('BAD', bad)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], capture_output=True,
