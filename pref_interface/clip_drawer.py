@@ -42,11 +42,12 @@ class RenderWorker:
     """The render worker's process and the thread that feeds it (see the module docstring): ``submit(key, env_id,
     states)``, later ``results()`` -> [(key, frames, reply head)] in the order submitted; ``close()``."""
 
-    def __init__(self, size: int = SIZE, quality: str = QUALITY, max_fps: float = MAX_FPS):
+    def __init__(self, size: int = SIZE, quality: str = QUALITY, max_fps: float = MAX_FPS, stderr=None):
+        """``stderr``: where the worker's own messages go (None: this process's stderr, the run's log)."""
         self.request = {"width": int(size), "height": int(size), "quality": quality, "max_fps": float(max_fps)}
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
         self.proc = subprocess.Popen([sys.executable, "-m", "envs.render_worker"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, cwd=str(ROOT), env=env)
+                                     stdout=subprocess.PIPE, stderr=stderr, cwd=str(ROOT), env=env)
         self.jobs: queue.Queue = queue.Queue()
         self.done: queue.Queue = queue.Queue()
         self.thread = threading.Thread(target=self._serve, name="render-worker", daemon=True)
@@ -90,7 +91,7 @@ class RenderWorker:
             raise EOFError("no reply")
         head = json.loads(line)
         if head.get("error"):
-            raise RenderError(f"cannot draw a {request['env_id']} clip: {head['error']}")
+            raise RenderError(f"cannot draw {request['env_id']} clips: {head['error']}")
         return read_array(self.proc.stdout, head), head
 
     def close(self, timeout_s: float = 5.0) -> None:
@@ -105,6 +106,42 @@ class RenderWorker:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+def render_problem(env_id: str, timeout_s: float = 120.0) -> str | None:
+    """None if a render worker draws ``env_id`` here (one small frame of its model's zero state, tried in a fresh
+    worker: a few seconds), else one line saying why and what to install. The parent asks before a person's run."""
+    import tempfile
+    import time
+
+    import gymnasium as gym
+
+    from envs.mujoco_state import state_size
+
+    env = gym.make(env_id)
+    try:
+        size = state_size(env)
+    finally:
+        env.close()
+    log = tempfile.TemporaryFile()  # the worker's own words stay out of the one line
+    worker = RenderWorker(size=8, stderr=log)
+    try:
+        worker.submit("probe", env_id, np.zeros((1, size)))
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout_s:
+            if worker.results():
+                return None
+            time.sleep(0.02)
+        return f"drawing a {env_id} frame took over {timeout_s:g} s"
+    except RenderError as e:
+        log.seek(0)
+        said = [line.strip() for line in log.read().decode(errors="replace").splitlines() if line.strip()]
+        why = f"{e}" + (f"; it said: {said[-1]}" if said else "")
+        return (f"this machine cannot draw MuJoCo clips offscreen ({why}): install libegl1 libegl-mesa0 "
+                f"libgl1-mesa-dri (Mesa's EGL), or libosmesa6 and set MUJOCO_GL=osmesa PYOPENGL_PLATFORM=osmesa")
+    finally:
+        worker.close()
+        log.close()
 
 
 class ClipDrawer:

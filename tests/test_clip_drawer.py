@@ -74,7 +74,7 @@ def test_the_worker_draws_every_kth_state_each_shown_k_steps_long(worker):
 
 def test_a_clip_that_cannot_be_drawn_is_one_line_and_the_worker_goes_on(worker):
     worker.submit("bad", "Hopper-v5", np.zeros((3, 5)))  # Hopper's state has 12 numbers
-    with pytest.raises(RenderError, match=r"cannot draw a Hopper-v5 clip: ValueError: .*states must be \(T, 12\)"):
+    with pytest.raises(RenderError, match=r"cannot draw Hopper-v5 clips: ValueError: .*states must be \(T, 12\)"):
         wait_results(worker, 1)
     worker.submit("good", "Hopper-v5", hopper_states(2))
     assert wait_results(worker, 1)[0][0] == "good"
