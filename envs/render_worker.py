@@ -14,7 +14,9 @@ numpy; no TensorFlow and nothing of drlhp) and asks it for frames over its stdin
 k is the smallest whole step such that the frames come at most ``max_fps`` a second of the task's own time
 (1 / env.dt steps a second: Hopper 125, InvertedPendulum 25), so each frame is shown k * dt seconds and the clip
 plays at its real speed. A renderer per (env_id, width, height, quality, env_kwargs) is kept for the next clip.
-End of input (the parent gone or done) ends the worker. No pickle: JSON and raw array bytes only.
+End of input (the parent gone or done) ends the worker. No pickle: JSON and raw array bytes only. The worker runs
+at the lowest CPU priority (``lowest_priority``): drawing takes only what the policy, the predictor and the labeller
+leave.
 """
 from __future__ import annotations
 
@@ -112,9 +114,23 @@ def _reply(out, head: dict, frames: np.ndarray | None = None) -> None:
         write_array(out, head, frames)
 
 
+def lowest_priority() -> str:
+    """This process yields the CPU to every other: Linux's SCHED_IDLE (below nice 19; its threads, Mesa's
+    llvmpipe's included, inherit it), else nice 19. The policy's speed must not depend on who labels; a clip drawn
+    a little later costs a person less than a slower policy costs the run. Returns what was set."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        return "SCHED_IDLE"
+    except (AttributeError, OSError):
+        os.nice(19 - os.nice(0))
+        return "nice 19"
+
+
 def main() -> None:
-    """Serve stdin/stdout. The replies go on a private copy of stdout; fd 1 then points at stderr, so whatever a
-    library prints (a warning) goes to the run's log and never into the replies."""
+    """Serve stdin/stdout at the lowest priority (``lowest_priority``). The replies go on a private copy of
+    stdout; fd 1 then points at stderr, so whatever a library prints (a warning) goes to the run's log and never
+    into the replies."""
+    lowest_priority()
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
