@@ -125,3 +125,12 @@ def test_the_workers_import_chain_loads_no_tensorflow_and_nothing_of_drlhp():
     proc = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], capture_output=True,
                           text=True, timeout=120)
     assert "BAD []" in proc.stdout, proc.stdout + proc.stderr[-2000:]
+
+
+def test_the_worker_draws_at_the_lowest_cpu_priority(worker):
+    """SCHED_IDLE (Linux): the policy's speed must not depend on who labels (envs/render_worker.lowest_priority)."""
+    import os
+
+    if not hasattr(os, "sched_getscheduler"):
+        pytest.skip("no scheduling policies here")
+    assert os.sched_getscheduler(worker.proc.pid) == os.SCHED_IDLE
