@@ -153,6 +153,7 @@ class ClipDrawer:
         self.drawing: collections.OrderedDict = collections.OrderedDict()  # number -> [pair, left, right, frame_s]
         self.n_added = self.pairs_drawn = self.frames_drawn = 0
         self.draw_s = 0.0
+        self.failure: RenderError | None = None  # the first clip that could not be drawn: no pair is drawn after it
 
     @property
     def n_drawing(self) -> int:
@@ -168,8 +169,16 @@ class ClipDrawer:
             self.worker.submit((number, side), seg.env_id, seg.states)
 
     def take(self):
-        """The oldest pair added, as a ShownPair, once both its clips are drawn; else None."""
-        for (number, side), frames, head in self.worker.results():
+        """The oldest pair added, as a ShownPair, once both its clips are drawn; else None. RenderError (kept in
+        ``failure``, raised again at every call) where a clip could not be drawn or the worker died."""
+        if self.failure is not None:
+            raise self.failure
+        try:
+            results = self.worker.results()
+        except RenderError as e:
+            self.failure = e
+            raise
+        for (number, side), frames, head in results:
             entry = self.drawing[number]
             entry[1 + side], entry[3] = frames, head["frame_s"]
             self.frames_drawn += len(frames)

@@ -154,6 +154,8 @@ class WebLabeller:
 
     def tick(self) -> None:
         iface = self.iface
+        if iface.drawer is not None and iface.drawer.failure is not None:  # a handler's 500 would hide it: the run
+            raise iface.drawer.failure                                    # stops, saying why
         iface.receive_segments(max_items=32)
         now = time.monotonic()
         for page in [p for p in self.pages.values() if now - p.seen > self.abandon_s]:

@@ -134,3 +134,23 @@ def test_the_worker_draws_at_the_lowest_cpu_priority(worker):
     if not hasattr(os, "sched_getscheduler"):
         pytest.skip("no scheduling policies here")
     assert os.sched_getscheduler(worker.proc.pid) == os.SCHED_IDLE
+
+
+def test_a_drawer_whose_clip_cannot_be_drawn_keeps_failing_with_that_line(worker):
+    import time
+
+    drawer = ClipDrawer(worker)
+    drawer.add((_Seg(np.zeros((3, 5))), _Seg(np.zeros((3, 5)))))
+    t0 = time.monotonic()
+    with pytest.raises(RenderError, match="cannot draw Hopper-v5 clips"):
+        while time.monotonic() - t0 < 60:
+            drawer.take()
+            time.sleep(0.02)
+    with pytest.raises(RenderError, match="cannot draw Hopper-v5 clips"):
+        drawer.take()  # kept: the web labeller's tick raises it and the run stops, saying why
+    assert drawer.failure is not None
+    with pytest.raises(RenderError):  # the second clip's error, still in the shared worker's results
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 60:
+            worker.results()
+            time.sleep(0.02)

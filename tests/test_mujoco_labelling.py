@@ -148,3 +148,24 @@ def test_the_window_shows_the_drawn_frames_on_the_pairs_own_clock(tmp_path):
     assert window.timer.interval() == window.default_frame_ms  # no pair on screen: the window's own fps again
     window.close()
     app.processEvents()
+
+
+def test_the_page_stops_the_run_when_its_clips_cannot_be_drawn(tmp_path):
+    """A request handler's error is logged and answered 500 (the run goes on): a drawing failure must stop the run
+    instead, from the labeller's tick, with its line."""
+    from types import SimpleNamespace
+
+    from pref_interface.clip_drawer import RenderError
+    from pref_interface.web import WebLabeller
+
+    iface = interface(tmp_path, [])
+    server = WebLabeller(iface, log=lambda *a, **k: None)
+    try:
+        server.tick()  # nothing drawn, nothing wrong
+        iface.drawer = SimpleNamespace(failure=RenderError("cannot draw Hopper-v5 clips: GLError"), n_drawing=0,
+                                       close=lambda: None, figures=lambda: {})
+        with pytest.raises(RenderError, match="cannot draw Hopper-v5 clips"):
+            server.tick()
+    finally:
+        server.close()
+        iface.close()
