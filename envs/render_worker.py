@@ -118,8 +118,10 @@ def lowest_priority() -> str:
     """This process yields the CPU to every other: Linux's SCHED_IDLE (below nice 19; its threads, Mesa's
     llvmpipe's included, inherit it), else nice 19. The policy's speed must not depend on who labels; a clip drawn
     a little later costs a person less than a slower policy costs the run. Returns what was set."""
-    try:
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    try:  # every thread of this process (numpy's, made at import, too); threads made later inherit it
+        tasks = [int(t) for t in os.listdir("/proc/self/task")] if os.path.isdir("/proc/self/task") else [0]
+        for task in tasks:
+            os.sched_setscheduler(task, os.SCHED_IDLE, os.sched_param(0))
         return "SCHED_IDLE"
     except (AttributeError, OSError):
         os.nice(19 - os.nice(0))

@@ -45,7 +45,8 @@ class RenderWorker:
     def __init__(self, size: int = SIZE, quality: str = QUALITY, max_fps: float = MAX_FPS, stderr=None):
         """``stderr``: where the worker's own messages go (None: this process's stderr, the run's log)."""
         self.request = {"width": int(size), "height": int(size), "quality": quality, "max_fps": float(max_fps)}
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+        env = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", **os.environ,  # numpy needs no threads there
+               "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
         self.proc = subprocess.Popen([sys.executable, "-m", "envs.render_worker"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=stderr, cwd=str(ROOT), env=env)
         self.jobs: queue.Queue = queue.Queue()
