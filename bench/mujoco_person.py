@@ -15,7 +15,7 @@ record   the policy's rollout (RolloutCollector, a random-init PPOPolicy, 8 fixe
          and without recording each step's simulator state (what a person's labeller adds to the policy's process)
 runs     two short real runs of run.py train_policy_with_preferences on --env, the same settings: --synthetic_prefs,
          and --labeller web with a scripted person answering every pair through the page's API as soon as it is
-         offered (both clips fetched as the page does); the policy's agent steps/s (its summary), the labels, and
+         offered, or after --think_s seconds (both clips fetched as the page does); the policy's agent steps/s (its summary), the labels, and
          the drawing figures of the person's run
 
 Run it niced on a shared machine: the wall figures are then the contended ones.
@@ -114,9 +114,11 @@ def bench_record(env_id: str, seconds: float) -> None:
 
 
 class ApiPerson:
-    """A scripted person on the page's API: takes the pair offered, fetches both clips, answers left at once."""
+    """A scripted person on the page's API: takes the pair offered, fetches both clips, watches them ``think_s``
+    seconds (0: answers at once), answers left."""
 
-    def __init__(self, address: str):
+    def __init__(self, address: str, think_s: float = 0.0):
+        self.think_s = think_s
         import urllib.parse
 
         parts = urllib.parse.urlparse(address)
@@ -136,6 +138,7 @@ class ApiPerson:
                     number = state["pairs"][0]["number"]
                     for side in ("left", "right"):
                         requests.get(f"{self.base}/clip/{number}/{side}", headers=headers, timeout=30)
+                    time.sleep(self.think_s)
                     requests.post(f"{self.base}/api/answer", json={"page": "benchperson", "pair": number,
                                                                     "answer": "left"}, headers=headers, timeout=30)
                     self.answers += 1
@@ -155,7 +158,7 @@ def training_steps_per_s(run_dir: Path) -> float | None:
     return sum(rows[1:]) / len(rows[1:]) if len(rows) > 1 else None
 
 
-def bench_runs(env_id: str, million: float, labellers: list[str]) -> None:
+def bench_runs(env_id: str, million: float, labellers: list[str], think_s: float) -> None:
     flags = ["train_policy_with_preferences", "--env", env_id, "--million_timesteps", million, "--n_initial_prefs",
              10, "--n_labels", 40, "--n_predictors", 1, "--ppo_n_envs", 8, "--ppo_n_steps", 256,
              "--n_initial_epochs", 20, "--log_interval", 5]
@@ -172,7 +175,7 @@ def bench_runs(env_id: str, million: float, labellers: list[str]) -> None:
             if person is None and "web" in name:
                 for line in out.read_text().splitlines():
                     if "[prefs] label in a browser: " in line:
-                        person = ApiPerson(line.split("label in a browser: ", 1)[1].strip())
+                        person = ApiPerson(line.split("label in a browser: ", 1)[1].strip(), think_s)
             time.sleep(0.5)
         if person is not None:
             person.stop.set()
@@ -182,6 +185,8 @@ def bench_runs(env_id: str, million: float, labellers: list[str]) -> None:
             continue
         drawn = {k: v for k, v in summary.items() if k.startswith("clip_")}
         training = training_steps_per_s(run_dir / "run")
+        if person is not None:
+            name = f"{name}, {think_s:g} s a pair"
         print(f"  runs    {name:>16}: {training:.0f} agent steps/s while training (progress.csv; "
               f"{summary.get('agent_steps_per_s')} over the whole run, {summary.get('timesteps')} steps), "
               f"{summary.get('labels_given')} labels{'' if person is None else f' ({person.answers} answered)'}; "
@@ -198,6 +203,7 @@ def main(argv=None) -> None:
     p.add_argument("--million_timesteps", type=float, default=0.03, help="each run's budget")
     p.add_argument("--runs", nargs="+", default=["oracle", "web", "oracle"], choices=["oracle", "web"],
                    help="the runs, in order")
+    p.add_argument("--think_s", type=float, default=0.0, help="the scripted person's seconds per pair (0: at once)")
     args = p.parse_args(argv)
     from drlhp.runtime.cpu import cpu_model
 
@@ -207,7 +213,7 @@ def main(argv=None) -> None:
     if "record" in args.sections:
         bench_record(args.env, args.seconds)
     if "runs" in args.sections:
-        bench_runs(args.env, args.million_timesteps, args.runs)
+        bench_runs(args.env, args.million_timesteps, args.runs, args.think_s)
 
 
 if __name__ == "__main__":
