@@ -13,10 +13,11 @@ worker   ms per frame drawn by the render worker (pref_interface.clip_drawer.Ren
          the frames one label costs (two clips, every k-th state: at most 30 frames a second) and its seconds
 record   the policy's rollout (RolloutCollector, a random-init PPOPolicy, 8 fixed-length envs) in agent steps/s with
          and without recording each step's simulator state (what a person's labeller adds to the policy's process)
-runs     two short real runs of run.py train_policy_with_preferences on --env, the same settings: --synthetic_prefs,
-         and --labeller web with a scripted person answering every pair through the page's API as soon as it is
-         offered, or after --think_s seconds (both clips fetched as the page does); the policy's agent steps/s (its summary), the labels, and
-         the drawing figures of the person's run
+runs     short real runs of run.py train_policy_with_preferences on --env (--runs: oracle, web, oracle), the same
+         settings: --synthetic_prefs, and --labeller web with a scripted person answering every pair through the
+         page's API as soon as it is offered, or after --think_s seconds (both clips fetched as the page does); the
+         policy's agent steps/s while training (progress.csv) and over the run (its summary), the labels, and the
+         drawing figures of the person's run
 
 Run it niced on a shared machine: the wall figures are then the contended ones.
 """
