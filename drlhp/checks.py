@@ -38,8 +38,8 @@ def check_inputs(cfg: RunConfig) -> None:
     _check_files(cfg)
 
 
-# The labeller that can label a Box-action env's clips: the synthetic oracle (it reads the task's reward). A
-# person would watch the clip, and nothing renders MuJoCo clips yet (issue 30): the segments carry no frames.
+# The labeller that can label any Box-action env's clips: the synthetic oracle (it reads the task's reward). A
+# person watches clips drawn from the simulator's recorded states (issue 30): only a MuJoCo env's can be drawn.
 BOX_ACTION_LABELLERS = ("oracle",)
 
 
@@ -65,10 +65,9 @@ def _check_env(cfg: RunConfig) -> str:
         raise UsageError("--env is required (list valid ids with: python run.py --list_envs)")
     try:  # drlhp's and Atari ids by name; any other gymnasium id by its spec and one env made
         kind = envs.action_kind(cfg.env)
-        if kind == "box" and cfg.labels and cfg.prefs.labeller not in BOX_ACTION_LABELLERS:
-            raise UsageError(f"{cfg.env} has continuous actions: --labeller {cfg.prefs.labeller} cannot show MuJoCo "
-                             f"clips yet (issue 30); --synthetic_prefs labels them (the synthetic oracle)")
         envs.check_env_id(cfg.env, box_actions=kind == "box")
+        if kind == "box" and cfg.labels and cfg.prefs.labeller not in BOX_ACTION_LABELLERS:
+            _check_drawable(cfg)
     except envs.UnknownEnvError:
         raise UsageError(f"unknown env {cfg.env!r}; list valid ids with: python run.py --list_envs") from None
     except envs.UnsupportedEnvError as e:  # "FrozenLake-v1: Discrete observations are not supported: ..."
@@ -80,6 +79,30 @@ def _check_env(cfg: RunConfig) -> str:
         raise UsageError(f"--algo ppo acts in a Box (continuous) action space; {cfg.env} has discrete actions: "
                          f"use --algo a2c or auto")
     return kind
+
+
+def _check_drawable(cfg: RunConfig) -> None:
+    """A person labels a Box-action env: its clips are drawn from recorded MuJoCo states, so it must be a MuJoCo env,
+    and this machine must draw one (offscreen OpenGL: EGL's system packages), tried once in a render worker."""
+    import gymnasium as gym
+
+    from envs.mujoco_state import is_mujoco
+
+    env = gym.make(cfg.env)
+    try:
+        drawable = is_mujoco(env)
+    finally:
+        env.close()
+    if not drawable:
+        raise UsageError(f"{cfg.env} has continuous actions and is not a MuJoCo env: --labeller {cfg.prefs.labeller} "
+                         f"shows a person only MuJoCo clips (drawn from the simulator's states); --synthetic_prefs "
+                         f"labels it (the synthetic oracle)")
+    from pref_interface.clip_drawer import render_problem
+
+    problem = render_problem(cfg.env)
+    if problem:
+        raise UsageError(f"--labeller {cfg.prefs.labeller}: {problem}; or --synthetic_prefs (the synthetic oracle "
+                         f"labels instead of a person)")
 
 
 def _check_settings(cfg: RunConfig, algo: str) -> None:

@@ -6,4 +6,5 @@ interface's modules, which the config, below the roles, may not (tests/test_boun
 is its module, its entry there and its name here; tests/test_cli.py checks that the two agree.
 """
 LABELLER_NAMES = ("oracle", "window", "web")
+PERSON_LABELLERS = ("window", "web")  # a person watches the clips: MuJoCo segments carry states to draw them from
 DEFAULT_LABELLER = "window"

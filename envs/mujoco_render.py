@@ -52,6 +52,8 @@ if "MUJOCO_GL" not in os.environ and "PYOPENGL_PLATFORM" not in os.environ:
 
 import numpy as np  # noqa: E402
 
+from envs.mujoco_state import record_state, state_size  # noqa: E402,F401 -- recorded there, drawn here
+
 # Tasks whose robot travels: the camera follows the torso's x (``follow=True``). Others keep gymnasium's camera.
 FOLLOWED_ENV_IDS = ("Hopper-v5", "Walker2d-v5", "HalfCheetah-v5", "Ant-v5", "Swimmer-v5")
 FOLLOWED_BODY = "torso"
@@ -59,19 +61,6 @@ FOLLOWED_BODY = "torso"
 # "task": the model's own (gymnasium's look: 4096, 4); "fast": 1024, 0, the same scene with a softer shadow
 # and unsmoothed edges, about 3x cheaper with software EGL (bench/mujoco_render.py).
 QUALITIES = {"task": None, "fast": (1024, 0)}
-
-
-def record_state(env) -> np.ndarray:
-    """The simulator's state now, for re-rendering later: concat(data.qpos, data.qvel), (nq + nv,) float64, a
-    copy. ``env`` is any gymnasium MuJoCo env, wrapped or not (its ``unwrapped`` holds ``data``)."""
-    data = env.unwrapped.data
-    return np.concatenate([data.qpos, data.qvel])
-
-
-def state_size(env) -> int:
-    """nq + nv of ``env``'s model: the length of ``record_state(env)``."""
-    model = env.unwrapped.model
-    return int(model.nq + model.nv)
 
 
 class StateRenderer:
@@ -95,6 +84,7 @@ class StateRenderer:
                              **(env_kwargs or {}))
         u = self._env.unwrapped
         self.nq, self.nv = int(u.model.nq), int(u.model.nv)
+        self.dt = float(u.dt)  # seconds of the task's time per step (per recorded state)
         if QUALITIES[quality]:
             u.model.vis.quality.shadowsize, u.model.vis.quality.offsamples = QUALITIES[quality]
         u.set_state(u.init_qpos, u.init_qvel)  # the first frame fixes gymnasium's lookat: the model's start

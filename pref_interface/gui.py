@@ -36,6 +36,7 @@ from PyQt5.QtWidgets import (
 
 from pref_interface.answers import ANSWER_TEXT, FPS, LOOP_PAUSE_FRAMES, REPEAT_GUARD_S, PairQueue
 from pref_interface.clip_view import ClipView, application, screenshot
+from pref_interface.shown_pairs import shown_clips
 
 WINDOW_TITLE = "drlhp: which clip is better?"
 STATUS_INTERVAL_S = 0.5  # the status bar is rewritten at most this often (and at once when the pair changes)
@@ -97,7 +98,8 @@ class LabelWindow(QMainWindow):
 
         self.timer = QTimer(self)
         self.timer.timeout.connect(self.next_frame)
-        self.timer.start(int(round(1000 / fps)))
+        self.frame_ms = self.default_frame_ms = int(round(1000 / fps))  # a MuJoCo pair shows each frame its own time
+        self.timer.start(self.frame_ms)
         self.refresh()
 
     def _buttons(self) -> QGridLayout:
@@ -171,8 +173,10 @@ class LabelWindow(QMainWindow):
         pair = self.pairs.current
         if pair is not self._shown:
             self._shown = pair
-            self.left.set_frames(None if pair is None else pair[0].frames, self.waiting_text)
-            self.right.set_frames(None if pair is None else pair[1].frames, self.waiting_text)
+            left, right = (None, None) if pair is None else shown_clips(pair)
+            self.left.set_frames(left, self.waiting_text)
+            self.right.set_frames(right, self.waiting_text)
+            self._set_frame_ms(getattr(pair, "frame_s", None))
             self.tick = 0
             for name in ("left", "right", "equal", "cant_tell", "replay"):
                 self.buttons[name].setEnabled(pair is not None)
@@ -180,6 +184,13 @@ class LabelWindow(QMainWindow):
         self._show_tick()
         if time.monotonic() - self._status_at >= STATUS_INTERVAL_S:
             self.update_status()
+
+    def _set_frame_ms(self, frame_s: float | None) -> None:
+        """The clips' clock: a drawn MuJoCo pair's own seconds per frame (real speed), else the window's fps."""
+        ms = self.default_frame_ms if frame_s is None else max(1, int(round(1000 * frame_s)))
+        if ms != self.frame_ms:
+            self.frame_ms = ms
+            self.timer.setInterval(ms)
 
     def set_waiting_text(self, text: str) -> None:
         """Why no pair is on screen (shown in place of the clips)."""

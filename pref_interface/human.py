@@ -23,6 +23,8 @@ TICK_MS = 30
 
 
 def _why_no_pair(iface, pairs) -> str:
+    if iface.n_drawing:
+        return "drawing the robot's clips\u2026"
     if len(iface.pool) < 2:
         return "waiting for clips from the agent\u2026"
     if iface.given + len(iface.outbox) + pairs.n_pending >= iface.allowed:

@@ -2,12 +2,17 @@
 
     PrefInterface: the loop's state, shared by both labellers
         receive_segments()   segment_queue -> the pool of recent segments (all waiting, without blocking)
-        next_pair(pending)   a pair never asked before, while labels given + pending < schedule.allowed(frames)
+        next_pair(pending)   a pair never asked before, while labels given + pending < schedule.allowed(frames);
+                             a pair of MuJoCo segments (recorded states, no frames) is first drawn for a person
+                             by the render worker (pref_interface.clip_drawer), DRAW_AHEAD pairs at a time, and
+                             offered once drawn, as a ShownPair (pref_interface.shown_pairs)
         (both)               segment_flow <- the segments wanted so far: the pool's size, then two
                              fresh clips per pair asked; at most segment_queue_size beyond those received
                              (the policy's step, the schedule's clock, comes back the same way)
         send(pair, mu)       preference_queue <- Preference (never dropped: blocking, or held in an outbox
-                             and retried, so that a person's window never freezes on a full queue)
+                             and retried, so that a person's window never freezes on a full queue); the
+                             segments as the policy sent them, without their states (the drawn frames are
+                             the ShownPair's, never a Segment's: they reach neither predictor nor database)
     the labeller (--labeller, one entry of pref_interface.labellers.LABELLERS) runs its loop over them:
         oracle   a plain loop until stop: receive_segments; pair <- next_pair(); send(pair, oracle's answer)
         window   the same steps in a Qt timer tick, a person answering in the window (pref_interface.human)
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 
 from drlhp.config import RunConfig
 from drlhp.runtime.messages import Preference
@@ -31,6 +37,7 @@ from pref_interface.schedule import LabelSchedule
 
 STATE_FILE = RunPaths.LABELLER_STATE  # labels given so far: a resumed run goes on counting
 SEGMENTS_PER_PAIR = 2  # fresh segments asked of the policy per pair asked: each pair can have two new clips
+DRAW_AHEAD = 2  # MuJoCo pairs being drawn (or drawn, not yet offered) at once: the next ones are ready in time
 
 
 class _VarianceScorer:
@@ -77,6 +84,7 @@ class PrefInterface:
         self.state_path = RunPaths(run_dir).labeller_state
         self._restore_state()
         self.outbox: list[Preference] = []  # answered, not yet on the queue (send(..., block=False))
+        self.drawer = None  # pref_interface.clip_drawer.ClipDrawer, made for the first pair of MuJoCo segments
         self.t_start = self.last_log = time.perf_counter()
         self._given_at_last_log = 0
         self.ask_for_segments()
@@ -128,10 +136,22 @@ class PrefInterface:
             self.ask_for_segments()
         return len(segments)
 
+    @property
+    def n_drawing(self) -> int:
+        """Pairs of MuJoCo clips being drawn for a person (or drawn and not yet offered)."""
+        return 0 if self.drawer is None else self.drawer.n_drawing
+
     def next_pair(self, pending: int = 0):
         """A pair to ask about, marked asked; None when the schedule allows no more labels now (given +
-        ``pending`` answers-to-come count) or the pool has no new pair."""
-        if self.given + len(self.outbox) + pending >= self.allowed:
+        ``pending`` answers-to-come count, and the pairs being drawn) or the pool has no new pair. A pair of
+        MuJoCo segments goes to the drawer first and comes back from a later call, drawn (a ShownPair)."""
+        if self.drawer is not None:
+            drawn = self.drawer.take()
+            if drawn is not None:
+                return drawn
+            if self.drawer.n_drawing >= DRAW_AHEAD:
+                return None
+        if self.given + len(self.outbox) + pending + self.n_drawing >= self.allowed:
             return None
         probs_fn = (self.scorer.probs_fn(self.pool.obs_shape, self.pool.obs_dtype)
                     if self.scorer is not None and len(self.pool) else None)
@@ -139,7 +159,17 @@ class PrefInterface:
         if pair is not None:
             self.pool.mark_asked(*pair)
             self.ask_for_segments()
+            if pair[0].states is not None:  # MuJoCo clips: a person sees them once drawn
+                self._drawer().add(pair)
+                return None
         return pair
+
+    def _drawer(self):
+        if self.drawer is None:
+            from pref_interface.clip_drawer import ClipDrawer
+
+            self.drawer = ClipDrawer()
+        return self.drawer
 
     def send(self, pair, mu, block: bool = True) -> None:
         """A labelled pair to the predictor; ``mu`` None ("can't tell") is discarded. Never dropped:
@@ -148,7 +178,7 @@ class PrefInterface:
         if mu is None:
             self.discarded += 1
             return
-        self.outbox.append(Preference(pair[0], pair[1], mu).check())
+        self.outbox.append(Preference(_as_sent(pair[0]), _as_sent(pair[1]), mu).check())
         self.flush(block)
 
     def flush(self, block: bool) -> None:
@@ -179,14 +209,17 @@ class PrefInterface:
             "system/segment_pool_size": len(self.pool), "system/segment_queue_size": _qsize(self.segment_queue),
             "system/preference_queue_size": _qsize(self.preference_queue),
             "system/memory_mb_prefs": _memory_mb(), **(extra or {}),
+            **({} if self.drawer is None else {f"prefs/{k}": v for k, v in self.drawer.figures().items()}),
         })
         self.last_log, self._given_at_last_log = now, self.given
         self.save_state()
         return True
 
     def close(self) -> None:
-        """Send what is left, then the "no more preferences" sentinel."""
+        """Send what is left, then the "no more preferences" sentinel; the render worker, if any, ends."""
         try:
+            if self.drawer is not None:
+                self.drawer.close()
             self.flush(block=True)
             self.save_state()
         finally:
@@ -196,7 +229,14 @@ class PrefInterface:
 
     def figures(self) -> dict:
         return {"labels_given": self.given, "pairs_asked": self.pool.n_asked,
-                "labels_per_minute": round(60.0 * self.given / max(1e-9, time.perf_counter() - self.t_start), 1)}
+                "labels_per_minute": round(60.0 * self.given / max(1e-9, time.perf_counter() - self.t_start), 1),
+                **({} if self.drawer is None else self.drawer.figures())}
+
+
+def _as_sent(segment):
+    """The segment for the reward predictor and the database: without its recorded states (only drawing needs
+    them; its frames are the policy's, never the drawn ones)."""
+    return segment if segment.states is None else replace(segment, states=None)
 
 
 def run_pref_interface(cfg: RunConfig, ports: PrefInterfacePorts, run_dir: str, log=print, *,

@@ -22,7 +22,9 @@ address, with a random token, at start (as Jupyter does).
 Routes (each needs the token: ?token=T, or the header X-Token: T; without it: 403 and nothing else):
     GET  /                      the page
     GET  /api/state?page=P      the page's pairs and the counts (JSON)
-    GET  /clip/N/left|right     pair N's clip: one PNG, its frames stacked top to bottom (Pillow)
+    GET  /clip/N/left|right     pair N's clip: one PNG, its frames stacked top to bottom (Pillow); a MuJoCo
+                                pair's are the frames drawn from its states (pref_interface.clip_drawer), each
+                                shown the pair's frame_ms (the page's clock follows the pair on screen)
     POST /api/answer            {"page": P, "pair": N, "answer": "left|right|equal|cant_tell"} -> state
     POST /api/undo              {"page": P} -> state
     POST /api/bye               {"page": P}: the page is closing; its pairs go back to the pool now
@@ -43,6 +45,7 @@ import time
 from pathlib import Path
 
 from pref_interface.answers import ANSWER_TEXT, ANSWERS, FPS, LOOP_PAUSE_FRAMES, REPEAT_GUARD_S, PairQueue
+from pref_interface.shown_pairs import frame_seconds, shown_clips
 from pref_interface.web_server import (
     BadRequest,
     address_problem,  # noqa: F401 -- the parent asks it here (drlhp.pipeline)
@@ -62,13 +65,16 @@ PAGE_FILE = Path(__file__).with_name("web_page.html")
 
 
 class Pair(tuple):
-    """Two segments, and the number the page shows ("pair 17"); also its id in the routes."""
+    """Two segments, and the number the page shows ("pair 17"); also its id in the routes. What the page shows of
+    them (``clips``: the segments' frames, or a MuJoCo pair's drawn ones) and each frame's seconds (``frame_s``):
+    pref_interface.shown_pairs."""
 
     number: int
 
     def __new__(cls, segments, number: int):
         pair = super().__new__(cls, segments)
         pair.number = number
+        pair.clips, pair.frame_s = shown_clips(segments), frame_seconds(segments)
         return pair
 
 
@@ -148,6 +154,8 @@ class WebLabeller:
 
     def tick(self) -> None:
         iface = self.iface
+        if iface.drawer is not None and iface.drawer.failure is not None:  # a handler's 500 would hide it: the run
+            raise iface.drawer.failure                                    # stops, saying why
         iface.receive_segments(max_items=32)
         now = time.monotonic()
         for page in [p for p in self.pages.values() if now - p.seen > self.abandon_s]:
@@ -215,6 +223,8 @@ class WebLabeller:
 
     def _why_no_pair(self) -> str:
         iface = self.iface
+        if iface.n_drawing:
+            return "drawing the robot's clips\u2026"
         if len(iface.pool) < 2:
             return "waiting for clips from the agent\u2026"
         if iface.given + len(iface.outbox) + self.pending >= iface.allowed:
@@ -224,8 +234,8 @@ class WebLabeller:
 
     def state(self, page: Page, message: str = "") -> dict:
         iface, pairs = self.iface, page.pairs
-        shown = [{"number": pair.number, "frames": len(pair[0].frames), "clips": [pair[0].id, pair[1].id],
-                  "size": [list(pair[0].frames.shape[1:3]), list(pair[1].frames.shape[1:3])]}
+        shown = [{"number": pair.number, "frames": max(len(c) for c in pair.clips), "clips": [pair[0].id, pair[1].id],
+                  "size": [list(c.shape[1:3]) for c in pair.clips], "frame_ms": round(1e3 * pair.frame_s, 3)}
                  for pair in pairs.waiting]
         status = {"db_size": None if self.db_size is None else int(self.db_size.value),
                   "predictor_version": None if self.predictor_version is None else int(self.predictor_version.value)}
@@ -260,7 +270,7 @@ class WebLabeller:
         pair = self.out.get(number)
         if pair is None:
             raise BadRequest(404, f"no pair {number} is waiting for an answer")
-        frames = pair[0 if side == "left" else 1].frames
+        frames = pair.clips[0 if side == "left" else 1]
         png = await asyncio.get_running_loop().run_in_executor(None, clip_png, frames)
         return web.Response(body=png, content_type="image/png", headers={"Cache-Control": "private, max-age=600"})
 

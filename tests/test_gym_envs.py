@@ -76,13 +76,14 @@ def test_unknown_and_unsupported_ids():
 
 
 def test_pendulum_labelled_by_a_person_is_one_line_exit_2_before_anything_starts(cli, tmp_path):
-    """Box actions learn from preferences with the synthetic oracle only (issue 29): a person's labeller has no
-    clips to show (issue 30), so the window (the default labeller) is refused before anything starts."""
+    """A person sees only MuJoCo clips, drawn from the simulator's states (issue 30): Pendulum is no MuJoCo env, so
+    the window (the default labeller) is refused before anything starts; the synthetic oracle may label it."""
     proc = cli("train_policy_with_preferences", "--env", "Pendulum-v1", "--run_dir", tmp_path / "run")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     lines = proc.stderr.strip().splitlines()
-    assert lines == ["run.py: error: Pendulum-v1 has continuous actions: --labeller window cannot show MuJoCo clips "
-                     "yet (issue 30); --synthetic_prefs labels them (the synthetic oracle)"]
+    assert lines == ["run.py: error: Pendulum-v1 has continuous actions and is not a MuJoCo env: --labeller window "
+                     "shows a person only MuJoCo clips (drawn from the simulator's states); --synthetic_prefs labels "
+                     "it (the synthetic oracle)"]
     assert not (tmp_path / "run").exists()
 
 

@@ -36,15 +36,21 @@ def test_a_float32_cutter_cuts_vector_segments_with_empty_frames_and_refuses_oth
 
 
 @pytest.mark.parametrize("mode", ["train_policy_with_preferences", "gather_initial_prefs"])
-def test_the_synthetic_oracle_may_label_a_box_action_env_and_a_person_may_not(mode):
+def test_the_synthetic_oracle_may_label_any_box_action_env_and_a_person_only_a_mujoco_one(mode, monkeypatch):
     from drlhp.checks import UsageError, check_inputs
     from drlhp.config import RunConfig
 
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")  # the window's display is not what this test is about
+    for env in ("InvertedPendulum-v5", "Pendulum-v1"):
+        cfg = RunConfig(mode=mode, env=env)
+        check_inputs(replace(cfg, prefs=replace(cfg.prefs, labeller="oracle")))  # nothing to say
     cfg = RunConfig(mode=mode, env="InvertedPendulum-v5")
-    check_inputs(replace(cfg, prefs=replace(cfg.prefs, labeller="oracle")))  # nothing to say
     for person in ("window", "web"):
-        with pytest.raises(UsageError, match=f"--labeller {person} cannot show MuJoCo clips yet \\(issue 30\\)"):
-            check_inputs(replace(cfg, prefs=replace(cfg.prefs, labeller=person)))
+        check_inputs(replace(cfg, prefs=replace(cfg.prefs, labeller=person)))  # MuJoCo: drawn for a person
+        pendulum = RunConfig(mode=mode, env="Pendulum-v1")
+        with pytest.raises(UsageError, match=f"Pendulum-v1 has continuous actions and is not a MuJoCo env: --labeller "
+                                             f"{person} shows a person only MuJoCo clips"):
+            check_inputs(replace(pendulum, prefs=replace(pendulum.prefs, labeller=person)))
 
 
 class _Flow:

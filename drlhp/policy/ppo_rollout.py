@@ -32,6 +32,9 @@ class PPORollout:
     # (T, N, D + A) float32 (only with RolloutCollector(predictor_input=True)): x_t, the RAW observation action t
     # was taken in and that action clipped to the action space (what the env got): the reward predictor's input
     predictor_obs: np.ndarray | None = None
+    # (T, N, S) float64 (only with RolloutCollector(record_states=True)): the simulator's state action t was taken
+    # in (a MuJoCo env's concat(qpos, qvel), envs/mujoco_state.py), aligned with x_t: to draw a clip from for a person
+    states: np.ndarray | None = None
 
 
 class RolloutCollector:
@@ -39,9 +42,11 @@ class RolloutCollector:
     PPOPolicy for n_steps and returns a PPORollout. Its observations, actions, log-probabilities and values are
     views of buffers reused by the next ``run()``: learn from a rollout before collecting the next.
     ``predictor_input``: also keep each step's x_t = (raw o_t, clipped a_t) in float32 for the reward predictor
-    (issue 29's contract, 1); off (the true reward's runs), nothing more is copied."""
+    (issue 29's contract, 1); off (the true reward's runs), nothing more is copied. ``record_states``: also keep each
+    step's simulator state (before the step: the state action t was taken in) of every sub-env of a ``SyncVectorEnv``
+    of MuJoCo envs (its ``envs``), (T, N, S) float64, reused as the other buffers: only where a person labels."""
 
-    def __init__(self, envs, policy: PPOPolicy, seed: int, predictor_input: bool = False):
+    def __init__(self, envs, policy: PPOPolicy, seed: int, predictor_input: bool = False, record_states: bool = False):
         self.envs, self.policy = envs, policy
         cfg = policy.cfg
         T, N, D, A = cfg.n_steps, cfg.n_envs, policy.obs_dim, policy.act_dim
@@ -49,9 +54,25 @@ class RolloutCollector:
             raise ValueError(f"the vector env has {envs.num_envs} envs, the PPO config {N}")
         self.obs_norm, self.actions = np.zeros((T, N, D), np.float32), np.zeros((T, N, A), np.float32)
         self.predictor_obs = np.zeros((T, N, D + A), np.float32) if predictor_input else None
+        self.states = self._state_buffer(envs, T) if record_states else None
         self.log_probs, self.values = np.zeros((T, N), np.float32), np.zeros((T, N), np.float32)
         self.obs, _ = envs.reset(seed=seed)
         self.ep_return, self.ep_task, self.ep_len = np.zeros(N), np.zeros(N), np.zeros(N, np.int64)
+
+    @staticmethod
+    def _state_buffer(envs, T: int) -> np.ndarray:
+        from envs.mujoco_state import is_mujoco, state_size
+
+        subs = getattr(envs, "envs", None)
+        if subs is None or not all(is_mujoco(e) for e in subs):
+            raise ValueError("record_states needs a SyncVectorEnv of MuJoCo envs (their simulator states)")
+        return np.zeros((T, len(subs), state_size(subs[0])), np.float64)
+
+    def _record_states(self, t: int) -> None:
+        from envs.mujoco_state import record_state_into
+
+        for i, env in enumerate(self.envs.envs):
+            record_state_into(env, self.states[t, i])
 
     def run(self) -> PPORollout:
         cfg, policy = self.policy.cfg, self.policy
@@ -60,6 +81,8 @@ class RolloutCollector:
         dones, bootstrap = np.zeros((T, N), np.float32), np.zeros((T, N), np.float32)
         finished, env_s, act_s = [], 0.0, 0.0
         for t in range(T):
+            if self.states is not None:  # before the step: the state action t is taken in, as x_t's observation
+                self._record_states(t)
             t0 = time.perf_counter()
             acting = policy.act(self.obs)
             t1 = time.perf_counter()
@@ -88,7 +111,7 @@ class RolloutCollector:
                 self.ep_return[i] = self.ep_task[i] = self.ep_len[i] = 0
             self.obs = obs
         return PPORollout(self.obs_norm, self.actions, self.log_probs, self.values, rewards, task, dones,
-                          bootstrap, policy.value(self.obs), finished, env_s, act_s, self.predictor_obs)
+                          bootstrap, policy.value(self.obs), finished, env_s, act_s, self.predictor_obs, self.states)
 
 
 def _info_value(info: dict, key: str, default: np.ndarray, ended: np.ndarray) -> np.ndarray:

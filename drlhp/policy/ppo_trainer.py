@@ -95,6 +95,11 @@ class PaidRollout:
         return self.rollout.task_rewards
 
     @property
+    def states(self) -> np.ndarray | None:
+        """(T, N, S) float64 simulator states where a person labels (the clips are drawn from them), else None."""
+        return self.rollout.states
+
+    @property
     def dones(self) -> np.ndarray:
         return self.rollout.dones
 
@@ -118,11 +123,12 @@ class PPOTrainer(PolicyTrainer):
     figures_around_points = False
 
     def __init__(self, cfg: RunConfig, agent: Agent, out: Outputs, ports: PolicyPorts = PolicyPorts(),
-                 observers: list[RolloutObserver] = (), episodes: str = ""):
+                 observers: list[RolloutObserver] = (), episodes: str = "", record_states: bool = False):
         """``agent``: the envs (a gymnasium vector env of Box actions, envs/fixed_length.py), the PPOPolicy and the
         reward source (EnvReward, or PredictedReward on x_t); ``episodes``: what the envs do to episodes
-        (envs.fixed_length.describe), for the summary."""
-        self.episodes_line = episodes
+        (envs.fixed_length.describe), for the summary; ``record_states``: the rollouts keep each step's simulator
+        state (a person labels MuJoCo clips drawn from them)."""
+        self.episodes_line, self.record_states = episodes, record_states
         super().__init__(cfg, agent, out, ports, observers)
 
     def load_checkpoint(self, path) -> tuple[dict, dict]:
@@ -136,7 +142,8 @@ class PPOTrainer(PolicyTrainer):
 
     def make_runner(self) -> RolloutCollector:
         return RolloutCollector(self.env, self.policy, env_seed(self.cfg.seed, self.state.updates, self.cfg.ppo.n_envs),
-                                predictor_input=self.reward_source.name != EnvReward.name)
+                                predictor_input=self.reward_source.name != EnvReward.name,
+                                record_states=self.record_states)
 
     def random_rollout(self) -> PaidRollout:
         """Before the predictor's first weights: the policy as it is (its initial Gaussian) plays; nothing learns."""

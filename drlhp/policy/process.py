@@ -40,7 +40,7 @@ class SegmentFeed(RolloutObserver):
     def __init__(self, cfg: RunConfig, env, reward_source: RewardSource, ports: PolicyPorts):
         p = cfg.prefs
         self.cutter = SegmentCutter(cfg.env, env.n_envs, env.obs_shape, p.segment_length, p.segments_per_cut,
-                                    env.frames_to_watch, env.predictor_dtype)
+                                    env.frames_to_watch, env.predictor_dtype, getattr(env, "state_size", 0))
         self.queue, self.reward_source, self.flow = ports.segment_queue, reward_source, ports.segment_flow
         self.sent = self.dropped = 0
         self.steps_seen = 0  # agent steps of every rollout seen, random play included
@@ -66,7 +66,8 @@ class SegmentFeed(RolloutObserver):
             self.flow.report_step(state.timesteps)
         t0 = time.perf_counter()
         segments, cut_returns = self.cutter.add(rollout.next_obs, rollout.true_rewards, rollout.rewards,
-                                                state.timesteps, budget=self.budget())
+                                                state.timesteps, budget=self.budget(),
+                                                states=getattr(rollout, "states", None))
         for seg in segments:
             if put_or_drop(self.queue, seg):
                 self.sent += 1
@@ -263,7 +264,7 @@ def run_ppo_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, 
     """run_policy on a Box-action env (drlhp.policy.ppo_prefs): PPO on the predictor's reward until the budget or
     the stop event; returns the summary figures (``ports``, ``fixed_weights`` as run_policy's). Its envs are made
     with --oracle_goal's goal's ``gym.make`` kwargs, if the run has a goal."""
-    from drlhp.policy.ppo_prefs import BoxSegments, predictor_shape
+    from drlhp.policy.ppo_prefs import BoxSegments, predictor_shape, states_to_record
     from drlhp.policy.ppo_trainer import PPOTrainer, build_ppo
     from drlhp.policy.reward_source import PredictedReward
     from drlhp.policy.trainer import Agent, Outputs
@@ -284,11 +285,12 @@ def run_ppo_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, 
                                  obs_dtype=np.float32)
         register_compact_pickling()  # segments leave this process without what the receiver can rebuild
         logger = MetricsLogger(run_dir)
-        observers = [SegmentFeed(cfg, BoxSegments(cfg.ppo.n_envs, shape), reward, ports)]
+        n_state = states_to_record(cfg, envs)  # a person labels MuJoCo clips: each step's state, to draw them from
+        observers = [SegmentFeed(cfg, BoxSegments(cfg.ppo.n_envs, shape, n_state), reward, ports)]
         if ports.pair_updates is not None:
             observers.append(PredictorPace(cfg.reward.updates_per_step, ports))
         trainer = PPOTrainer(cfg, Agent(envs, policy, reward), Outputs(RunRecord(run_dir), logger, log), ports,
-                             observers, episodes=episodes)
+                             observers, episodes=episodes, record_states=n_state > 0)
         return _train(trainer)
     finally:
         _close(ports, logger, envs)

@@ -26,9 +26,11 @@ class Segment:
     obs: what the reward predictor sees, unnormalized: (T, *obs_shape) uint8 (stacked frames, a quantized
         vector), or (T, D) float32 on a Box-action env (each step's raw observation and its clipped action).
     frames: (T, H, W) or (T, H, W, 3) uint8, what a person watches; or empty, (T, 0, 0) uint8: nothing
-        rendered (Box-action envs, until issue 30).
+        rendered (a Box-action env's segments: a MuJoCo clip is drawn from ``states`` where a person watches).
     true_rewards: (T,) float32, the env's unclipped reward (only the synthetic oracle reads it).
     env_id, worker: where it came from; step: the policy's agent-step count when it was cut.
+    states: (T, S) float64, the simulator's state each step was taken in (a MuJoCo env's concat(qpos, qvel):
+        envs/mujoco_state.py), recorded only where a person labels, to re-render the clip from; else None.
     """
 
     obs: np.ndarray
@@ -37,6 +39,7 @@ class Segment:
     env_id: str
     worker: int
     step: int
+    states: np.ndarray | None = None
 
     def check(self) -> "Segment":
         t = len(self.true_rewards)
@@ -52,6 +55,9 @@ class Segment:
         if self.true_rewards.dtype != np.float32 or self.true_rewards.ndim != 1:
             raise ValueError(f"Segment.true_rewards must be (T,) float32, got {self.true_rewards.shape} "
                              f"{self.true_rewards.dtype}")
+        states = self.states
+        if states is not None and (states.dtype != np.float64 or states.ndim != 2 or len(states) != t):
+            raise ValueError(f"Segment.states must be (T={t}, S) float64 or None, got {states.shape} {states.dtype}")
         return self
 
     @property

@@ -4,7 +4,8 @@ segments to the preference interface, which sends them on, in preferences, to th
 With ``register_compact_pickling`` a segment drops what its receiver can rebuild exactly: stacked
 observations become one strip of frames (step t's stack is the previous stack shifted by one frame,
 within an episode), and frames equal to each stack's newest frame are not sent twice. The receiver
-gets an equal ``Segment`` (checked); anything that does not fit is sent whole.
+gets an equal ``Segment`` (checked; a MuJoCo segment's recorded ``states`` go as they are); anything
+that does not fit is sent whole.
 """
 from __future__ import annotations
 
@@ -49,11 +50,12 @@ def _reduce_segment(seg: Segment):
     if newest is not None and frames.shape == newest.shape and np.array_equal(frames, newest):
         frames = None  # the receiver takes each stack's newest frame
     _Sent.nbytes += (sum(a.nbytes for a in wire_obs) + (0 if frames is None else frames.nbytes)
-                     + seg.true_rewards.nbytes)
-    return _rebuild_segment, (wire_obs, strip, frames, seg.true_rewards, seg.env_id, seg.worker, seg.step)
+                     + seg.true_rewards.nbytes + (0 if seg.states is None else seg.states.nbytes))
+    return _rebuild_segment, (wire_obs, strip, frames, seg.true_rewards, seg.env_id, seg.worker, seg.step,
+                              seg.states)
 
 
-def _rebuild_segment(wire_obs, strip: bool, frames, true_rewards, env_id, worker, step) -> Segment:
+def _rebuild_segment(wire_obs, strip: bool, frames, true_rewards, env_id, worker, step, states=None) -> Segment:
     if strip:
         first, newest = wire_obs
         obs = np.empty((len(newest) + 1, *first.shape), first.dtype)
@@ -65,7 +67,7 @@ def _rebuild_segment(wire_obs, strip: bool, frames, true_rewards, env_id, worker
         (obs,) = wire_obs
     if frames is None:
         frames = np.ascontiguousarray(obs[..., -1])
-    return Segment(obs, frames, true_rewards, env_id, worker, step).check()
+    return Segment(obs, frames, true_rewards, env_id, worker, step, states).check()
 
 
 def register_compact_pickling() -> None:

@@ -1,0 +1,203 @@
+"""MuJoCo clips drawn for a person, from the states their segments recorded (issue 30), in a render worker.
+
+The preference interface's process loads TensorFlow and so may not draw with EGL (it would segfault:
+envs/mujoco_render.py). ``RenderWorker`` starts ``python -m envs.render_worker`` (a child interpreter that loads
+no TensorFlow: its protocol is there, JSON and .npy over pipes, no pickle) and talks to it from a thread of its
+own, so the labeller's loop never waits on a clip. (This process imports the worker's module only for its framing,
+which loads numpy alone; the worker imports mujoco.) ``ClipDrawer`` draws pairs: ``add(pair)`` asks for both clips,
+``take()`` gives back a ``ShownPair`` (pref_interface.shown_pairs) once both are drawn, in the order added.
+
+What is drawn: every k-th state of a clip, k the smallest step with at most MAX_FPS frames per second of the task's
+time, each frame shown k * dt seconds (real speed), SIZE x SIZE pixels at QUALITY (envs/mujoco_render.py's
+"fast": about 3x cheaper than the task's look; bench/mujoco_render.py). A clip that cannot be drawn, or a worker
+that died, raises ``RenderError`` with its one line: the run stops and says why.
+"""
+from __future__ import annotations
+
+import collections
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from envs.render_worker import read_array, write_array  # the protocol's framing (imports numpy only)
+from pref_interface.shown_pairs import ShownPair
+
+SIZE = 256  # pixels, square: a robot a person can see; the page and the window scale it up by whole factors
+QUALITY = "fast"
+MAX_FPS = 30.0  # frames a second of the task's time, at most: the eye needs no more
+ROOT = Path(__file__).resolve().parents[1]  # where ``envs`` is imported from
+
+
+class RenderError(RuntimeError):
+    """A clip could not be drawn (the worker's one line), or the worker died."""
+
+
+class RenderWorker:
+    """The render worker's process and the thread that feeds it (see the module docstring): ``submit(key, env_id,
+    states)``, later ``results()`` -> [(key, frames, reply head)] in the order submitted; ``close()``."""
+
+    def __init__(self, size: int = SIZE, quality: str = QUALITY, max_fps: float = MAX_FPS, stderr=None):
+        """``stderr``: where the worker's own messages go (None: this process's stderr, the run's log)."""
+        self.request = {"width": int(size), "height": int(size), "quality": quality, "max_fps": float(max_fps)}
+        env = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", **os.environ,  # numpy needs no threads there
+               "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+        self.proc = subprocess.Popen([sys.executable, "-m", "envs.render_worker"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=stderr, cwd=str(ROOT), env=env)
+        self.jobs: queue.Queue = queue.Queue()
+        self.done: queue.Queue = queue.Queue()
+        self.thread = threading.Thread(target=self._serve, name="render-worker", daemon=True)
+        self.thread.start()
+
+    def submit(self, key, env_id: str, states: np.ndarray, env_kwargs: dict | None = None) -> None:
+        self.jobs.put((key, {**self.request, "env_id": env_id, "env_kwargs": env_kwargs or {}},
+                       np.ascontiguousarray(states, np.float64)))
+
+    def results(self) -> list:
+        """Drawn clips so far: (key, frames, head); RenderError for one that could not be drawn."""
+        out = []
+        while True:
+            try:
+                item = self.done.get_nowait()
+            except queue.Empty:
+                return out
+            if isinstance(item, RenderError):
+                raise item
+            out.append(item)
+
+    def _serve(self) -> None:
+        while True:
+            job = self.jobs.get()
+            if job is None:
+                return
+            key, request, states = job
+            try:
+                self.done.put((key, *self._draw(request, states)))
+            except RenderError as e:
+                self.done.put(e)
+            except (OSError, ValueError, EOFError) as e:  # the pipe broke: the worker is gone
+                self.done.put(RenderError(f"the render worker stopped ({e}; exit code {self.proc.poll()}): see "
+                                          f"its error above"))
+                return
+
+    def _draw(self, request: dict, states: np.ndarray) -> tuple[np.ndarray, dict]:
+        write_array(self.proc.stdin, request, states)
+        line = self.proc.stdout.readline()
+        if not line:
+            raise EOFError("no reply")
+        head = json.loads(line)
+        if head.get("error"):
+            raise RenderError(f"cannot draw {request['env_id']} clips: {head['error']}")
+        return read_array(self.proc.stdout, head), head
+
+    def close(self, timeout_s: float = 5.0) -> None:
+        """Ends the thread and the worker (its input closed: it exits; killed if it has not within timeout_s)."""
+        self.jobs.put(None)
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def render_problem(env_id: str, timeout_s: float = 120.0) -> str | None:
+    """None if a render worker draws ``env_id`` here (one small frame of its model's zero state, tried in a fresh
+    worker: a few seconds), else one line saying why and what to install. The parent asks before a person's run."""
+    import tempfile
+    import time
+
+    import gymnasium as gym
+
+    from envs.mujoco_state import state_size
+
+    env = gym.make(env_id)
+    try:
+        size = state_size(env)
+    finally:
+        env.close()
+    log = tempfile.TemporaryFile()  # the worker's own words stay out of the one line
+    worker = RenderWorker(size=8, stderr=log)
+    try:
+        worker.submit("probe", env_id, np.zeros((1, size)))
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout_s:
+            if worker.results():
+                return None
+            time.sleep(0.02)
+        return f"drawing a {env_id} frame took over {timeout_s:g} s"
+    except RenderError as e:
+        log.seek(0)
+        said = [line.strip() for line in log.read().decode(errors="replace").splitlines() if line.strip()]
+        why = f"{e}" + (f"; it said: {said[-1]}" if said else "")
+        return (f"this machine cannot draw MuJoCo clips offscreen ({why}): install libegl1 libegl-mesa0 "
+                f"libgl1-mesa-dri (Mesa's EGL), or libosmesa6 and set MUJOCO_GL=osmesa PYOPENGL_PLATFORM=osmesa")
+    finally:
+        worker.close()
+        log.close()
+
+
+class ClipDrawer:
+    """Pairs of MuJoCo segments in, ShownPairs out, in the order added (see the module docstring); what drawing
+    cost so far: ``frames_drawn``, ``draw_s`` (the worker's own time), ``pairs_drawn``."""
+
+    def __init__(self, worker: RenderWorker | None = None):
+        self.worker = worker or RenderWorker()
+        self.drawing: collections.OrderedDict = collections.OrderedDict()  # number -> [pair, left, right, frame_s]
+        self.n_added = self.pairs_drawn = self.frames_drawn = 0
+        self.draw_s = 0.0
+        self.failure: RenderError | None = None  # the first clip that could not be drawn: no pair is drawn after it
+
+    @property
+    def n_drawing(self) -> int:
+        """Pairs added and not yet taken (drawing, or drawn and waiting)."""
+        return len(self.drawing)
+
+    def add(self, pair) -> None:
+        number, self.n_added = self.n_added, self.n_added + 1
+        self.drawing[number] = [pair, None, None, None]
+        for side, seg in enumerate(pair):
+            if seg.states is None:
+                raise ValueError(f"a {seg.env_id} segment without recorded states cannot be drawn")
+            self.worker.submit((number, side), seg.env_id, seg.states)
+
+    def take(self):
+        """The oldest pair added, as a ShownPair, once both its clips are drawn; else None. RenderError (kept in
+        ``failure``, raised again at every call) where a clip could not be drawn or the worker died."""
+        if self.failure is not None:
+            raise self.failure
+        try:
+            results = self.worker.results()
+        except RenderError as e:
+            self.failure = e
+            raise
+        for (number, side), frames, head in results:
+            entry = self.drawing[number]
+            entry[1 + side], entry[3] = frames, head["frame_s"]
+            self.frames_drawn += len(frames)
+            self.draw_s += head["ms_per_frame"] * len(frames) / 1e3
+        if not self.drawing:
+            return None
+        number, (pair, left, right, frame_s) = next(iter(self.drawing.items()))
+        if left is None or right is None:
+            return None
+        del self.drawing[number]
+        self.pairs_drawn += 1
+        return ShownPair(pair, (left, right), frame_s)
+
+    def figures(self) -> dict:
+        """What drawing cost: frames drawn, ms per frame (the worker's time), frames per pair drawn (one label)."""
+        return {"clip_frames_drawn": self.frames_drawn,
+                "clip_ms_per_frame": round(1e3 * self.draw_s / max(1, self.frames_drawn), 1),
+                "clip_frames_per_label": round(self.frames_drawn / max(1, self.pairs_drawn), 1)}
+
+    def close(self) -> None:
+        self.worker.close()

@@ -1,0 +1,158 @@
+"""MuJoCo clips drawn for a person by the render worker (envs/render_worker.py, a child interpreter without
+TensorFlow: this test process may have it loaded), through pref_interface.clip_drawer: every k-th state, at the
+task's real speed, the same frames a fresh worker draws of the same states, pairs back in order; a clip that cannot
+be drawn is one line, and the worker goes on."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pref_interface.clip_drawer import ClipDrawer, RenderError, RenderWorker
+from pref_interface.shown_pairs import ShownPair, frame_seconds, shown_clips
+
+
+def hopper_states(steps: int, seed: int = 0) -> np.ndarray:
+    """States of Hopper-v5 under random actions (no rendering in this process)."""
+    import gymnasium as gym
+
+    from envs.mujoco_state import record_state
+
+    env = gym.make("Hopper-v5")
+    env.reset(seed=seed)
+    env.action_space.seed(seed)
+    states = []
+    for _ in range(steps):
+        states.append(record_state(env))
+        env.step(env.action_space.sample())
+    env.close()
+    return np.array(states)
+
+
+def wait_results(worker, n, timeout_s=120.0):
+    import time
+
+    out, t0 = [], time.monotonic()
+    while len(out) < n:
+        out += worker.results()
+        assert time.monotonic() - t0 < timeout_s, "the render worker did not answer"
+        time.sleep(0.02)
+    return out
+
+
+@pytest.fixture(scope="module")
+def worker():
+    w = RenderWorker(size=64)
+    w.submit("probe", "Hopper-v5", hopper_states(1))
+    try:
+        wait_results(w, 1)
+    except RenderError as e:
+        w.close()
+        if "GL" not in str(e):  # only a machine without offscreen OpenGL may skip
+            raise
+        pytest.skip(f"no offscreen OpenGL in the render worker ({e}): install libegl1 libegl-mesa0 libgl1-mesa-dri")
+    yield w
+    w.close()
+
+
+def test_the_worker_draws_every_kth_state_each_shown_k_steps_long(worker):
+    """Hopper steps every 8 ms (125 a second): at most 30 frames a second is every 5th state, 40 ms each; frame i is
+    exactly what a second, fresh worker draws of state 5 i alone, and different states look different."""
+    states = hopper_states(22, seed=1)
+    worker.submit("clip", "Hopper-v5", states)
+    ((key, frames, head),) = wait_results(worker, 1)
+    assert key == "clip" and head["every"] == 5 and head["frame_s"] == pytest.approx(0.04)
+    assert frames.shape == (5, 64, 64, 3) and frames.dtype == np.uint8 and head["ms_per_frame"] > 0
+    fresh = RenderWorker(size=64)
+    try:
+        fresh.submit("one", "Hopper-v5", states[15:16])
+        ((_, again, head1),) = wait_results(fresh, 1)
+    finally:
+        fresh.close()
+    assert head1["every"] == 5 and np.array_equal(again[0], frames[3])
+    assert not np.array_equal(frames[0], frames[4])
+
+
+def test_a_clip_that_cannot_be_drawn_is_one_line_and_the_worker_goes_on(worker):
+    worker.submit("bad", "Hopper-v5", np.zeros((3, 5)))  # Hopper's state has 12 numbers
+    with pytest.raises(RenderError, match=r"cannot draw Hopper-v5 clips: ValueError: .*states must be \(T, 12\)"):
+        wait_results(worker, 1)
+    worker.submit("good", "Hopper-v5", hopper_states(2))
+    assert wait_results(worker, 1)[0][0] == "good"
+
+
+class _Seg:
+    def __init__(self, states, env_id="Hopper-v5"):
+        self.states, self.env_id = states, env_id
+
+
+def test_the_drawer_gives_pairs_back_in_order_as_shown_pairs(worker):
+    import time
+
+    drawer = ClipDrawer(worker)
+    pairs = [(_Seg(hopper_states(6, seed=s)), _Seg(hopper_states(11, seed=s + 10))) for s in range(2)]
+    for pair in pairs:
+        drawer.add(pair)
+    assert drawer.n_drawing == 2
+    shown, t0 = [], time.monotonic()
+    while len(shown) < 2 and time.monotonic() - t0 < 120:
+        pair = drawer.take()
+        if pair is None:
+            time.sleep(0.02)
+        else:
+            shown.append(pair)
+    assert [tuple(p) for p in shown] == pairs and all(isinstance(p, ShownPair) for p in shown)
+    left, right = shown_clips(shown[0])
+    assert left.shape == (2, 64, 64, 3) and right.shape == (3, 64, 64, 3) and frame_seconds(shown[0]) == 0.04
+    assert drawer.n_drawing == 0
+    figures = drawer.figures()
+    assert figures["clip_frames_drawn"] == 10 and figures["clip_frames_per_label"] == 5.0
+    with pytest.raises(ValueError, match="without recorded states"):
+        drawer.add((_Seg(None), _Seg(None)))
+
+
+def test_the_workers_import_chain_loads_no_tensorflow_and_nothing_of_drlhp():
+    """What ``python -m envs.render_worker`` imports, drawing a clip included: never TensorFlow (EGL beside it
+    segfaults) nor drlhp (which may load it)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys, numpy as np; from envs import render_worker as w;"
+            "from envs.mujoco_render import StateRenderer; r = StateRenderer('InvertedPendulum-v5', 8, 8);"
+            "r.render(np.zeros((1, 4))); r.close();"
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'keras', 'drlhp', 'pref_interface')];"
+            "print('BAD', bad)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], capture_output=True,
+                          text=True, timeout=120)
+    assert "BAD []" in proc.stdout, proc.stdout + proc.stderr[-2000:]
+
+
+def test_the_worker_draws_at_the_lowest_cpu_priority(worker):
+    """SCHED_IDLE (Linux): the policy's speed must not depend on who labels (envs/render_worker.lowest_priority)."""
+    import os
+
+    if not hasattr(os, "sched_getscheduler"):
+        pytest.skip("no scheduling policies here")
+    tasks = [int(t) for t in os.listdir(f"/proc/{worker.proc.pid}/task")]
+    policies = {t: os.sched_getscheduler(t) for t in tasks}  # every thread: numpy's and Mesa's (llvmpipe) too
+    assert all(p == os.SCHED_IDLE for p in policies.values() if p != os.SCHED_BATCH), policies
+
+
+def test_a_drawer_whose_clip_cannot_be_drawn_keeps_failing_with_that_line(worker):
+    import time
+
+    drawer = ClipDrawer(worker)
+    drawer.add((_Seg(np.zeros((3, 5))), _Seg(np.zeros((3, 5)))))
+    t0 = time.monotonic()
+    with pytest.raises(RenderError, match="cannot draw Hopper-v5 clips"):
+        while time.monotonic() - t0 < 60:
+            drawer.take()
+            time.sleep(0.02)
+    with pytest.raises(RenderError, match="cannot draw Hopper-v5 clips"):
+        drawer.take()  # kept: the web labeller's tick raises it and the run stops, saying why
+    assert drawer.failure is not None
+    with pytest.raises(RenderError):  # the second clip's error, still in the shared worker's results
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 60:
+            worker.results()
+            time.sleep(0.02)
