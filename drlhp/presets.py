@@ -47,6 +47,8 @@ drlhp's bare defaults (the paper's Atari settings, drlhp.config).
                 1,400 labels of which 25% (350) from the random policy first and 1,050 on the paper's schedule,
                 the paper's ensemble of 3 predictors (no batch norm, no dropout: the paper's MLP). Its flags for
                 the true reward stay as they were (a run of it resumes without --resume_with_changes).
+                When a person labels (FOR_A_PERSON): 2M agent steps, 250 labels from the random policy first and
+                650 on the paper's schedule (about 900, the paper's backflip's count; a person's pace).
                 With --oracle_goal naming a shipped goal (FOR_GOAL) it adds the goal's budget last: for the Hopper
                 backflip and HalfCheetah standing, 2M agent steps and at most 1,000 labels (the issue's must-show:
                 backflips from at most 1,000 labels; the paper's took about 900), 25% (250) from the random policy
@@ -81,7 +83,12 @@ PRESETS: dict[str, str] = {
 MUJOCO_ENV_IDS = ("Hopper-v5", "Walker2d-v5", "Swimmer-v5", "HalfCheetah-v5", "Ant-v5", "Reacher-v5",
                   "InvertedPendulum-v5", "InvertedDoublePendulum-v5")
 # What a preset changes when a person labels (any --labeller but the oracle): a pace a person can keep.
-FOR_A_PERSON: dict[str, str] = {"pong": "--n_labels 1500"}
+# mujoco: the paper's backflip took about 900 queries in under an hour of a person's time; 1,400 labels in a 1M-step run
+# (6 to 12 minutes on 2 cores) is a pace no one keeps. 250 from the random policy first (the policy waits for them),
+# 650 more over 2M agent steps on the paper's schedule, front-loaded: about 20 a minute at the start (a person
+# labels 20-25 a minute in the page: docs/results.md), fewer later.
+FOR_A_PERSON: dict[str, str] = {"pong": "--n_labels 1500",
+                                "mujoco": "--million_timesteps 2 --n_initial_prefs 250 --n_labels 650"}
 PERSON_NOTE = "a person labels, so"
 
 # Clips of 1.5 s of simulated time (the paper's; its "15-60 timesteps" were gym's old step rates): round(1.5 / dt),
@@ -167,10 +174,11 @@ def default_preset(env_id: str | None) -> str:
 
 
 def preset_flags(name: str, person: bool = False, preferences_env: str | None = None) -> list[str]:
-    """The preset's flags; with ``person``, followed by what it changes when a person labels; with
-    ``preferences_env`` (an env id, or "" for none in particular), by what it adds there from preferences."""
-    flags = shlex.split(PRESETS[name]) + (shlex.split(FOR_A_PERSON.get(name, "")) if person else [])
-    return flags + (preferences_flags(name, preferences_env) if preferences_env is not None else [])
+    """The preset's flags; with ``preferences_env`` (an env id, or "" for none in particular), followed by what it
+    adds there from preferences; with ``person``, then by what it changes when a person labels (later flags win)."""
+    flags = shlex.split(PRESETS[name])
+    flags += preferences_flags(name, preferences_env) if preferences_env is not None else []
+    return flags + (shlex.split(FOR_A_PERSON.get(name, "")) if person else [])
 
 
 def with_preset(argv: list[str]) -> tuple[list[str], str, str | None]:
@@ -186,11 +194,12 @@ def with_preset(argv: list[str]) -> tuple[list[str], str, str | None]:
     name = known.preset or default_preset(known.env)
     if name not in PRESETS:
         raise ValueError(f"unknown preset {name!r}; choose from {', '.join(PRESETS)}")
-    person = not known.synthetic_prefs and known.labeller != "oracle"
     from_prefs = learns_from_preferences(argv)
+    person = from_prefs and not known.synthetic_prefs and known.labeller != "oracle"  # no labels, no person
     prefs = preferences_flags(name, known.env) if from_prefs else []
     goal = goal_flags(name, known.oracle_goal) if from_prefs else []
-    flags = preset_flags(name, person) + prefs + goal
+    for_person = shlex.split(FOR_A_PERSON.get(name, "")) if person else []
+    flags = shlex.split(PRESETS[name]) + prefs + for_person + goal
     if known.preset is None:
         argv = [*argv, "--preset", name]
     if not flags:
@@ -199,10 +208,10 @@ def with_preset(argv: list[str]) -> tuple[list[str], str, str | None]:
     base = shlex.split(PRESETS[name])  # each addition below is named once, after it (later flags win)
     line = (f"[run] preset {name} ({how}; flags on the command line override it, --preset none gives the bare "
             f"defaults): {shlex.join(base) or '(the defaults)'}")
-    if person and name in FOR_A_PERSON:
-        line += f" ({PERSON_NOTE} {FOR_A_PERSON[name]})"
     if prefs:
         line += f" ({PREFERENCES_NOTE} {shlex.join(prefs)})"
+    if for_person:
+        line += f" ({PERSON_NOTE} {FOR_A_PERSON[name]})"
     if goal:
         line += f" (for {GOAL_NOTE} {known.oracle_goal}: {shlex.join(goal)})"
     return [*flags, *argv], name, line

@@ -259,6 +259,10 @@ def test_the_mujoco_preset_adds_the_papers_settings_from_preferences_and_leaves_
     check_inputs(cfg)
     swimmer, _, _ = _preset_cfg("gather_initial_prefs", "--env", "Swimmer-v5", "--synthetic_prefs")
     assert swimmer.ppo.ent_coef == 0.001 and swimmer.prefs.segment_length == 38
+    person, _, line = _preset_cfg("--env", "Hopper-v5", "--labeller", "web")  # a person's pace: 900 labels over 2M
+    assert (person.million_timesteps, person.prefs.n_initial_prefs, person.prefs.n_labels) == (2.0, 250, 650)
+    assert person.prefs.segment_length == 188 and line.endswith("(a person labels, so --million_timesteps 2 "
+                                                                 "--n_initial_prefs 250 --n_labels 650)")
     for task in ("HalfCheetah-v5", "Reacher-v5", "Ant-v5"):  # a control cost the labels never see: no bonus
         assert _preset_cfg("--env", task, "--synthetic_prefs")[0].ppo.ent_coef == 0
     mine, _, _ = _preset_cfg("--env", "Hopper-v5", "--synthetic_prefs", "--ppo_ent_coef", "0.02")
