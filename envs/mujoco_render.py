@@ -1,9 +1,9 @@
 """MuJoCo clips a person can watch, rendered offscreen from recorded simulator states, headless, with no GPU.
 
-The policy's process renders nothing: each step it records the simulator's state (``record_state(env)``: a copy
-of ``data.qpos`` and ``data.qvel``, (nq + nv,) float64, a few microseconds), and the process that shows a clip
-re-renders only the clips it is about to show (``StateRenderer.render``). Rendering every step of every env
-would cost more than the physics (bench/mujoco_render.py measures it: ms per frame).
+The policy's process renders nothing: each step it records the simulator's state (envs/mujoco_state.py's
+``record_state_into``: ``data.qpos`` and ``data.qvel`` into a (nq + nv,) float64 buffer, a few microseconds), and
+the process that shows a clip re-renders only the clips it is about to show (``StateRenderer.render``).
+Rendering every step of every env would cost more than the physics (bench/mujoco_render.py measures it: ms per frame).
 
 **What a frame costs** (bench/mujoco_render.py, 256x256): docs/results.md, 2026-11-26, "what a MuJoCo frame
 costs to show" (Hopper-v5 185 ms wall, 84 ms CPU per frame at the task's look on a contended 2-core AMD

@@ -1,7 +1,8 @@
 """A MuJoCo simulator's state, recorded for re-rendering later (envs/mujoco_render.py draws it; issue 30).
 
 ``record_state(env)`` copies concat(data.qpos, data.qvel), (nq + nv,) float64, a few microseconds. The policy's
-process records it each step when a person labels (drlhp.policy.ppo_rollout); rendering happens elsewhere, in a
+process records it each step when a person labels (drlhp.policy.ppo_rollout, with ``record_state_into``: no new
+array); rendering happens elsewhere, in a
 process that loads no TensorFlow. This module imports numpy only (no mujoco, no OpenGL): the policy's process,
 which loads TensorFlow, may import it.
 """
@@ -36,3 +37,10 @@ def state_size(env) -> int:
     """nq + nv of ``env``'s model: the length of ``record_state(env)``."""
     model = env.unwrapped.model
     return int(model.nq + model.nv)
+
+
+def vector_state_size(envs) -> int:
+    """nq + nv of a gymnasium SyncVectorEnv whose every sub-env is a MuJoCo env; 0 where it is not one (an async
+    vector env, whose sub-envs live in other processes, or envs with no simulator state to record)."""
+    subs = getattr(envs, "envs", None)
+    return state_size(subs[0]) if subs and all(is_mujoco(e) for e in subs) else 0

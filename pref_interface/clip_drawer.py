@@ -107,6 +107,8 @@ class RenderWorker:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        self.thread.join(timeout=1.0)  # it ends once its pipe is closed or broken
+        self.proc.stdout.close()
 
 
 def render_problem(env_id: str, timeout_s: float = 120.0) -> str | None:

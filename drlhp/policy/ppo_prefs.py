@@ -44,12 +44,11 @@ def states_to_record(cfg, envs) -> int:
     run's clips (--labeller window or web) on MuJoCo envs; else 0: nothing recorded, the oracle's path costs nothing
     more."""
     from drlhp.labeller_names import PERSON_LABELLERS
-    from envs.mujoco_state import is_mujoco, state_size
+    from envs.mujoco_state import vector_state_size
 
     if not cfg.labels or cfg.prefs.labeller not in PERSON_LABELLERS:
         return 0
-    subs = getattr(envs, "envs", None)
-    return state_size(subs[0]) if subs and all(is_mujoco(e) for e in subs) else 0
+    return vector_state_size(envs)
 
 
 def predictor_shape(envs) -> tuple[int]:

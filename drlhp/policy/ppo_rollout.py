@@ -61,12 +61,12 @@ class RolloutCollector:
 
     @staticmethod
     def _state_buffer(envs, T: int) -> np.ndarray:
-        from envs.mujoco_state import is_mujoco, state_size
+        from envs.mujoco_state import vector_state_size
 
-        subs = getattr(envs, "envs", None)
-        if subs is None or not all(is_mujoco(e) for e in subs):
+        size = vector_state_size(envs)
+        if not size:
             raise ValueError("record_states needs a SyncVectorEnv of MuJoCo envs (their simulator states)")
-        return np.zeros((T, len(subs), state_size(subs[0])), np.float64)
+        return np.zeros((T, envs.num_envs, size), np.float64)
 
     def _record_states(self, t: int) -> None:
         from envs.mujoco_state import record_state_into
