@@ -199,7 +199,7 @@ def with_preset(argv: list[str]) -> tuple[list[str], str, str | None]:
     prefs = preferences_flags(name, known.env) if from_prefs else []
     goal = goal_flags(name, known.oracle_goal) if from_prefs else []
     for_person = shlex.split(FOR_A_PERSON.get(name, "")) if person else []
-    flags = shlex.split(PRESETS[name]) + prefs + for_person + goal
+    flags = preset_flags(name, person, (known.env or "") if from_prefs else None) + goal
     if known.preset is None:
         argv = [*argv, "--preset", name]
     if not flags:
