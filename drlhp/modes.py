@@ -87,7 +87,7 @@ def _train_ppo(cfg: RunConfig, record: RunRecord) -> int:
           f"{cfg.total_timesteps:,} agent steps -> {record.dir}\n[run] {episodes}\n[run] paid: {paid}", flush=True)
     return _train_in_this_process(
         cfg, record, lambda: any_vector_env(cfg.env, cfg.ppo.n_envs, cfg.ppo.fall_penalty),
-        lambda envs, logger: PPOTrainer(cfg, Agent(envs, build_ppo(cfg, envs), EnvReward(cfg.ppo.control_cost)),
+        lambda envs, logger: PPOTrainer(cfg, Agent(envs, build_ppo(cfg, envs), EnvReward()),
                                         Outputs(record, logger), episodes=episodes))
 
 

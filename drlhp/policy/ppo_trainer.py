@@ -59,18 +59,11 @@ def load_ppo_checkpoint(path) -> tuple[dict, dict]:
 
 
 class EnvReward(RewardSource):
-    """The env's own reward as it comes (fixed-length episodes: the control cost and any fall penalty in it), or
-    with ``control_cost=False`` the same without the control cost (info["reward_task"]: the paper's tasks, A.1):
-    PPO on the true reward. PPOPolicy scales it itself."""
+    """The true reward as the trainer hands it over (PPOTrainer.play: the env's own, the control cost and any fall
+    penalty in it, or with --no-ppo_control_cost the same without the control cost, info["reward_task"]: the paper's
+    tasks, A.1): PPO on the true reward. PPOPolicy scales it itself."""
 
     name = "env"
-
-    def __init__(self, control_cost: bool = True):
-        self.control_cost = control_cost
-
-    def of(self, rollout: PPORollout) -> np.ndarray:
-        """The rollout's reward this source pays: the env's, or the task's without the control cost."""
-        return rollout.rewards if self.control_cost else rollout.task_rewards
 
     def rewards(self, obs, true_rewards: np.ndarray) -> np.ndarray:
         return true_rewards
@@ -152,9 +145,8 @@ class PPOTrainer(PolicyTrainer):
     def play(self, timing: dict) -> PaidRollout:
         rollout = self.runner.run()
         t0 = time.perf_counter()
-        source = self.reward_source
-        rewards = source.rewards(rollout.predictor_obs, source.of(rollout) if isinstance(source, EnvReward)
-                                 else rollout.rewards)
+        true = rollout.rewards if self.cfg.ppo.control_cost else rollout.task_rewards  # --no-ppo_control_cost
+        rewards = self.reward_source.rewards(rollout.predictor_obs, true)
         timing["reward_s"] += time.perf_counter() - t0
         return PaidRollout(rollout, rewards)
 

@@ -327,12 +327,13 @@ class PolicyTrainer:
         s, cfg = self.state, self.cfg
         ret = _mean(s.recent_returns)
         length = _mean(s.recent_lengths)
+        figures = s.game_figures()
         metrics = {f"policy/{k}": v for k, v in losses.items()}
         metrics.update({
             "policy/true_return_last100": ret,
             "policy/episode_length_last100": length,
             "policy/episodes": s.episodes,
-            **{f"policy/{k}": v for k, v in s.game_figures().items()},
+            **{f"policy/{k}": v for k, v in figures.items()},
             "policy/learning_rate": self.learning_rate(),
             "policy/ent_coef": self.entropy_coef(),
             "policy/training_reward_mean": float(rollout.rewards.mean()),
@@ -361,12 +362,12 @@ class PolicyTrainer:
         line = (f"[policy] {s.timesteps:>11,} steps ({pct:5.1f}%) | {sps:6.0f} steps/s | "
                 f"{s.episodes:,} episodes | true return (last {len(s.recent_returns)}) "
                 f"{'-' if ret is None else f'{ret:.2f}'}")
-        task = s.game_figures().get("task_return_last100")
+        task = figures.get("task_return_last100")
         if task is not None:
             line += f" (without control cost {task:.2f})"
         if self.has_success:
             line += f" | success {_mean(s.recent_successes):.2f}"
-        hits = s.game_figures().get("returns_per_game_last100")
+        hits = figures.get("returns_per_game_last100")
         if hits is not None:
             line += f" | length {length:.0f} | returns/game {hits:.1f}"
         line += "".join(getattr(obs, "progress_text", lambda: "")() for obs in self.observers)  # RewardFigures has none
