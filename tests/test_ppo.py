@@ -255,3 +255,35 @@ def test_the_collector_on_hopper_reports_both_returns_and_bootstraps_the_time_li
         assert task > ret  # the control cost removed
     np.testing.assert_allclose(rollout.task_rewards[:50].sum(0), [task for _, task, _ in rollout.finished], rtol=1e-4)
     policy.learn(rollout, rollout.rewards, cfg.lr)
+
+
+def _adam_pair(adam_eps: float, seed: int = 0):
+    """Our policy and a copy of its variables under Keras's own Adam, after the same 25 steps of the same random
+    gradients (learning rate 1e-3): (our variables, Keras's variables)."""
+    import tensorflow as tf
+
+    policy = small_policy(seed, adam_eps=adam_eps)
+    theirs = [tf.Variable(v) for v in policy.variables]
+    keras_adam = tf.keras.optimizers.Adam(learning_rate=1e-3, beta_1=0.9, beta_2=0.999, epsilon=adam_eps)
+    rng = np.random.default_rng(seed)
+    for _ in range(25):
+        grads = [tf.constant(rng.normal(size=v.shape).astype(np.float32)) for v in policy.variables]
+        policy._adam(grads, tf.constant(1e-3))
+        keras_adam.apply_gradients(zip(grads, theirs))
+    return [v.numpy() for v in policy.variables], [v.numpy() for v in theirs]
+
+
+def test_the_hand_written_adam_matches_keras_adam_on_the_same_gradients():
+    """PPO's Adam (PPOPolicy._adam, PyTorch's form: eps added to sqrt(v_hat)) against tf.keras.optimizers.Adam
+    (eps added to sqrt(v)): the two differ only by where eps enters, so with a negligible eps every weight must agree
+    to float32 rounding after 25 steps of the same gradients."""
+    ours, keras = _adam_pair(adam_eps=1e-12)
+    for a, b in zip(ours, keras):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+
+
+def test_the_adam_comparison_can_fail_where_the_eps_forms_differ():
+    """The same comparison with a large eps (0.5): PyTorch's eps x sqrt(1 - beta2^t) is not Keras's eps, so the
+    weights must differ: the test above is sensitive to the update's form, not comparing a thing with itself."""
+    ours, keras = _adam_pair(adam_eps=0.5)
+    assert max(float(np.max(np.abs(a - b))) for a, b in zip(ours, keras)) > 1e-4
