@@ -274,9 +274,9 @@ def run_ppo_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, 
     from envs.goal_kwargs import goal_env_kwargs
 
     env_kwargs = goal_env_kwargs(cfg.prefs.oracle_goal)
-    episodes = describe(cfg.env, cfg.ppo.fall_penalty, env_kwargs)
+    episodes = describe(cfg.env, make_kwargs=env_kwargs, **cfg.ppo.falls)
     log(f"[policy] PPO on the predictor's reward; {episodes}", flush=True)
-    envs = any_vector_env(cfg.env, cfg.ppo.n_envs, cfg.ppo.fall_penalty, **env_kwargs)
+    envs = any_vector_env(cfg.env, cfg.ppo.n_envs, **cfg.ppo.falls, **env_kwargs)
     logger = None
     try:
         policy = build_ppo(cfg, envs)
