@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from drlhp.config_fields import NOT_NEGATIVE, POSITIVE, opt, whole, within
 
-FALL_RULES = ("reset", "penalty")  # envs/fixed_length.py's FALL_RULES (a test checks they agree)
+FALL_RULES = ("reset", "penalty", "end")  # envs/fixed_length.py's FALL_RULES (a test checks they agree)
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,9 @@ class PPOConfig:
         fall_rule: what a step out of the task's healthy range does in the fixed-length episodes (envs/fixed_length.py;
             on CartPole-v1's preference runs too): "reset" costs --fall_penalty once and puts the robot back at a
             start state; "penalty" (the paper's words, rl-teacher's NeverDone) costs --fall_step_penalty on every step
-            out of range and puts nothing back (the robot gets up if it can). The episode goes on either way.
+            out of range and puts nothing back (the robot gets up if it can); the episode goes on either way. "end":
+            episodes end at a fall as gymnasium ends them (not the paper's; for PPO paid gymnasium's standard reward,
+            the measure published PPO figures use).
         fall_step_penalty: --fall_rule penalty: reward lost per step out of the healthy range (1: the size of the
             healthy reward gymnasium's -v5 tasks already withhold on such a step; envs/fixed_length.py says why).
         control_cost: on the true reward (train_policy_with_original_rewards), pay the env's own reward, its

@@ -29,7 +29,12 @@ the step left the task's healthy range) depends on its rule, ``fall_rule`` (``--
   on from where the robot lies, and the robot gets up if it can (a step back inside the range costs nothing).
   gymnasium's -v5 tasks recompute their end condition from the state at every step, so "the wrapped env says
   terminated" is "this step is out of range" under this rule too. The policy and the predictor see the fallen
-  robot.
+  robot;
+* ``"end"``: no fixed length, the episode ends at a fall as gymnasium ends it (``PassThrough``, the reward keys
+  added, ``fell`` True on the last step). Not the paper's: it is for PPO paid gymnasium's standard reward in
+  gymnasium's own episodes, the measure published PPO figures use (the MuJoCo table's side column).
+
+Under ``"reset"`` and ``"penalty"``:
 
 How the paper's own code did it (rl-teacher, ``NeverDone``, read from nottombrown/rl-teacher's ``rl_teacher/envs.py``):
 the episode went on without a reset, the fallen robot lying there, with the old gym's survive bonus of 1 on every
@@ -85,7 +90,7 @@ import gymnasium as gym
 
 FALL_PENALTY = 100.0  # the reset rule: reward lost per fall; why 100: the module's docstring
 FALL_STEP_PENALTY = 1.0  # the penalty rule: reward lost per step out of the healthy range; why 1: the docstring
-FALL_RULES = ("reset", "penalty")  # what a fall does (the module's docstring); drlhp.ppo_config names the same
+FALL_RULES = ("reset", "penalty", "end")  # what a fall does (the module's docstring); drlhp.ppo_config names them too
 
 # Tasks whose gymnasium episode ends when the agent falls (leaves its healthy range): made fixed-length here.
 FALLING_ENV_IDS = ("Hopper-v5", "Walker2d-v5", "Ant-v5", "InvertedPendulum-v5", "InvertedDoublePendulum-v5",
@@ -100,13 +105,14 @@ def _control_cost(info: dict) -> float:
 
 
 class PassThrough(gym.Wrapper):
-    """A task that never ends early: steps as they come, with ``reward_env`` and ``reward_task`` in ``info``."""
+    """A task that never ends early, or any task under ``--fall_rule end``: steps as they come, with
+    ``reward_standard``, ``reward_env``, ``reward_task`` (equal but for the control cost) and ``fell`` in ``info``."""
 
     def step(self, action):
         obs, reward, terminated, truncated, info = self.env.step(action)
         info["reward_standard"] = info["reward_env"] = float(reward)
         info["reward_task"] = float(reward) + _control_cost(info)
-        info["fell"] = False
+        info["fell"] = bool(terminated)  # --fall_rule end: the episode ends here; a task that never ends early: never
         return obs, reward, terminated, truncated, info
 
 
@@ -124,8 +130,8 @@ class FixedLength(gym.Wrapper):
         super().__init__(env)
         if fall_penalty < 0 or step_penalty < 0:
             raise ValueError(f"fall penalties must be >= 0 (a cost), got {fall_penalty} and {step_penalty}")
-        if rule not in FALL_RULES:
-            raise ValueError(f"fall rule {rule!r}: not one of {', '.join(FALL_RULES)}")
+        if rule not in ("reset", "penalty"):
+            raise ValueError(f"FixedLength's fall rule {rule!r}: not reset or penalty (\"end\" is PassThrough)")
         self.fall_penalty, self.rule, self.step_penalty = float(fall_penalty), rule, float(step_penalty)
         self.falls = 0  # steps of this episode out of the healthy range (the reset rule: falls)
 
@@ -172,6 +178,9 @@ def describe(env_id: str, fall_penalty: float = FALL_PENALTY, make_kwargs: dict 
         return (f"{env_id}: episodes end as gymnasium ends them (not in envs/fixed_length.py's tables: whether an "
                 f"end is a fall is not known here, so nothing is changed)")
     length = episode_length(env_id)
+    if env_id in FALLING_ENV_IDS and fall_rule == "end":
+        return (f"{env_id}: --fall_rule end: episodes end at a fall as gymnasium ends them (at most {length:,} steps; "
+                f"gymnasium's own episodes, not the paper's fixed-length ones)")
     if env_id in FALLING_ENV_IDS and fall_rule == "penalty":
         return (f"{env_id}: fixed-length episodes of {length:,} steps; --fall_rule penalty: every step out of the "
                 f"healthy range costs {fall_step_penalty:g} reward, nothing is put back, the episode goes on (the "
@@ -191,8 +200,10 @@ def fixed_length_env(env_id: str, fall_penalty: float = FALL_PENALTY, *, fall_ru
     if env_id not in FALLING_ENV_IDS and env_id not in NEVER_ENDING_ENV_IDS:
         raise ValueError(f"{env_id}: not known to envs/fixed_length.py; tasks that end on a fall: "
                          f"{', '.join(FALLING_ENV_IDS)}; tasks that never end early: {', '.join(NEVER_ENDING_ENV_IDS)}")
+    if fall_rule not in FALL_RULES:
+        raise ValueError(f"fall rule {fall_rule!r}: not one of {', '.join(FALL_RULES)}")
     env = gym.make(env_id, **make_kwargs)
-    if env_id in FALLING_ENV_IDS:
+    if env_id in FALLING_ENV_IDS and fall_rule != "end":
         return FixedLength(env, fall_penalty, fall_rule, fall_step_penalty)
     return PassThrough(env)
 

@@ -130,7 +130,7 @@ class GymVecEnv(VecEnv):
 
         self.env_id = env_id
         self.n_envs = n_envs
-        self.fixed_length = falls is not None and env_id in FALLING_ENV_IDS
+        self.fixed_length = falls is not None and env_id in FALLING_ENV_IDS and falls.get("fall_rule") != "end"
 
         def make():
             return fixed_length_env(env_id, **falls) if self.fixed_length else gym.make(env_id)

@@ -244,3 +244,21 @@ def test_the_config_names_the_same_rules_and_hands_them_to_the_makers():
     env = fixed_length_env("Hopper-v5", **cfg.falls)
     assert (env.rule, env.step_penalty, env.fall_penalty) == ("penalty", 2.5, 100.0)
     assert PPOConfig().fall_rule == "reset"  # the default is unchanged
+
+
+def test_the_end_rule_is_gymnasiums_own_episodes_with_the_reward_keys():
+    """--fall_rule end (the standard side column's PPO): the episode ends at the fall, as gymnasium's does, and
+    nothing is charged; the three rewards are gymnasium's (the task's without the control cost)."""
+    import gymnasium as gym
+
+    plain, wrapped = gym.make("Hopper-v5"), fixed_length_env("Hopper-v5", fall_rule="end")
+    plain.reset(seed=4)
+    wrapped.reset(seed=4)
+    for t in range(1, 200):
+        a, b = plain.step(np.ones(3, np.float32)), wrapped.step(np.ones(3, np.float32))
+        assert a[1] == b[1] == b[4]["reward_env"] == b[4]["reward_standard"] and a[2] == b[2]
+        assert b[4]["reward_task"] == pytest.approx(a[1] - a[4]["reward_ctrl"]) and b[4]["fell"] == a[2]
+        if a[2]:
+            break
+    assert b[2] and b[4]["fell"] and t < 199  # it ended at the fall
+    assert "episodes end at a fall as gymnasium ends them" in describe("Hopper-v5", fall_rule="end")

@@ -113,6 +113,7 @@ def test_a_run_directory_becomes_its_row_and_replaces_the_old_one(tmp_path, caps
      "control cost True"),
     ("standard", {"mode": "train_policy_with_original_rewards", "control_cost": False, "labels": (0, 0)},
      "PPO paid the env's own reward"),
+    ("standard", {"mode": "train_policy_with_original_rewards", "labels": (0, 0)}, "name it standard-reset"),
     ("1400", {"fall_rule": "penalty"}, "name the arm by its rule"),
     ("penalty-1400", {}, "name the arm by its rule"),
 ])
@@ -127,10 +128,13 @@ def test_an_arm_that_does_not_fit_its_run_is_one_line_and_exit_2(tmp_path, capsy
 
 def test_arms_that_fit_and_a_run_without_the_standard_return(tmp_path, capsys):
     path = tmp_path / "runs.csv"
+    standard = _run_dir(tmp_path, mode="train_policy_with_original_rewards", fall_rule="end", labels=(0, 0))
+    assert mujoco_record.main([str(standard), "--arm", "standard", "--csv", str(path)]) == 0
+    standard.rename(tmp_path / "standard")
     run = _run_dir(tmp_path, mode="train_policy_with_original_rewards", control_cost=False, fall_rule="penalty",
                    labels=(0, 0), standard=None)
     assert mujoco_record.main([str(run), "--arm", "penalty-baseline", "--csv", str(path)]) == 0
-    row = read_rows(path)[0]
+    row = next(r for r in read_rows(path) if r["arm"] == "penalty-baseline")
     assert row["arm"] == "penalty-baseline" and row["labels"] == "0" and row["return_standard"] == ""
 
 
@@ -167,6 +171,10 @@ exit 0
     subprocess.run(["bash", str(script), "falls"], check=True, env=env, capture_output=True, text=True)
     runs = [c for c in log.read_text().splitlines() if c.startswith("run.py")]
     assert len(runs) == 2 * 3 * 2 and all("--fall_rule penalty" in c for c in runs)
+    log.unlink()
+    subprocess.run(["bash", str(script), "standard"], check=True, env=env, capture_output=True, text=True)
+    runs = [c for c in log.read_text().splitlines() if c.startswith("run.py")]
+    assert len(runs) == 8 * 3 and all("--fall_rule end" in c and "--no-ppo_control_cost" not in c for c in runs)
     assert bad_usage(script, env) == 2
 
 

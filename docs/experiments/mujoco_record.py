@@ -13,8 +13,9 @@ standard_return_last100 (empty for runs made before drlhp logged it). ``status``
 
 An arm must fit its run, else one line and exit 2: a number (``700``, ``1400``, ``175``) is a preference run of
 that many labels; ``baseline`` (and ``baseline-*``) PPO paid exactly the oracle's reward
-(train_policy_with_original_rewards --no-ppo_control_cost); ``standard`` (and ``standard-*``) PPO paid the env's
-own reward (control cost in); an arm whose name says ``penalty`` a run with --fall_rule penalty, and no other.
+(train_policy_with_original_rewards --no-ppo_control_cost); ``standard-*`` PPO paid the env's own reward (control
+cost in), and ``standard`` itself that in gymnasium's own episodes (--fall_rule end: the side column, beside
+published PPO); an arm whose name says ``penalty`` a run with --fall_rule penalty, and no other.
 """
 from __future__ import annotations
 
@@ -69,6 +70,10 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
     elif head == "standard":
         if mode != TRUE_MODE or not ppo.get("control_cost", True):
             return f"arm {arm!r} is PPO paid the env's own reward (control cost in); this run is not"
+        rule = ppo.get("fall_rule", "reset")
+        if arm == "standard" and rule != "end":
+            return (f"arm 'standard' is PPO in gymnasium's own episodes (--fall_rule end), as published PPO; this run "
+                    f"has --fall_rule {rule} (name it standard-{rule})")
     return None
 
 

@@ -15,8 +15,9 @@ episodes). **The headline** is the ratio of returns, mean(preferences) / mean(ba
 its seeds beside it with the seeds listed; on Reacher, and only there (negative returns, no falls), the normalized
 score (mean(preferences) - mean(random)) / (mean(baseline) - mean(random)), random from the ``random`` rows. A ratio
 where the baseline's mean is not above 0 means nothing and is shown as "-". A cell of fewer than 3 seeds says so.
-**The side column**: PPO paid gymnasium's standard reward (arm ``standard``), its ``return_standard`` (gymnasium's
-own reward over the same episodes), beside published PPO at 1M steps (docs/experiments/ppo_published.md).
+**The side column**: PPO paid gymnasium's standard reward in gymnasium's own episodes (arm ``standard``: --fall_rule
+end), its ``return_standard`` (gymnasium's own return), beside published PPO at 1M steps
+(docs/experiments/ppo_published.md), which is measured the same way.
 ``--compare ARM ...``: both measures of each named arm per task (the fall comparison: baseline 1400
 penalty-baseline penalty-1400; under the two rules the oracle's returns differ by construction, gymnasium's
 ``return_standard`` is the common measure).

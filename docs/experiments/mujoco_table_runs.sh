@@ -7,8 +7,9 @@
 #   bash docs/experiments/mujoco_table_runs.sh table      the random rows (3 seeds a task, mujoco_random.py), then
 #                                                         8 tasks x {baseline, 1400, 700} x seeds 0, 1, 2, seed 0 of
 #                                                         every cell first
-#   bash docs/experiments/mujoco_table_runs.sh standard   the side column: PPO paid gymnasium's standard reward (arm
-#                                                         standard), 8 tasks x seeds 0, 1, 2
+#   bash docs/experiments/mujoco_table_runs.sh standard   the side column: PPO paid gymnasium's standard reward in
+#                                                         gymnasium's own episodes (arm standard, --fall_rule end, as
+#                                                         published PPO), 8 tasks x seeds 0, 1, 2
 #   bash docs/experiments/mujoco_table_runs.sh falls      the fall comparison (--fall_rule penalty against the table's
 #                                                         reset): Hopper and Walker2d, seeds 0-2, arms penalty-baseline
 #                                                         and penalty-1400, and their random-penalty rows
@@ -16,7 +17,7 @@
 # Arms: baseline = PPO paid exactly the oracle's reward (train_policy_with_original_rewards --no-ppo_control_cost,
 # the mujoco preset, the same fixed-length episodes); 700 and 1400 = PPO from that many synthetic labels on the
 # mujoco preset (25% from the random policy first: --n_initial_prefs L/4 --n_labels 3L/4); standard = PPO paid the
-# env's own reward. Extra flags for every run of an arm (e.g. the tuning issue 38 asks of both arms alike):
+# env's own reward in gymnasium's episodes (--fall_rule end). Extra flags for every run of an arm (e.g. the tuning issue 38 asks of both arms alike):
 # BASELINE_FLAGS="--ppo_ent_coef 0.01" PREFS_FLAGS="..." (then name the arms apart: ARM_SUFFIX=-ent01 records
 # baseline-ent01, 1400-ent01). ROOT (runs/mujoco/table) holds the run directories, PYTHON (.venv/bin/python) runs them.
 set -u
@@ -37,7 +38,7 @@ run_one() {  # TASK ARM SEED: run (or resume) it unless it is recorded finished,
     baseline) args=(train_policy_with_original_rewards --no-ppo_control_cost ${BASELINE_FLAGS:-}) ;;
     penalty-baseline) args=(train_policy_with_original_rewards --no-ppo_control_cost --fall_rule penalty
                             ${BASELINE_FLAGS:-}) ;;
-    standard) args=(train_policy_with_original_rewards ${BASELINE_FLAGS:-}) ;;
+    standard) args=(train_policy_with_original_rewards --fall_rule end ${BASELINE_FLAGS:-}) ;;
     700|1400|penalty-1400)
       local labels=${arm#penalty-}
       args=(train_policy_with_preferences --synthetic_prefs --n_initial_prefs $((labels / 4))
