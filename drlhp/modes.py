@@ -80,13 +80,13 @@ def _train_ppo(cfg: RunConfig, record: RunRecord) -> int:
     if cfg.stop_at_success_rate is not None:
         raise UsageError(f"--stop_at_success_rate: {cfg.env} reports no success for its episodes here; use "
                          f"--stop_at_true_return")
-    episodes = describe(cfg.env, cfg.ppo.fall_penalty)
+    episodes = describe(cfg.env, **cfg.ppo.falls)
     paid = ("the env's reward, its control cost included" if cfg.ppo.control_cost else
             "the env's reward without its control cost (--no-ppo_control_cost: the paper's tasks)")
     print(f"[run] {cfg.mode} on {cfg.env} with PPO (--algo {cfg.algo}; Box actions), seed {cfg.seed}, "
           f"{cfg.total_timesteps:,} agent steps -> {record.dir}\n[run] {episodes}\n[run] paid: {paid}", flush=True)
     return _train_in_this_process(
-        cfg, record, lambda: any_vector_env(cfg.env, cfg.ppo.n_envs, cfg.ppo.fall_penalty),
+        cfg, record, lambda: any_vector_env(cfg.env, cfg.ppo.n_envs, **cfg.ppo.falls),
         lambda envs, logger: PPOTrainer(cfg, Agent(envs, build_ppo(cfg, envs), EnvReward()),
                                         Outputs(record, logger), episodes=episodes))
 
@@ -152,7 +152,7 @@ def _watch_ppo(cfg: RunConfig, record: RunRecord) -> int:
     if meta.get("algo", "a2c") != "ppo":
         raise UsageError(f"policy checkpoint {meta['path']} is {meta.get('algo', 'a2c')}'s; {cfg.env} needs PPO's")
     spec, goal, env_kwargs = _watched_goal(cfg, meta["path"])
-    env = any_vector_env(cfg.env, 1, cfg.ppo.fall_penalty, render_mode="rgb_array", **env_kwargs).envs[0]
+    env = any_vector_env(cfg.env, 1, render_mode="rgb_array", **cfg.ppo.falls, **env_kwargs).envs[0]
     try:
         space = env.action_space
         try:

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from drlhp.config_fields import NOT_NEGATIVE, POSITIVE, opt, whole, within
 
+FALL_RULES = ("reset", "penalty", "end")  # envs/fixed_length.py's FALL_RULES (a test checks they agree)
+
 
 @dataclass(frozen=True)
 class PPOConfig:
@@ -41,8 +43,17 @@ class PPOConfig:
         fused_update: run the whole update (every epoch's minibatch steps) in ONE compiled call, a loop in the
             graph over the same minibatch step; off: one compiled call per minibatch step, from Python. The same
             arithmetic; fused costs less CPU (bench/ppo_speed.py compares the two; docs/results.md).
-        fall_penalty: reward lost per fall in the fixed-length episodes PPO's envs have (envs/fixed_length.py:
-            a fall costs this, puts the robot back, and the episode goes on; the paper's appendix A).
+        fall_penalty: --fall_rule reset: reward lost per fall in the fixed-length episodes PPO's envs have
+            (envs/fixed_length.py: a fall costs this, puts the robot back, and the episode goes on; the paper's
+            appendix A).
+        fall_rule: what a step out of the task's healthy range does in the fixed-length episodes (envs/fixed_length.py;
+            on CartPole-v1's preference runs too): "reset" costs --fall_penalty once and puts the robot back at a
+            start state; "penalty" (the paper's words, rl-teacher's NeverDone) costs --fall_step_penalty on every step
+            out of range and puts nothing back (the robot gets up if it can); the episode goes on either way. "end":
+            episodes end at a fall as gymnasium ends them (not the paper's; for PPO paid gymnasium's standard reward,
+            the measure published PPO figures use).
+        fall_step_penalty: --fall_rule penalty: reward lost per step out of the healthy range (1: the size of the
+            healthy reward gymnasium's -v5 tasks already withhold on such a step; envs/fixed_length.py says why).
         control_cost: on the true reward (train_policy_with_original_rewards), pay the env's own reward, its
             control (torque) cost included; off: the reward without it (info["reward_task"]), the reward the
             paper's tasks had ("we removed them", A.1) and rl-teacher's RL baseline was paid. Either way both
@@ -70,7 +81,15 @@ class PPOConfig:
     hidden: int = opt(64, check=whole(1), flag="ppo_hidden")
     fused_update: bool = opt(True, flag="ppo_fused_update")
     fall_penalty: float = opt(100.0, check=NOT_NEGATIVE, flag="fall_penalty")
+    fall_rule: str = opt("reset", choices=FALL_RULES, flag="fall_rule")
+    fall_step_penalty: float = opt(1.0, check=NOT_NEGATIVE, flag="fall_step_penalty")
     control_cost: bool = opt(True, flag="ppo_control_cost")
+
+    @property
+    def falls(self) -> dict:
+        """What a fall does, as envs/fixed_length.py's makers take it: ``any_vector_env(env_id, n, **cfg.falls)``."""
+        return {"fall_penalty": self.fall_penalty, "fall_rule": self.fall_rule,
+                "fall_step_penalty": self.fall_step_penalty}
 
     @property
     def batch(self) -> int:

@@ -33,8 +33,9 @@ drlhp's bare defaults (the paper's Atari settings, drlhp.config).
                 start at 565 agent steps/s (the rate falls as 5e6 / (T + 5e6), T in frames).
     cartpole    A2C settings under which CartPole-v1 reaches a last-100 return of 475 within 0.5M steps
                 (seeds 0, 1, 2 at 212k, 285k and 208k steps, all ending at 500; the defaults end at 146:
-                docs/usage.md, "Environments"). From synthetic preferences CartPole cannot be learned: it pays
-                +1 every step, so every clip ties.
+                docs/usage.md, "Environments"). From preferences CartPole plays fixed-length episodes (500
+                steps, a fall costs --fall_penalty: envs/fixed_length.py, issue 39), so clips differ by their falls
+                (in gymnasium's episodes it pays +1 every step and every clip ties).
     mujoco      the eight MuJoCo -v5 tasks (MUJOCO_ENV_IDS) on their true reward (train_policy_with_original_rewards:
                 PPO, fixed-length episodes): 1M agent steps, the entropy bonus 0 (CleanRL's on the true reward;
                 the paper's 0.01 was for the predictor's reward), a checkpoint every 50 updates (102,400 agent

@@ -181,10 +181,14 @@ def predictor_input(env_id: str, **make_kwargs) -> tuple[tuple[int, ...], np.dty
         env.close()
 
 
-def make_vec_env(env_id: str, n_envs: int, n_threads: int = 0, score_visible: bool = False) -> VecEnv:
+def make_vec_env(env_id: str, n_envs: int, n_threads: int = 0, score_visible: bool = False,
+                 falls: dict | None = None) -> VecEnv:
     """A vector env of ``n_envs`` workers; call ``reset(seed)`` on it before stepping. ``n_threads``:
     Atari's C++ threads (0: one per core); gymnasium envs step in this process. ``score_visible``: Atari's
-    score stays in what the predictor and the labeller see (default: blanked, the paper)."""
+    score stays in what the predictor and the labeller see (default: blanked, the paper). ``falls`` (the
+    preference modes: ``envs/fixed_length.py``'s makers' fall arguments): a gymnasium env whose episode ends on a
+    fall (CartPole-v1; ``envs.fixed_length.FALLING_ENV_IDS``) gets fixed-length episodes, a fall costing reward
+    and ending no episode; None, or any other env: episodes as gymnasium ends them."""
     if _is_atari(env_id):
         from envs.atari import AtariVecEnv
 
@@ -192,7 +196,7 @@ def make_vec_env(env_id: str, n_envs: int, n_threads: int = 0, score_visible: bo
     check_env_id(env_id)
     from envs.gym_vec_env import GymVecEnv
 
-    return GymVecEnv(env_id, n_envs)
+    return GymVecEnv(env_id, n_envs, falls=falls)
 
 
 __all__ = ["EpisodeStats", "StepResult", "VecEnv", "UnknownEnvError", "UnsupportedEnvError", "MOVING_DOT_ID",

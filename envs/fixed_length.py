@@ -14,40 +14,71 @@ and A.1: "The OpenAI Gym continuous control tasks penalize large torques. Becaus
 visible to a human supervisor, these reward functions are not good representatives of human preferences over
 trajectories and so we removed them."
 
-What ``FixedLength`` does when the env it wraps terminates (the robot fell, the pole tipped over):
+What ``FixedLength`` does when the env it wraps says the episode is over (the robot fell, the pole tipped over:
+the step left the task's healthy range) depends on its rule, ``fall_rule`` (``--fall_rule``):
 
-* the episode goes on: ``terminated`` is never True; the episode ends only by gymnasium's ``TimeLimit``
-  (``truncated``), so every episode has the task's registered length (1,000 steps; CartPole-v1 500);
-* the step's reward is lowered by ``fall_penalty`` (default ``FALL_PENALTY``);
-* the robot is put back: the wrapped env's own reset (``env.unwrapped.reset()``, with the env's own random
-  generator, so a seeded run stays reproducible) puts the physics into a fresh start state; the steps keep
-  counting toward the fixed length (TimeLimit's counter is outside the reset). The observation returned is
-  the fresh start's (the policy acts on the state it is really in); the fallen one is in
-  ``info["fall_observation"]``, for whatever must show the fall itself (the predictor's view of that step).
+* under either rule the episode goes on: ``terminated`` is never True; the episode ends only by gymnasium's
+  ``TimeLimit`` (``truncated``), so every episode has the task's registered length (1,000 steps; CartPole-v1 500);
+* ``"reset"`` (the default): the step's reward is lowered by ``fall_penalty`` (default ``FALL_PENALTY``, 100)
+  once, and the robot is put back: the wrapped env's own reset (``env.unwrapped.reset()``, with the env's own
+  random generator, so a seeded run stays reproducible) puts the physics into a fresh start state; the steps keep
+  counting toward the fixed length (TimeLimit's counter is outside the reset). The observation returned is the
+  fresh start's (the policy acts on the state it is really in); the fallen one is in ``info["fall_observation"]``;
+* ``"penalty"`` (the paper's words, and rl-teacher's ``NeverDone``): nothing is put back. Every step that ends
+  outside the healthy range costs ``fall_step_penalty`` (default ``FALL_STEP_PENALTY``, 1), the simulation goes
+  on from where the robot lies, and the robot gets up if it can (a step back inside the range costs nothing).
+  gymnasium's -v5 tasks recompute their end condition from the state at every step, so "the wrapped env says
+  terminated" is "this step is out of range" under this rule too. The policy and the predictor see the fallen
+  robot;
+* ``"end"``: no fixed length, the episode ends at a fall as gymnasium ends it (``PassThrough``, the reward keys
+  added, ``fell`` True on the last step). Not the paper's: it is for PPO paid gymnasium's standard reward in
+  gymnasium's own episodes, the measure published PPO figures use (the MuJoCo table's side column).
 
-How the paper's own code did it (rl-teacher, ``NeverDone``): the episode went on without a reset, the fallen
-robot lying there, with a per-step bonus of (torso height - threshold). A Hopper or Walker that has fallen
-cannot get up, so the rest of such an episode teaches nothing; the reset here keeps every step useful, as the
-paper did for Atari ("we do continue to actually reset the environment").
+Under ``"reset"`` and ``"penalty"``:
 
-**The penalty, FALL_PENALTY = 100.** The paper gives no value. In the task as gymnasium wrote it a fall
-ends the episode and so forfeits every reward still to come: at the least the healthy (survive) reward, 1 per
-step in Hopper, Walker2d, Ant, InvertedPendulum and CartPole (10 in InvertedDoublePendulum), which a
+How the paper's own code did it (rl-teacher, ``NeverDone``, read from nottombrown/rl-teacher's ``rl_teacher/envs.py``):
+the episode went on without a reset, the fallen robot lying there, with the old gym's survive bonus of 1 on every
+step and a per-step bonus of (torso height - a threshold): Hopper ``qpos[1] - 1`` (+0.25 standing at 1.25, about
+-0.8 lying), Walker2d ``qpos[1] - 2``, Ant ``qpos[2] - 1.2``, InvertedDoublePendulum ``10 (tip height - 1)``. So
+a step lying down paid about 1 less than a step standing: a per-step penalty of about the survive bonus.
+
+**The per-step penalty, FALL_STEP_PENALTY = 1 (``--fall_step_penalty``).** gymnasium's -v5 tasks already pay their
+healthy reward (1 a step on Hopper, Walker2d, Ant and InvertedPendulum; 10 on InvertedDoublePendulum; CartPole 1)
+only while healthy (the -v5 changelog: "healthy_reward was given on every step (even if the Hopper was unhealthy),
+now it is only given when the Hopper is healthy"), so a step out of range already earns 1 less than a step in it,
+rl-teacher's gap. The rule adds a penalty of the same size on top, so that the paper's "penalty which encourages the
+parameters to remain in the range" is a term of its own and not only a bonus withheld: a step lying down is 2 below
+a step standing still (Hopper, Walker2d, Ant, InvertedPendulum; 11 on InvertedDoublePendulum), more than a fallen
+Hopper or Walker2d earns by sliding forward (random actions, 3 episodes under this rule: a forward reward of -0.03
+a step on Hopper's fallen steps, -0.15 on Walker2d's), and the 900 steps left after an early dive cost about
+1,800, so a dive never pays; and it is small enough that a return stays on the task's
+scale (a 1,000-step return of a robot that never falls is unchanged; one that lies from the start is about -1,000
+on Hopper, not -100,000). A per-step penalty of 100 (the reset rule's per fall) would swamp every other reward.
+
+**The penalty per fall of the reset rule, FALL_PENALTY = 100.** The paper gives no value. In the task as gymnasium
+wrote it a fall ends the episode and so forfeits every reward still to come: at the least the healthy (survive)
+reward, 1 per step in Hopper, Walker2d, Ant, InvertedPendulum and CartPole (10 in InvertedDoublePendulum), which a
 discount of 0.995 (the paper's) values at up to 1 / (1 - 0.995) = 200 steps. 100 is half that: large enough
 that falling on purpose never pays (a dive earns Hopper's forward reward, about 1-3 per step, for the 20-40
 steps it takes to fall, less than 100), small enough that one fall does not swamp a 1,000-step return.
-Change it per run with ``fall_penalty``; ``describe()`` says what was chosen, for the start line and the
-run record.
+The reset keeps every step useful (a Hopper or Walker that has fallen rarely gets up), as the paper did for Atari
+("we do continue to actually reset the environment"); but the predictor then never sees a fallen robot.
+Change either size per run (``fall_penalty``, ``fall_step_penalty``); ``describe()`` says what was chosen, for the
+start line and the run record.
 
 **The reward reported in ``info``** (every step, every env this module makes):
 
-* ``info["reward_env"]``: the env's own reward (its control cost included), minus the fall penalty;
+* ``info["reward_standard"]``: gymnasium's own reward for the step, as the env returned it (control cost in, no
+  fall penalty): the standard measure, summed over the same fixed-length episodes;
+* ``info["reward_env"]``: the env's own reward (its control cost included), minus the fall penalty (either rule's);
 * ``info["reward_task"]``: the same without the control (torque) cost (``info["reward_ctrl"]``, which
   gymnasium's -v5 MuJoCo envs report, signed, every step): what the synthetic oracle pays, as in the paper.
   Ant's contact cost (``reward_contact``, 5e-4 x the clipped contact forces) stays in: the issue removes the
   torque penalty only. Envs without a control cost (InvertedPendulum, InvertedDoublePendulum, CartPole): the
   two are equal;
-* ``info["fell"]``: True on the step where the robot fell (and was put back).
+* ``info["fell"]``: True on every step that left the healthy range (the reset rule: the step of a fall, after
+  which the robot is back in range; the penalty rule: every step the robot spends out of range);
+* ``info["falls"]``: the steps of this episode so far with ``fell`` True.
 
 The step's reward itself is ``reward_env``. Tasks that never end early (HalfCheetah, Swimmer, Reacher) pass
 through ``fixed_length_env`` with only the ``info`` keys added (``PassThrough``). This module knows nothing of
@@ -57,7 +88,9 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-FALL_PENALTY = 100.0  # reward lost per fall; why 100: the module's docstring
+FALL_PENALTY = 100.0  # the reset rule: reward lost per fall; why 100: the module's docstring
+FALL_STEP_PENALTY = 1.0  # the penalty rule: reward lost per step out of the healthy range; why 1: the docstring
+FALL_RULES = ("reset", "penalty", "end")  # what a fall does (the module's docstring); drlhp.ppo_config names them too
 
 # Tasks whose gymnasium episode ends when the agent falls (leaves its healthy range): made fixed-length here.
 FALLING_ENV_IDS = ("Hopper-v5", "Walker2d-v5", "Ant-v5", "InvertedPendulum-v5", "InvertedDoublePendulum-v5",
@@ -72,29 +105,35 @@ def _control_cost(info: dict) -> float:
 
 
 class PassThrough(gym.Wrapper):
-    """A task that never ends early: steps as they come, with ``reward_env`` and ``reward_task`` in ``info``."""
+    """A task that never ends early, or any task under ``--fall_rule end``: steps as they come, with
+    ``reward_standard``, ``reward_env``, ``reward_task`` (equal but for the control cost) and ``fell`` in ``info``."""
 
     def step(self, action):
         obs, reward, terminated, truncated, info = self.env.step(action)
-        info["reward_env"] = float(reward)
+        info["reward_standard"] = info["reward_env"] = float(reward)
         info["reward_task"] = float(reward) + _control_cost(info)
-        info["fell"] = False
+        info["fell"] = bool(terminated)  # --fall_rule end: the episode ends here; a task that never ends early: never
         return obs, reward, terminated, truncated, info
 
 
 class FixedLength(gym.Wrapper):
-    """Turns the wrapped env's termination (a fall) into a penalty and a reset inside the same episode.
+    """Turns the wrapped env's termination (a step out of the healthy range) into a penalty inside the same
+    episode: by ``rule`` "reset", ``fall_penalty`` once and a reset; by "penalty", ``step_penalty`` on every step out
+    of range and no reset (the module's docstring).
 
     Wrap OUTSIDE gymnasium's TimeLimit (``gym.make``'s env is already inside one): the reset after a fall goes
     to ``env.unwrapped``, so TimeLimit's step counter runs on and the episode keeps its fixed length.
     """
 
-    def __init__(self, env: gym.Env, fall_penalty: float = FALL_PENALTY):
+    def __init__(self, env: gym.Env, fall_penalty: float = FALL_PENALTY, rule: str = "reset",
+                 step_penalty: float = FALL_STEP_PENALTY):
         super().__init__(env)
-        if fall_penalty < 0:
-            raise ValueError(f"fall_penalty must be >= 0 (a cost), got {fall_penalty}")
-        self.fall_penalty = float(fall_penalty)
-        self.falls = 0  # falls in this episode
+        if fall_penalty < 0 or step_penalty < 0:
+            raise ValueError(f"fall penalties must be >= 0 (a cost), got {fall_penalty} and {step_penalty}")
+        if rule not in ("reset", "penalty"):
+            raise ValueError(f"FixedLength's fall rule {rule!r}: not reset or penalty (\"end\" is PassThrough)")
+        self.fall_penalty, self.rule, self.step_penalty = float(fall_penalty), rule, float(step_penalty)
+        self.falls = 0  # steps of this episode out of the healthy range (the reset rule: falls)
 
     def reset(self, **kwargs):
         self.falls = 0
@@ -102,19 +141,22 @@ class FixedLength(gym.Wrapper):
 
     def step(self, action):
         obs, reward, terminated, truncated, info = self.env.step(action)
-        reward = float(reward)
-        task = reward + _control_cost(info)
+        standard = float(reward)
+        cost = 0.0
         info["fell"] = bool(terminated)
         if terminated:
             self.falls += 1
-            reward -= self.fall_penalty
-            task -= self.fall_penalty
-            info["fall_observation"] = obs
-            obs, _ = self.env.unwrapped.reset()  # the env's own generator: no seed, so no reseeding
-        info["reward_env"] = reward
-        info["reward_task"] = task
+            if self.rule == "reset":
+                cost = self.fall_penalty
+                info["fall_observation"] = obs
+                obs, _ = self.env.unwrapped.reset()  # the env's own generator: no seed, so no reseeding
+            else:
+                cost = self.step_penalty  # the robot stays where it lies; the next step starts from there
+        info["reward_standard"] = standard
+        info["reward_env"] = standard - cost
+        info["reward_task"] = standard + _control_cost(info) - cost
         info["falls"] = self.falls
-        return obs, reward, False, truncated, info
+        return obs, standard - cost, False, truncated, info
 
 
 def episode_length(env_id: str) -> int:
@@ -125,7 +167,8 @@ def episode_length(env_id: str) -> int:
     return int(steps)
 
 
-def describe(env_id: str, fall_penalty: float = FALL_PENALTY, make_kwargs: dict | None = None) -> str:
+def describe(env_id: str, fall_penalty: float = FALL_PENALTY, make_kwargs: dict | None = None, *,
+             fall_rule: str = "reset", fall_step_penalty: float = FALL_STEP_PENALTY) -> str:
     """One line for the start of a run and its record: what this module does to ``env_id``'s episodes
     (made with ``make_kwargs``: a goal's ``terminate_when_unhealthy=False`` means no fall ever ends them)."""
     if (make_kwargs or {}).get("terminate_when_unhealthy") is False:
@@ -135,40 +178,51 @@ def describe(env_id: str, fall_penalty: float = FALL_PENALTY, make_kwargs: dict 
         return (f"{env_id}: episodes end as gymnasium ends them (not in envs/fixed_length.py's tables: whether an "
                 f"end is a fall is not known here, so nothing is changed)")
     length = episode_length(env_id)
+    if env_id in FALLING_ENV_IDS and fall_rule == "end":
+        return (f"{env_id}: --fall_rule end: episodes end at a fall as gymnasium ends them (at most {length:,} steps; "
+                f"gymnasium's own episodes, not the paper's fixed-length ones)")
+    if env_id in FALLING_ENV_IDS and fall_rule == "penalty":
+        return (f"{env_id}: fixed-length episodes of {length:,} steps; --fall_rule penalty: every step out of the "
+                f"healthy range costs {fall_step_penalty:g} reward, nothing is put back, the episode goes on (the "
+                f"paper's Appendix A)")
     if env_id in FALLING_ENV_IDS:
         return (f"{env_id}: fixed-length episodes of {length:,} steps; a fall costs {fall_penalty:g} reward and "
                 f"puts the robot back at a start state, the episode goes on (the paper's Appendix A)")
     return f"{env_id}: episodes of {length:,} steps; the task never ends early (nothing changed)"
 
 
-def fixed_length_env(env_id: str, fall_penalty: float = FALL_PENALTY, **make_kwargs) -> gym.Env:
+def fixed_length_env(env_id: str, fall_penalty: float = FALL_PENALTY, *, fall_rule: str = "reset",
+                     fall_step_penalty: float = FALL_STEP_PENALTY, **make_kwargs) -> gym.Env:
     """``gym.make(env_id, **make_kwargs)`` (e.g. a goal's ``terminate_when_unhealthy=False``, with which
     Hopper-v5 never ends early: a flip is no fall) with fixed-length episodes (``FixedLength``) or, for a task
     that never ends early, ``PassThrough``; ValueError for an id in neither table (say which it is before
-    running it here)."""
+    running it here). ``fall_rule``, ``fall_step_penalty``: what a fall does (the module's docstring)."""
     if env_id not in FALLING_ENV_IDS and env_id not in NEVER_ENDING_ENV_IDS:
         raise ValueError(f"{env_id}: not known to envs/fixed_length.py; tasks that end on a fall: "
                          f"{', '.join(FALLING_ENV_IDS)}; tasks that never end early: {', '.join(NEVER_ENDING_ENV_IDS)}")
+    if fall_rule not in FALL_RULES:
+        raise ValueError(f"fall rule {fall_rule!r}: not one of {', '.join(FALL_RULES)}")
     env = gym.make(env_id, **make_kwargs)
-    if env_id in FALLING_ENV_IDS:
-        return FixedLength(env, fall_penalty)
+    if env_id in FALLING_ENV_IDS and fall_rule != "end":
+        return FixedLength(env, fall_penalty, fall_rule, fall_step_penalty)
     return PassThrough(env)
 
 
-def fixed_length_vector_env(env_id: str, n_envs: int, fall_penalty: float = FALL_PENALTY,
-                            **make_kwargs) -> gym.vector.SyncVectorEnv:
+def fixed_length_vector_env(env_id: str, n_envs: int, fall_penalty: float = FALL_PENALTY, *, fall_rule: str = "reset",
+                            fall_step_penalty: float = FALL_STEP_PENALTY, **make_kwargs) -> gym.vector.SyncVectorEnv:
     """``n_envs`` copies of ``fixed_length_env`` in one gymnasium ``SyncVectorEnv``, resetting in the same step
     (an episode's last observation in ``info["final_obs"]``; the one returned is the next episode's first)."""
-    fns = [lambda: fixed_length_env(env_id, fall_penalty, **make_kwargs) for _ in range(n_envs)]
+    fns = [lambda: fixed_length_env(env_id, fall_penalty, fall_rule=fall_rule, fall_step_penalty=fall_step_penalty,
+                                    **make_kwargs) for _ in range(n_envs)]
     return gym.vector.SyncVectorEnv(fns, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
 
 
-
-def any_vector_env(env_id: str, n_envs: int, fall_penalty: float = FALL_PENALTY,
-                   **make_kwargs) -> gym.vector.SyncVectorEnv:
+def any_vector_env(env_id: str, n_envs: int, fall_penalty: float = FALL_PENALTY, *, fall_rule: str = "reset",
+                   fall_step_penalty: float = FALL_STEP_PENALTY, **make_kwargs) -> gym.vector.SyncVectorEnv:
     """``fixed_length_vector_env`` for a task in this module's tables; any other gymnasium id as gymnasium ends
     its episodes (``PassThrough``: the reward keys added, nothing changed; ``describe`` says so)."""
     if env_id in FALLING_ENV_IDS or env_id in NEVER_ENDING_ENV_IDS:
-        return fixed_length_vector_env(env_id, n_envs, fall_penalty, **make_kwargs)
+        return fixed_length_vector_env(env_id, n_envs, fall_penalty, fall_rule=fall_rule,
+                                       fall_step_penalty=fall_step_penalty, **make_kwargs)
     fns = [lambda: PassThrough(gym.make(env_id, **make_kwargs)) for _ in range(n_envs)]
     return gym.vector.SyncVectorEnv(fns, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)

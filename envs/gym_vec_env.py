@@ -122,13 +122,22 @@ def bar_frames(q: np.ndarray) -> np.ndarray:
 
 
 class GymVecEnv(VecEnv):
-    def __init__(self, env_id: str, n_envs: int):
+    def __init__(self, env_id: str, n_envs: int, falls: dict | None = None):
+        """``falls``: fixed-length episodes (envs/fixed_length.py, with these fall arguments) where ``env_id``'s
+        episode ends on a fall (CartPole-v1): a fall costs reward and ends no episode, so the preference modes'
+        clips differ by their falls. None: every env as gymnasium ends its episodes."""
+        from envs.fixed_length import FALLING_ENV_IDS, fixed_length_env
+
         self.env_id = env_id
         self.n_envs = n_envs
+        self.fixed_length = falls is not None and env_id in FALLING_ENV_IDS and falls.get("fall_rule") != "end"
+
+        def make():
+            return fixed_length_env(env_id, **falls) if self.fixed_length else gym.make(env_id)
+
         with warnings.catch_warnings():  # an explicit older version (MovingDot-v0) is what was asked for
             warnings.filterwarnings("ignore", message=".*is out of date")
-            self._env = SyncVectorEnv([lambda: gym.make(env_id) for _ in range(n_envs)],
-                                      autoreset_mode=AutoresetMode.SAME_STEP)
+            self._env = SyncVectorEnv([make for _ in range(n_envs)], autoreset_mode=AutoresetMode.SAME_STEP)
         action_space, space = self._env.single_action_space, self._env.single_observation_space
         problem = spaces_problem(action_space, space)
         if problem:

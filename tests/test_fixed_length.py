@@ -8,6 +8,7 @@ pytest.importorskip("mujoco")
 
 from envs.fixed_length import (  # noqa: E402
     FALL_PENALTY,
+    FALL_STEP_PENALTY,
     FALLING_ENV_IDS,
     NEVER_ENDING_ENV_IDS,
     describe,
@@ -126,3 +127,138 @@ def test_env_kwargs_reach_the_env_hopper_flipped_is_no_fall():
     assert all(e.unwrapped._terminate_when_unhealthy is False for e in vec.envs)
     with pytest.raises(TypeError):
         fixed_length_env("HalfCheetah-v5", **kwargs)  # a kwarg the env does not take is gymnasium's error
+
+
+# --- the penalty rule (--fall_rule penalty): a penalty for every step out of the healthy range, no reset ---
+
+def _out_of_range(env_id: str, env) -> bool:
+    """Whether the state the last step left is outside the task's healthy range, by gymnasium's own rule for it
+    (read from the env's state here, not from the wrapper's flag)."""
+    u = env.unwrapped
+    if env_id in ("Hopper-v5", "Walker2d-v5", "Ant-v5"):
+        return not u.is_healthy
+    if env_id == "InvertedPendulum-v5":
+        return abs(u.data.qpos[1]) > 0.2
+    if env_id == "InvertedDoublePendulum-v5":
+        return u.data.site_xpos[0][2] <= 1
+    x, _, theta, _ = u.state
+    return abs(x) > u.x_threshold or abs(theta) > u.theta_threshold_radians
+
+
+def _fallen_pose(env_id: str, env) -> None:
+    """Sets a fallen pose: Hopper and Walker2d lying on their backs, Ant's torso 3 m up (above its range: it falls
+    back into range), the pendulums tipped over, CartPole's pole at 0.5 rad."""
+    u = env.unwrapped
+    if env_id == "CartPole-v1":
+        u.state = np.array([0.0, 0.0, 0.5, 0.0])
+        return
+    qpos, qvel = u.init_qpos.copy(), u.init_qvel.copy()
+    if env_id in ("Hopper-v5", "Walker2d-v5"):
+        qpos[1], qpos[2] = 0.3, -1.5  # the torso low, pitched back
+    elif env_id == "Ant-v5":
+        qpos[2] = 3.0
+    else:  # the pendulums: the (first) hinge far past the range
+        qpos[1] = 1.2
+    u.set_state(qpos, qvel)
+
+
+@pytest.mark.parametrize("env_id", FALLING_ENV_IDS)
+def test_the_penalty_rule_costs_every_step_out_of_range_and_puts_nothing_back(env_id):
+    env = fixed_length_env(env_id, fall_rule="penalty")
+    env.reset(seed=0)
+    _fallen_pose(env_id, env)
+    zero = np.zeros(env.action_space.shape, np.float32) if env_id != "CartPole-v1" else 0
+    fell, outside, steps, terminated = [], [], 0, False
+    while True:
+        _, reward, terminated, truncated, info = env.step(zero)
+        steps += 1
+        fell.append(info["fell"])
+        outside.append(_out_of_range(env_id, env))
+        assert not terminated
+        assert info["reward_env"] == pytest.approx(info["reward_standard"] - FALL_STEP_PENALTY * info["fell"])
+        assert reward == pytest.approx(info["reward_env"])
+        ctrl = -info.get("reward_ctrl", 0.0)
+        assert info["reward_task"] == pytest.approx(info["reward_standard"] + ctrl - FALL_STEP_PENALTY * info["fell"])
+        assert "fall_observation" not in info
+        if steps == 1:
+            assert info["fell"], "the fallen pose is out of range: the first step is a fall"
+        if truncated:
+            break
+    assert steps == episode_length(env_id)  # the fixed length, no end on a fall
+    assert fell == outside  # the penalty on exactly the steps out of range: nothing was put back in range
+    assert info["falls"] == sum(fell)
+    if env_id == "Ant-v5":  # dropped from 3 m, it falls back into its range: the robot got up, the penalty stopped
+        assert 0 < sum(fell) < steps
+    elif env_id in ("Hopper-v5", "Walker2d-v5", "InvertedPendulum-v5"):
+        assert sum(fell) > steps // 2  # lying there, step after step, costs every step
+
+
+def test_under_the_penalty_rule_a_fallen_hopper_stays_fallen():
+    """No teleport: the step after a fall starts where the robot lies, not at a start pose (the reset rule's)."""
+    env = fixed_length_env("Hopper-v5", fall_rule="penalty")
+    env.reset(seed=1)
+    for _ in range(200):
+        obs, reward, term, trunc, info = env.step(np.zeros(3, np.float32) - 1.0)
+        if info["fell"]:
+            break
+    assert info["fell"] and not term
+    assert not env.unwrapped.is_healthy  # still out of range: not put back (the reset rule's z would be 1.25)
+    assert env.unwrapped.data.qpos[1] < 1.2 or abs(env.unwrapped.data.qpos[2]) > 0.2
+
+
+def test_the_rules_are_described_and_checked():
+    assert "every step out of the healthy range costs 1 reward" in describe("Hopper-v5", fall_rule="penalty")
+    assert "a fall costs 100 reward and puts the robot back" in describe("Hopper-v5")
+    assert "never ends early" in describe("Swimmer-v5", fall_rule="penalty")
+    with pytest.raises(ValueError, match="fall rule"):
+        fixed_length_env("Hopper-v5", fall_rule="lie")
+
+
+def test_the_standard_reward_is_gymnasiums_under_both_rules():
+    """info["reward_standard"] is gymnasium's own reward (control cost in, no fall penalty) under either rule."""
+    import gymnasium as gym
+
+    for rule in ("reset", "penalty"):
+        plain, wrapped = gym.make("Hopper-v5"), fixed_length_env("Hopper-v5", fall_rule=rule)
+        plain.reset(seed=4)
+        wrapped.reset(seed=4)
+        for _ in range(100):
+            action = np.ones(3, np.float32)
+            a, b = plain.step(action), wrapped.step(action)
+            assert b[4]["reward_standard"] == pytest.approx(a[1])
+            if a[2]:  # gymnasium's episode ends on the fall: compared up to it
+                assert b[4]["fell"] and b[4]["reward_env"] == pytest.approx(
+                    a[1] - (FALL_PENALTY if rule == "reset" else FALL_STEP_PENALTY))
+                break
+        else:
+            raise AssertionError("full torque should topple Hopper within 100 steps")
+
+
+def test_the_config_names_the_same_rules_and_hands_them_to_the_makers():
+    from drlhp.ppo_config import FALL_RULES as CONFIG_RULES
+    from drlhp.ppo_config import PPOConfig
+    from envs.fixed_length import FALL_RULES
+
+    assert CONFIG_RULES == FALL_RULES
+    cfg = PPOConfig(fall_rule="penalty", fall_step_penalty=2.5)
+    env = fixed_length_env("Hopper-v5", **cfg.falls)
+    assert (env.rule, env.step_penalty, env.fall_penalty) == ("penalty", 2.5, 100.0)
+    assert PPOConfig().fall_rule == "reset"  # the default is unchanged
+
+
+def test_the_end_rule_is_gymnasiums_own_episodes_with_the_reward_keys():
+    """--fall_rule end (the standard side column's PPO): the episode ends at the fall, as gymnasium's does, and
+    nothing is charged; the three rewards are gymnasium's (the task's without the control cost)."""
+    import gymnasium as gym
+
+    plain, wrapped = gym.make("Hopper-v5"), fixed_length_env("Hopper-v5", fall_rule="end")
+    plain.reset(seed=4)
+    wrapped.reset(seed=4)
+    for t in range(1, 200):
+        a, b = plain.step(np.ones(3, np.float32)), wrapped.step(np.ones(3, np.float32))
+        assert a[1] == b[1] == b[4]["reward_env"] == b[4]["reward_standard"] and a[2] == b[2]
+        assert b[4]["reward_task"] == pytest.approx(a[1] - a[4]["reward_ctrl"]) and b[4]["fell"] == a[2]
+        if a[2]:
+            break
+    assert b[2] and b[4]["fell"] and t < 199  # it ended at the fall
+    assert "episodes end at a fall as gymnasium ends them" in describe("Hopper-v5", fall_rule="end")

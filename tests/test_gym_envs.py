@@ -35,6 +35,40 @@ def test_cartpole_is_accepted_as_a_float_vector_env():
         vec.close()
 
 
+@pytest.mark.parametrize("rule, cost", [("reset", 100.0), ("penalty", 1.0)])
+def test_cartpole_for_preferences_has_fixed_length_episodes_where_a_fall_costs_reward(rule, cost):
+    """make_vec_env(falls=...) (the preference modes, issue 39): CartPole's episode no longer ends on a fall; every
+    episode is 500 steps, and a fall is reward, 100 once (the reset rule) or 1 a step out of range (penalty)."""
+    falls = {"fall_penalty": 100.0, "fall_rule": rule, "fall_step_penalty": 1.0}
+    vec = envs.make_vec_env("CartPole-v1", 2, falls=falls)
+    plain = envs.make_vec_env("CartPole-v1", 2)
+    try:
+        assert vec.fixed_length and not plain.fixed_length
+        vec.reset(seed=0)
+        rewards, finished = [], []
+        for t in range(500):
+            step = vec.step(np.zeros(2, np.int64))  # always left: the pole falls within a few dozen steps
+            assert not step.terminated.any() and step.truncated.all() == (t == 499)
+            rewards.append(step.true_reward)
+            finished += step.finished
+        rewards = np.array(rewards)
+        assert [ep.length for ep in finished] == [500, 500]
+        fallen = rewards < 1.0
+        assert fallen[:5].sum() == 0 and fallen.sum() >= 2  # upright at first, then falls
+        if rule == "reset":  # each fall one step 100 lower, then the pole stands again
+            assert set(np.unique(rewards)) == {1.0, 1.0 - cost} and fallen.sum() >= 10
+        else:  # out of range from its first fall on: gymnasium pays 1 on that step and 0 after, less 1 a step
+            assert set(np.unique(rewards)) <= {1.0, 0.0, -1.0} and fallen[-1].all()
+        assert [ep.true_return for ep in finished] == pytest.approx(rewards.sum(0))
+        # without falls (any env but the falling ones, or no falls given): gymnasium's episodes, as before
+        plain.reset(seed=0)
+        ended = any(plain.step(np.zeros(2, np.int64)).terminated.any() for _ in range(100))
+        assert ended
+    finally:
+        vec.close()
+        plain.close()
+
+
 def test_vector_quantizer_is_linear_within_finite_bounds_and_tanh_beyond():
     space = gym.spaces.Box(np.array([-2.0, -np.inf], np.float32), np.array([2.0, np.inf], np.float32))
     q = VectorQuantizer(space)
@@ -118,10 +152,13 @@ def test_tiny_cartpole_preference_pipeline_end_to_end(cli, tmp_path):
     assert "[reward] pretraining on" in proc.stdout and "[policy]" in proc.stdout
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["env"] == "CartPole-v1" and summary["timesteps"] >= 3000
-    assert summary["n_preferences"] >= 12 and summary["predictor_version"] >= 1 and summary["true_return_last100"] > 0
-    # every CartPole clip pays the same (1 per step): the oracle can only answer ties, so the predictor's
-    # accuracy on strict labels is undefined (NaN, no warning) and the correlation too
-    assert summary["pred_true_corr"] is None and "Mean of empty slice" not in proc.stderr
+    assert summary["n_preferences"] >= 12 and summary["predictor_version"] >= 1
+    # fixed-length episodes (issue 39; envs/fixed_length.py): CartPole's 500 steps whatever falls, each fall 100
+    # below a step that stands, so clips differ by their falls and the oracle answers strictly (the predictor's
+    # accuracy and correlation are defined); a random policy falls every few dozen steps
+    assert "CartPole-v1: fixed-length episodes of 500 steps; a fall costs 100 reward" in proc.stdout
+    assert summary["episode_length_last100"] == 500 and summary["true_return_last100"] < 500 - 100
+    assert summary["pred_true_corr"] is not None and "Mean of empty slice" not in proc.stderr
     assert json.loads((run_dir / "status.json").read_text())["status"] == "finished"
     header = (run_dir / "progress.csv").read_text().splitlines()[0].split(",")
     assert {"rollout/ep_rew_mean", "rollout/ep_len_mean", "policy/episode_length_last100"} <= set(header)

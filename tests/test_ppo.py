@@ -248,12 +248,20 @@ def test_the_collector_on_hopper_reports_both_returns_and_bootstraps_the_time_li
     space = envs.single_action_space
     policy = PPOPolicy(11, 3, cfg, 0, space.low, space.high)
     rollout = RolloutCollector(envs, policy, seed=0).run()
-    assert [length for _, _, length in rollout.finished] == [50, 50]
+    assert [episode.length for episode in rollout.finished] == [50, 50]
     assert np.flatnonzero(rollout.dones.any(axis=1)).tolist() == [49]
     assert np.all(rollout.bootstrap_values[49] != 0) and np.all(np.delete(rollout.bootstrap_values, 49, 0) == 0)
-    for ret, task, _ in rollout.finished:
-        assert task > ret  # the control cost removed
-    np.testing.assert_allclose(rollout.task_rewards[:50].sum(0), [task for _, task, _ in rollout.finished], rtol=1e-4)
+    for episode in rollout.finished:
+        assert episode.task_return > episode.true_return  # the control cost removed
+    np.testing.assert_allclose(rollout.task_rewards[:50].sum(0), [e.task_return for e in rollout.finished], rtol=1e-4)
+    # gymnasium's own reward: the env's with the fall penalties added back (100 a fall, the default reset rule)
+    for episode in rollout.finished:
+        falls = (episode.standard_return - episode.true_return) / 100
+        assert falls == pytest.approx(round(falls), abs=1e-4) and round(falls) >= 0
+    # the task reward (what --no-ppo_control_cost pays PPO, and the oracle sums) carries the fall penalty: one step
+    # 100 lower for every fall
+    n_falls = round(sum(e.standard_return - e.true_return for e in rollout.finished) / 100)
+    assert int((rollout.task_rewards[:50] < -50).sum()) == n_falls
     policy.learn(rollout, rollout.rewards, cfg.lr)
 
 

@@ -7,10 +7,20 @@ from __future__ import annotations
 import collections
 import time
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from drlhp.policy.ppo import PPOConfig, PPOPolicy
+
+
+class Episode(NamedTuple):
+    """One finished episode's sums, from the per-step rewards a fixed-length env reports (envs/fixed_length.py)."""
+
+    true_return: float  # the env's reward: its control cost in, the fall penalty in
+    task_return: float  # info["reward_task"]: no control cost, the fall penalty in (what the oracle pays)
+    length: int
+    standard_return: float  # info["reward_standard"]: gymnasium's own reward, control cost in, no fall penalty
 
 
 @dataclass
@@ -26,7 +36,7 @@ class PPORollout:
     dones: np.ndarray  # (T, N) float32: the episode ended at step t (its time limit; a fall where not fixed-length)
     bootstrap_values: np.ndarray  # (T, N) V(last observation) where the time limit cut the episode, else 0
     last_values: np.ndarray  # (N,) V(the observation after the last step)
-    finished: list[tuple[float, float, int]] = field(default_factory=list)  # (return, task return, length) per episode
+    finished: list[Episode] = field(default_factory=list)  # per episode that ended in this rollout
     env_s: float = 0.0
     act_s: float = 0.0
     # (T, N, D + A) float32 (only with RolloutCollector(predictor_input=True)): x_t, the RAW observation action t
@@ -58,6 +68,7 @@ class RolloutCollector:
         self.log_probs, self.values = np.zeros((T, N), np.float32), np.zeros((T, N), np.float32)
         self.obs, _ = envs.reset(seed=seed)
         self.ep_return, self.ep_task, self.ep_len = np.zeros(N), np.zeros(N), np.zeros(N, np.int64)
+        self.ep_standard = np.zeros(N)
 
     @staticmethod
     def _state_buffer(envs, T: int) -> np.ndarray:
@@ -95,11 +106,12 @@ class RolloutCollector:
                 x[:, :policy.obs_dim], x[:, policy.obs_dim:] = self.obs, acting.env_actions
             self.log_probs[t], self.values[t] = acting.log_probs, acting.values
             rewards[t] = reward
-            task[t] = _info_value(info, "reward_task", reward, terminated | truncated)
             ended = terminated | truncated
+            task[t] = _info_value(info, "reward_task", reward, ended)
             dones[t] = ended
             self.ep_return += reward
             self.ep_task += task[t]
+            self.ep_standard += _info_value(info, "reward_standard", reward, ended)
             self.ep_len += 1
             if truncated.any():  # the time limit cut these episodes: their last state still had a future
                 cut = truncated & ~terminated
@@ -107,8 +119,9 @@ class RolloutCollector:
                 final[cut] = np.stack([info["final_obs"][i] for i in np.flatnonzero(cut)])
                 bootstrap[t, cut] = policy.value(final)[cut]
             for i in np.flatnonzero(ended):
-                finished.append((float(self.ep_return[i]), float(self.ep_task[i]), int(self.ep_len[i])))
-                self.ep_return[i] = self.ep_task[i] = self.ep_len[i] = 0
+                finished.append(Episode(float(self.ep_return[i]), float(self.ep_task[i]), int(self.ep_len[i]),
+                                        float(self.ep_standard[i])))
+                self.ep_return[i] = self.ep_task[i] = self.ep_len[i] = self.ep_standard[i] = 0
             self.obs = obs
         return PPORollout(self.obs_norm, self.actions, self.log_probs, self.values, rewards, task, dones,
                           bootstrap, policy.value(self.obs), finished, env_s, act_s, self.predictor_obs, self.states)
@@ -161,9 +174,9 @@ def train_ppo(envs, total_steps: int, seed: int, cfg: PPOConfig = PPOConfig(), s
         timing["act_s"] += rollout.act_s
         steps += cfg.batch
         updates += 1
-        for ret, task, _ in rollout.finished:
-            returns.append(ret)
-            task_returns.append(task)
+        for episode in rollout.finished:
+            returns.append(episode.true_return)
+            task_returns.append(episode.task_return)
         recent = float(np.mean(returns[-window:])) if returns else None
         reached = stop_at_return is not None and len(returns) >= window and recent >= stop_at_return
         if print_fn is not None and (updates % log_every == 0 or reached or steps >= total_steps):

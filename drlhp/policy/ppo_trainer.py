@@ -18,7 +18,10 @@ observers, pacing, progress line, metrics (``policy/``, ``system/`` and SB3's na
     then a final checkpoint and the HParams record; it returns the summary (the pipeline writes summary.json).
 
 The envs (envs/fixed_length.py) have fixed-length episodes where the task would end on a fall: the true return
-is the env's own reward, its control cost included, less the fall penalty, summed over such an episode.
+is the env's own reward, its control cost included, less the fall penalty, summed over such an episode; the task
+return (task_return_last100) the same without the control cost (the paper's measure, what the oracle pays); the
+standard return (standard_return_last100) gymnasium's own reward over the same episodes (control cost in, no fall
+penalty).
 """
 from __future__ import annotations
 
@@ -185,8 +188,9 @@ class PPOTrainer(PolicyTrainer):
         return {**super().summary(), "algo": ALGO, "episodes_are": self.episodes_line}
 
     def _count_episodes(self, finished) -> None:
-        for true_return, task_return, length in finished:  # (return, without control cost, length)
+        for episode in finished:  # drlhp.policy.ppo_rollout.Episode
             self.state.episodes += 1
-            self.state.recent_returns.append(true_return)
-            self.state.recent_task_returns.append(task_return)
-            self.state.recent_lengths.append(length)
+            self.state.recent_returns.append(episode.true_return)
+            self.state.recent_task_returns.append(episode.task_return)
+            self.state.recent_standard_returns.append(episode.standard_return)
+            self.state.recent_lengths.append(episode.length)

@@ -240,8 +240,14 @@ def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixe
     from drlhp.runtime.metrics import MetricsLogger
     from drlhp.runtime.run_record import RunRecord
     from envs import make_vec_env
+    from envs.fixed_length import FALLING_ENV_IDS, describe
 
-    env = make_vec_env(cfg.env, cfg.a2c.n_envs, n_threads=cfg.n_env_threads, score_visible=cfg.score_visible)
+    # an env whose episode ends on a fall (CartPole-v1) plays fixed-length episodes here, as PPO's (issue 39): the
+    # oracle and the predictor then see a fall as reward, not as an episode's end
+    env = make_vec_env(cfg.env, cfg.a2c.n_envs, n_threads=cfg.n_env_threads, score_visible=cfg.score_visible,
+                       falls=cfg.ppo.falls)
+    if cfg.env in FALLING_ENV_IDS:
+        log(f"[policy] {describe(cfg.env, **cfg.ppo.falls)}", flush=True)
     logger = None
     try:
         policy = build_policy(cfg, env)
@@ -274,9 +280,9 @@ def run_ppo_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, 
     from envs.goal_kwargs import goal_env_kwargs
 
     env_kwargs = goal_env_kwargs(cfg.prefs.oracle_goal)
-    episodes = describe(cfg.env, cfg.ppo.fall_penalty, env_kwargs)
+    episodes = describe(cfg.env, make_kwargs=env_kwargs, **cfg.ppo.falls)
     log(f"[policy] PPO on the predictor's reward; {episodes}", flush=True)
-    envs = any_vector_env(cfg.env, cfg.ppo.n_envs, cfg.ppo.fall_penalty, **env_kwargs)
+    envs = any_vector_env(cfg.env, cfg.ppo.n_envs, **cfg.ppo.falls, **env_kwargs)
     logger = None
     try:
         policy = build_ppo(cfg, envs)

@@ -23,6 +23,9 @@ class TrainingState:
     recent_returns: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
     # PPO's: the same episodes' returns without the control cost (info["reward_task"]; the paper's MuJoCo measure)
     recent_task_returns: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
+    # PPO's: gymnasium's own reward over the same episodes (control cost in, no fall penalty: info["reward_standard"])
+    recent_standard_returns: collections.deque = field(
+        default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
     recent_successes: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
     recent_lengths: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
     recent_points: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RECENT_EPISODES))
@@ -34,6 +37,7 @@ class TrainingState:
                 "random_steps": self.random_steps, "sitting": self.sitting,
                 "wall_s": self.wall_s, "recent_returns": list(self.recent_returns),
                 "recent_task_returns": list(self.recent_task_returns),
+                "recent_standard_returns": list(self.recent_standard_returns),
                 "recent_successes": list(self.recent_successes),
                 "recent_lengths": list(self.recent_lengths), "recent_points": list(self.recent_points),
                 "recent_hits": list(self.recent_hits), "reward_source": dict(self.reward_source)}
@@ -45,6 +49,7 @@ class TrainingState:
                 random_steps=int(meta.get("random_steps", 0)), sitting=int(meta.get("sitting", 1)))
         s.recent_returns.extend(meta.get("recent_returns", []))
         s.recent_task_returns.extend(meta.get("recent_task_returns", []))  # absent before session 16
+        s.recent_standard_returns.extend(meta.get("recent_standard_returns", []))  # absent before issue 38
         s.recent_successes.extend(meta.get("recent_successes", []))
         s.recent_lengths.extend(meta.get("recent_lengths", []))  # absent in checkpoints before 2026-11-24
         s.recent_points.extend(meta.get("recent_points", []))  # these two: before 2026-11-24's issue 19
@@ -55,7 +60,7 @@ class TrainingState:
     def game_figures(self) -> dict:
         """Over the last episodes: steps per point (length / points won and lost, where points were
         scored), where the env counts them (Pong) the agent's returns of the ball per game, and on PPO's
-        envs the return without the control cost."""
+        envs the return without the control cost and gymnasium's own (standard) return."""
         out = {}
         if self.recent_points and sum(self.recent_points):
             out["steps_per_point_last100"] = sum(self.recent_lengths) / sum(self.recent_points)
@@ -63,6 +68,8 @@ class TrainingState:
             out["returns_per_game_last100"] = _mean(self.recent_hits)
         if self.recent_task_returns:
             out["task_return_last100"] = _mean(self.recent_task_returns)
+        if self.recent_standard_returns:
+            out["standard_return_last100"] = _mean(self.recent_standard_returns)
         return out
 
 

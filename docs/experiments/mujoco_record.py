@@ -1,0 +1,119 @@
+"""Adds (or replaces) one run's row of docs/mujoco_runs.csv (issue 38), read from its run directory: config.json
+(task, seed, labels, mode and settings), summary.json (timesteps, the returns, running time), status.json (how it
+ended) and run.json (the CPU of its last sitting). Key: (task, arm, seed); the file is rewritten atomically.
+
+    python docs/experiments/mujoco_record.py RUN_DIR --arm ARM [--csv FILE]
+    python docs/experiments/mujoco_record.py --has TASK ARM SEED [--csv FILE]   (exit 0: a finished row is there)
+
+``return``: the paper's measure, the mean over the last 100 fixed-length episodes of the reward the oracle pays
+(the task's reward without the control cost, with the fall penalty): summary.json's task_return_last100.
+``return_standard``: gymnasium's own reward (control cost in, no fall penalty) over the same episodes:
+standard_return_last100 (empty for runs made before drlhp logged it). ``status``: status.json's word
+(``finished`` for a run that did its steps). ``labels``: n_initial_prefs + n_labels of a preference run, else 0.
+
+An arm must fit its run, else one line and exit 2: a number (``700``, ``1400``, ``175``) is a preference run of
+that many labels; ``baseline`` (and ``baseline-*``) PPO paid exactly the oracle's reward
+(train_policy_with_original_rewards --no-ppo_control_cost); ``standard-*`` PPO paid the env's own reward (control
+cost in), and ``standard`` itself that in gymnasium's own episodes (--fall_rule end: the side column, beside
+published PPO); an arm whose name says ``penalty`` a run with --fall_rule penalty, and no other.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from mujoco_runs_csv import CSV_PATH, finished, upsert
+
+PREFS_MODE, TRUE_MODE = "train_policy_with_preferences", "train_policy_with_original_rewards"
+
+
+def _read(run_dir: Path, name: str) -> dict:
+    path = run_dir / name
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise SystemExit(_fail(f"{path}: no such file (not a finished drlhp run directory?)")) from None
+    except ValueError as e:
+        raise SystemExit(_fail(f"{path}: not JSON ({e})")) from None
+
+
+def _fail(line: str) -> int:
+    print(f"mujoco_record: {line}", file=sys.stderr)
+    return 2
+
+
+def _cpu(run: dict) -> str:
+    for sitting in reversed(run.get("sittings") or []):
+        cpu = (sitting.get("machine") or {}).get("cpu")
+        if cpu:
+            return cpu
+    return ""
+
+
+def arm_problem(arm: str, config: dict, labels: int) -> str | None:
+    """What about ``arm`` does not fit the run's config, in one line, or None."""
+    mode, ppo = config.get("mode"), config.get("ppo", {})
+    penalty = ppo.get("fall_rule", "reset") == "penalty"
+    if ("penalty" in arm.split("-")) != penalty:
+        return f"arm {arm!r} on a run with --fall_rule {ppo.get('fall_rule', 'reset')}: name the arm by its rule"
+    base = [part for part in arm.split("-") if part != "penalty"]
+    head = base[0] if base else ""
+    if head.isdigit():
+        if mode != PREFS_MODE or int(head) != labels:
+            return f"arm {arm!r} names a preference run of {head} labels; this is {mode} with {labels} labels"
+    elif head == "baseline":
+        if mode != TRUE_MODE or ppo.get("control_cost", True):
+            return (f"arm {arm!r} is PPO paid the oracle's reward (train_policy_with_original_rewards "
+                    f"--no-ppo_control_cost); this run is {mode}, control cost {ppo.get('control_cost', True)}")
+    elif head == "standard":
+        if mode != TRUE_MODE or not ppo.get("control_cost", True):
+            return f"arm {arm!r} is PPO paid the env's own reward (control cost in); this run is not"
+        rule = ppo.get("fall_rule", "reset")
+        if arm == "standard" and rule != "end":
+            return (f"arm 'standard' is PPO in gymnasium's own episodes (--fall_rule end), as published PPO; this run "
+                    f"has --fall_rule {rule} (name it standard-{rule})")
+    return None
+
+
+def row_of(run_dir: Path, arm: str) -> dict:
+    config, summary = _read(run_dir, "config.json"), _read(run_dir, "summary.json")
+    status, run = _read(run_dir, "status.json"), _read(run_dir, "run.json")
+    prefs = config.get("prefs", {})
+    labels = int(prefs.get("n_initial_prefs", 0)) + int(prefs.get("n_labels", 0)) if config.get("mode") == PREFS_MODE \
+        else 0
+    problem = arm_problem(arm, config, labels)
+    if problem:
+        raise SystemExit(_fail(f"{run_dir}: {problem}"))
+    if summary.get("task_return_last100") is None:
+        raise SystemExit(_fail(f"{run_dir}: summary.json has no task_return_last100 (not a PPO run on a MuJoCo task?)"))
+    standard = summary.get("standard_return_last100")
+    return {"task": config["env"], "arm": arm, "seed": int(config["seed"]), "labels": labels,
+            "timesteps": int(summary["timesteps"]), "status": status.get("status", ""),
+            "return": round(float(summary["task_return_last100"]), 2),
+            "return_standard": "" if standard is None else round(float(standard), 2),
+            "wall_s": round(float(summary.get("wall_s", 0.0)), 1), "cpu": _cpu(run)}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("run_dir", nargs="?")
+    p.add_argument("--arm")
+    p.add_argument("--has", nargs=3, metavar=("TASK", "ARM", "SEED"))
+    p.add_argument("--csv", type=Path, default=CSV_PATH)
+    args = p.parse_args(argv)
+    if args.has:
+        task, arm, seed = args.has
+        return 0 if finished(task, arm, int(seed), args.csv) else 1
+    if not args.run_dir or not args.arm:
+        return _fail("give RUN_DIR and --arm ARM (or --has TASK ARM SEED)")
+    row = row_of(Path(args.run_dir), args.arm)
+    upsert([row], args.csv)
+    print(f"mujoco_record: {row['task']} {row['arm']} seed {row['seed']}: {row['status']}, {row['timesteps']:,} steps, "
+          f"return {row['return']} -> {args.csv}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

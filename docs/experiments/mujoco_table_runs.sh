@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Issue 38's queue: every missing run of the MuJoCo table, one at a time, each recorded in docs/mujoco_runs.csv as it
+# ends (docs/experiments/mujoco_record.py). A (task, arm, seed) already recorded "finished" there is skipped; a run
+# directory left by a stop or a crash is resumed (run.py resumes an existing --run_dir); one whose status.json says
+# finished is only recorded. Start it and walk away; start it again after a stop, it goes on where it was.
+#
+#   bash docs/experiments/mujoco_table_runs.sh table      the random rows (3 seeds a task, mujoco_random.py), then
+#                                                         8 tasks x {baseline, 1400, 700} x seeds 0, 1, 2, seed 0 of
+#                                                         every cell first
+#   bash docs/experiments/mujoco_table_runs.sh standard   the side column: PPO paid gymnasium's standard reward in
+#                                                         gymnasium's own episodes (arm standard, --fall_rule end, as
+#                                                         published PPO), 8 tasks x seeds 0, 1, 2
+#   bash docs/experiments/mujoco_table_runs.sh falls      the fall comparison (--fall_rule penalty against the table's
+#                                                         reset): Hopper and Walker2d, seeds 0-2, arms penalty-baseline
+#                                                         and penalty-1400, and their random-penalty rows
+#
+# Arms: baseline = PPO paid exactly the oracle's reward (train_policy_with_original_rewards --no-ppo_control_cost,
+# the mujoco preset, the same fixed-length episodes); 700 and 1400 = PPO from that many synthetic labels on the
+# mujoco preset (25% from the random policy first: --n_initial_prefs L/4 --n_labels 3L/4); standard = PPO paid the
+# env's own reward in gymnasium's episodes (--fall_rule end). Extra flags for every run of an arm (e.g. the tuning issue 38 asks of both arms alike):
+# BASELINE_FLAGS="--ppo_ent_coef 0.01" PREFS_FLAGS="..." (then name the arms apart: ARM_SUFFIX=-ent01 records
+# baseline-ent01, 1400-ent01). ROOT (runs/mujoco/table) holds the run directories, PYTHON (.venv/bin/python) runs them.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+py=${PYTHON:-.venv/bin/python}
+root=${ROOT:-runs/mujoco/table}
+suffix=${ARM_SUFFIX:-}
+exp=docs/experiments
+tasks=(Hopper-v5 HalfCheetah-v5 Walker2d-v5 Swimmer-v5 Ant-v5 Reacher-v5 InvertedPendulum-v5 InvertedDoublePendulum-v5)
+
+run_one() {  # TASK ARM SEED: run (or resume) it unless it is recorded finished, then record its row
+  local task=$1 arm=$2 seed=$3
+  local name=$arm$suffix
+  local dir=$root/$task/$name-seed-$seed
+  "$py" $exp/mujoco_record.py --has "$task" "$name" "$seed" && return 0
+  local args=()
+  case $arm in
+    baseline) args=(train_policy_with_original_rewards --no-ppo_control_cost ${BASELINE_FLAGS:-}) ;;
+    penalty-baseline) args=(train_policy_with_original_rewards --no-ppo_control_cost --fall_rule penalty
+                            ${BASELINE_FLAGS:-}) ;;
+    standard) args=(train_policy_with_original_rewards --fall_rule end ${BASELINE_FLAGS:-}) ;;
+    700|1400|penalty-1400)
+      local labels=${arm#penalty-}
+      args=(train_policy_with_preferences --synthetic_prefs --n_initial_prefs $((labels / 4))
+            --n_labels $((labels - labels / 4)) ${PREFS_FLAGS:-})
+      [ "$arm" = penalty-1400 ] && args+=(--fall_rule penalty) ;;
+    *) echo "mujoco_table_runs.sh: no recipe for arm $arm" >&2; return 2 ;;
+  esac
+  mkdir -p "$(dirname "$dir")"
+  if ! grep -qs '"status": "finished"' "$dir/status.json"; then
+    echo "$(date +%H:%M:%S) $task $name seed $seed -> $dir"
+    "$py" run.py "${args[@]}" --env "$task" --seed "$seed" --run_dir "$dir" --log_interval 60 >> "$dir.log" 2>&1 \
+      || echo "  failed: see $dir.log"
+  fi
+  "$py" $exp/mujoco_record.py "$dir" --arm "$name" || echo "  not recorded: $dir"
+}
+
+case ${1:-} in
+  table)
+    "$py" $exp/mujoco_random.py --skip_recorded
+    for seed in 0 1 2; do for task in "${tasks[@]}"; do for arm in baseline 1400 700; do
+      run_one "$task" "$arm" "$seed"
+    done; done; done ;;
+  standard)
+    for seed in 0 1 2; do for task in "${tasks[@]}"; do run_one "$task" standard "$seed"; done; done ;;
+  falls)
+    "$py" $exp/mujoco_random.py --skip_recorded --fall_rule penalty --tasks Hopper-v5 Walker2d-v5
+    for seed in 0 1 2; do for task in Hopper-v5 Walker2d-v5; do for arm in penalty-baseline penalty-1400; do
+      run_one "$task" "$arm" "$seed"
+    done; done; done ;;
+  *) echo "usage: bash docs/experiments/mujoco_table_runs.sh table|standard|falls" >&2; exit 2 ;;
+esac

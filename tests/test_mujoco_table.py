@@ -1,0 +1,184 @@
+"""docs/mujoco_runs.csv and its scripts (issue 38): mujoco_record.py reads a run directory into a row (and refuses
+an arm that does not fit the run), rows are added or replaced by (task, arm, seed), and mujoco_table.py builds the
+table from the file alone: it refuses an unfinished or short run, and its ratio and Reacher's normalized score
+match hand-computed values, with every cell's seeds named."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "docs" / "experiments"
+sys.path.insert(0, str(EXPERIMENTS))
+
+import mujoco_record  # noqa: E402
+import mujoco_table  # noqa: E402
+from mujoco_runs_csv import COLUMNS, read_rows, upsert  # noqa: E402
+
+
+def _row(task, arm, seed, ret, status="finished", timesteps=1_000_000, standard=""):
+    return {"task": task, "arm": arm, "seed": seed, "labels": int(arm) if arm.isdigit() else 0,
+            "timesteps": timesteps, "status": status, "return": ret, "return_standard": standard, "wall_s": 360.0,
+            "cpu": "AMD EPYC test"}
+
+
+def _table(csv_path, *args, capsys=None):
+    code = mujoco_table.main(["--csv", str(csv_path), *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_the_table_refuses_an_unfinished_run_and_a_short_one(tmp_path, capsys):
+    path = tmp_path / "runs.csv"
+    upsert([_row("Hopper-v5", "baseline", s, 3000.0) for s in (0, 1, 2)], path)
+    upsert([_row("Hopper-v5", "1400", 0, 2500.0, status="crashed")], path)
+    code, out, err = _table(path, capsys=capsys)
+    assert code == 2 and out == ""
+    assert err.strip() == "mujoco_table: refused: Hopper-v5 arm 1400 seed 0: status crashed, not finished"
+    upsert([_row("Hopper-v5", "1400", 0, 2500.0, timesteps=614_400)], path)  # recorded again: finished, but short
+    code, out, err = _table(path, capsys=capsys)
+    assert code == 2 and "Hopper-v5 arm 1400 seed 0: 614,400 agent steps, below the arm's budget of 1,000,000" in err
+    assert len(err.strip().splitlines()) == 1
+    upsert([_row("Hopper-v5", "1400", 0, 2500.0)], path)  # its full run: the table builds
+    assert _table(path, capsys=capsys)[0] == 0
+
+
+def test_the_ratio_the_normalized_reacher_score_and_the_seeds_named(tmp_path, capsys):
+    path = tmp_path / "runs.csv"
+    rows = [_row("Hopper-v5", "baseline", s, v) for s, v in zip((0, 1, 2), (3000.0, 2800.0, 3200.0))]
+    rows += [_row("Hopper-v5", "1400", s, v) for s, v in zip((0, 1, 2), (2400.0, 2700.0, 3000.0))]
+    rows += [_row("Hopper-v5", "700", 5, 1500.0)]  # one seed only
+    rows += [_row("Hopper-v5", "random", s, -3800.0, timesteps=100_000) for s in (0, 1, 2)]
+    rows += [_row("Reacher-v5", "baseline", s, v) for s, v in zip((0, 1, 2), (-4.0, -5.0, -6.0))]
+    rows += [_row("Reacher-v5", "1400", s, v) for s, v in zip((0, 1, 2), (-10.0, -12.0, -14.0))]
+    rows += [_row("Reacher-v5", "random", s, v, timesteps=5_000) for s, v in zip((0, 1, 2), (-40.0, -42.0, -44.0))]
+    upsert(rows, path)
+    code, out, err = _table(path, capsys=capsys)
+    assert code == 0, err
+    hopper = next(line for line in out.splitlines() if line.startswith("| Hopper-v5 "))
+    reacher = next(line for line in out.splitlines() if line.startswith("| Reacher-v5 "))
+    # Hopper: mean 2,700 from preferences / mean 3,000 of the baseline = 0.90 (the random rows play no part)
+    assert "| 0.90 |" in hopper
+    assert "3,000 ± 200 (seeds 0, 1, 2)" in hopper and "2,700 ± 300 (seeds 0, 1, 2)" in hopper
+    assert "1,500 (seeds 5; 1, fewer than 3)" in hopper and "| 0.50 |" in hopper
+    # Reacher: (-12 - (-42)) / (-5 - (-42)) = 30 / 37 = 0.81, and only Reacher is normalized
+    assert "| 0.81 (normalized) |" in reacher and "normalized" not in hopper
+    assert "-12.0 ± 2.0 (seeds 0, 1, 2)" in reacher
+    assert "1400 labels: 1 of 8 tasks at 0.9 or more, 0 at 1.0 or more" in out
+    assert mujoco_table.score("Hopper-v5", {0: 2700.0}, {0: 3000.0}, {}) == pytest.approx(0.9)
+    assert mujoco_table.score("Reacher-v5", {0: -12.0}, {0: -5.0}, {0: -42.0}) == pytest.approx(30 / 37)
+    readme = _table(path, "--readme", capsys=capsys)[1]
+    assert "| Hopper-v5 | 3,000 ± 200 (seeds 0, 1, 2) |" in readme and "0.90: 2,700 ± 300 (seeds 0, 1, 2)" in readme
+    compared = _table(path, "--compare", "baseline", "1400", capsys=capsys)[1]
+    assert compared.count("| Hopper-v5 |") == 1 and compared.count("| Reacher-v5 |") == 1
+
+
+def _run_dir(tmp_path, mode="train_policy_with_preferences", control_cost=True, fall_rule="reset", labels=(350, 1050),
+             status="finished", standard=2100.0):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps({
+        "mode": mode, "env": "Hopper-v5", "seed": 2,
+        "ppo": {"control_cost": control_cost, "fall_rule": fall_rule, "fall_penalty": 100.0},
+        "prefs": {"n_initial_prefs": labels[0], "n_labels": labels[1]}}))
+    summary = {"timesteps": 1_001_472, "wall_s": 401.23, "true_return_last100": 2000.0, "task_return_last100": 2345.678}
+    if standard is not None:
+        summary["standard_return_last100"] = standard
+    (run / "summary.json").write_text(json.dumps(summary))
+    (run / "status.json").write_text(json.dumps({"status": status, "time": "2026-11-27T03:00:00"}))
+    (run / "run.json").write_text(json.dumps({"sittings": [{"machine": {"cpu": "AMD EPYC 7B13"}}]}))
+    return run
+
+
+def test_a_run_directory_becomes_its_row_and_replaces_the_old_one(tmp_path, capsys):
+    path = tmp_path / "runs.csv"
+    upsert([_row("Hopper-v5", "1400", 2, 1.0, status="interrupted", timesteps=10)], path)
+    run = _run_dir(tmp_path)
+    assert mujoco_record.main([str(run), "--arm", "1400", "--csv", str(path)]) == 0
+    rows = read_rows(path)
+    assert len(rows) == 1 and tuple(rows[0]) == COLUMNS
+    assert rows[0] == {"task": "Hopper-v5", "arm": "1400", "seed": "2", "labels": "1400", "timesteps": "1001472",
+                       "status": "finished", "return": "2345.68", "return_standard": "2100.0", "wall_s": "401.2",
+                       "cpu": "AMD EPYC 7B13"}
+    assert mujoco_record.main(["--has", "Hopper-v5", "1400", "2", "--csv", str(path)]) == 0
+    assert mujoco_record.main(["--has", "Hopper-v5", "700", "2", "--csv", str(path)]) == 1
+
+
+@pytest.mark.parametrize("arm, kwargs, words", [
+    ("700", {}, "names a preference run of 700 labels"),
+    ("baseline", {}, "is PPO paid the oracle's reward"),
+    ("baseline", {"mode": "train_policy_with_original_rewards", "control_cost": True, "labels": (0, 0)},
+     "control cost True"),
+    ("standard", {"mode": "train_policy_with_original_rewards", "control_cost": False, "labels": (0, 0)},
+     "PPO paid the env's own reward"),
+    ("standard", {"mode": "train_policy_with_original_rewards", "labels": (0, 0)}, "name it standard-reset"),
+    ("1400", {"fall_rule": "penalty"}, "name the arm by its rule"),
+    ("penalty-1400", {}, "name the arm by its rule"),
+])
+def test_an_arm_that_does_not_fit_its_run_is_one_line_and_exit_2(tmp_path, capsys, arm, kwargs, words):
+    run = _run_dir(tmp_path, **kwargs)
+    with pytest.raises(SystemExit) as e:
+        mujoco_record.main([str(run), "--arm", arm, "--csv", str(tmp_path / "runs.csv")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and words in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "runs.csv").exists()
+
+
+def test_arms_that_fit_and_a_run_without_the_standard_return(tmp_path, capsys):
+    path = tmp_path / "runs.csv"
+    standard = _run_dir(tmp_path, mode="train_policy_with_original_rewards", fall_rule="end", labels=(0, 0))
+    assert mujoco_record.main([str(standard), "--arm", "standard", "--csv", str(path)]) == 0
+    standard.rename(tmp_path / "standard")
+    run = _run_dir(tmp_path, mode="train_policy_with_original_rewards", control_cost=False, fall_rule="penalty",
+                   labels=(0, 0), standard=None)
+    assert mujoco_record.main([str(run), "--arm", "penalty-baseline", "--csv", str(path)]) == 0
+    row = next(r for r in read_rows(path) if r["arm"] == "penalty-baseline")
+    assert row["arm"] == "penalty-baseline" and row["labels"] == "0" and row["return_standard"] == ""
+
+
+def test_the_queue_runs_each_missing_cell_once_and_skips_what_is_recorded(tmp_path):
+    """mujoco_table_runs.sh with a stand-in for Python that logs each call: a (task, arm, seed) recorded finished is
+    not run again; every other cell runs with its arm's flags and is recorded; the falls queue runs penalty arms."""
+    import os
+    import subprocess
+
+    log = tmp_path / "calls.txt"
+    stub = tmp_path / "python"
+    stub.write_text(f"""#!/usr/bin/env bash
+echo "$*" >> {log}
+case "$1 $2" in
+  *"mujoco_record.py --has"*) [ "$3 $4 $5" = "Hopper-v5 baseline 0" ] && exit 0; exit 1 ;;
+esac
+exit 0
+""")
+    stub.chmod(0o755)
+    script = EXPERIMENTS / "mujoco_table_runs.sh"
+    env = {**os.environ, "PYTHON": str(stub), "ROOT": str(tmp_path / "runs")}
+    subprocess.run(["bash", str(script), "table"], check=True, env=env, capture_output=True, text=True)
+    calls = log.read_text().splitlines()
+    runs = [c for c in calls if c.startswith("run.py")]
+    assert len(runs) == 8 * 3 * 3 - 1  # every cell but the one recorded
+    assert not any("--env Hopper-v5 --seed 0" in c and "--no-ppo_control_cost" in c for c in runs)
+    hopper1400 = next(c for c in runs if "--env Hopper-v5 --seed 0" in c and "--synthetic_prefs" in c
+                      and "--n_initial_prefs 350" in c)
+    assert "--n_labels 1050" in hopper1400 and hopper1400.startswith("run.py train_policy_with_preferences")
+    assert any("--n_initial_prefs 175 --n_labels 525" in c for c in runs)
+    assert sum("mujoco_random.py --skip_recorded" in c for c in calls) == 1
+    assert sum(c.startswith("docs/experiments/mujoco_record.py " + str(tmp_path)) for c in calls) == len(runs)
+    log.unlink()
+    subprocess.run(["bash", str(script), "falls"], check=True, env=env, capture_output=True, text=True)
+    runs = [c for c in log.read_text().splitlines() if c.startswith("run.py")]
+    assert len(runs) == 2 * 3 * 2 and all("--fall_rule penalty" in c for c in runs)
+    log.unlink()
+    subprocess.run(["bash", str(script), "standard"], check=True, env=env, capture_output=True, text=True)
+    runs = [c for c in log.read_text().splitlines() if c.startswith("run.py")]
+    assert len(runs) == 8 * 3 and all("--fall_rule end" in c and "--no-ppo_control_cost" not in c for c in runs)
+    assert bad_usage(script, env) == 2
+
+
+def bad_usage(script, env) -> int:
+    import subprocess
+
+    return subprocess.run(["bash", str(script), "everything"], env=env, capture_output=True).returncode
