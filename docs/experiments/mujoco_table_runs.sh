@@ -11,8 +11,9 @@
 #                                                         gymnasium's own episodes (arm standard, --fall_rule end, as
 #                                                         published PPO), 8 tasks x seeds 0, 1, 2
 #   bash docs/experiments/mujoco_table_runs.sh falls      the fall comparison (--fall_rule penalty against the table's
-#                                                         reset): Hopper and Walker2d, seeds 0-2, arms penalty-baseline
-#                                                         and penalty-1400, and their random-penalty rows
+#                                                         reset): Hopper and Walker2d, seeds 0-2, arms baseline, 1400
+#                                                         (the table's cells, reset), penalty-baseline and penalty-1400,
+#                                                         and their random-penalty rows
 #
 # Arms: baseline = PPO paid exactly the oracle's reward (train_policy_with_original_rewards --no-ppo_control_cost,
 # the mujoco preset, the same fixed-length episodes); 700 and 1400 = PPO from that many synthetic labels on the
@@ -65,7 +66,8 @@ case ${1:-} in
     for seed in 0 1 2; do for task in "${tasks[@]}"; do run_one "$task" standard "$seed"; done; done ;;
   falls)
     "$py" $exp/mujoco_random.py --skip_recorded --fall_rule penalty --tasks Hopper-v5 Walker2d-v5
-    for seed in 0 1 2; do for task in Hopper-v5 Walker2d-v5; do for arm in penalty-baseline penalty-1400; do
+    for seed in 0 1 2; do for task in Hopper-v5 Walker2d-v5; do
+      for arm in baseline 1400 penalty-baseline penalty-1400; do  # the reset arms are the table's own cells
       run_one "$task" "$arm" "$seed"
     done; done; done ;;
   *) echo "usage: bash docs/experiments/mujoco_table_runs.sh table|standard|falls" >&2; exit 2 ;;
