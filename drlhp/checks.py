@@ -32,7 +32,8 @@ def check_inputs(cfg: RunConfig) -> None:
         raise UsageError(f"--oracle_goal is what the scripted labeller wants: add --labeller oracle (or "
                          f"--synthetic_prefs); --labeller {cfg.prefs.labeller} is a person, who labels by eye")
     kind = _check_env(cfg)
-    _check_settings(cfg, algo_for(cfg, kind))
+    _check_settings(cfg, algo_for(cfg, kind))  # every number in range: --oracle_mistake_rate in [0, 0.5] among them
+    _check_teacher(cfg)
     _check_labeller(cfg)
     _check_goal(cfg, kind)
     _check_files(cfg)
@@ -163,6 +164,20 @@ def _check_labeller(cfg: RunConfig) -> None:
         problem = address_problem(cfg.prefs.web_host, cfg.prefs.web_port)
         if problem:
             raise UsageError(problem)
+
+
+def _check_teacher(cfg: RunConfig) -> None:
+    """--oracle_mistake_rate and --oracle_equal_threshold (pref_interface/teacher.py; their ranges are their
+    fields' checks) only where the scripted labeller labels: a person errs by themselves, and a mode without a
+    labeller has no one to err."""
+    p = cfg.prefs
+    flags = [name for name, value in (("--oracle_mistake_rate", p.oracle_mistake_rate),
+                                      ("--oracle_equal_threshold", p.oracle_equal_threshold)) if value]
+    if flags and not cfg.labels:
+        raise UsageError(f"{flags[0]} makes the scripted labeller err; {cfg.mode} has no labeller")
+    if flags and p.labeller != "oracle":
+        raise UsageError(f"{flags[0]} makes the scripted labeller err: add --labeller oracle (or --synthetic_prefs); "
+                         f"--labeller {p.labeller} is a person")
 
 
 def _check_goal(cfg: RunConfig, action_kind: str) -> None:

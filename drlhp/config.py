@@ -79,6 +79,8 @@ class PrefConfig:
         show_agent: a person labels: the window also loops the agent's latest finished episode (worker 0).
         oracle_goal: --labeller oracle prefers the clip this MODULE:FUNCTION scores higher, not more task reward (Box
             actions; pref_interface/goals.py: :hopper_backflip, :cheetah_standing); envs get its env kwargs.
+        oracle_mistake_rate: the oracle's share of wrong answers, drawn from --seed (B-Pref's "mistake": 0.1).
+        oracle_equal_threshold: the oracle ties clips closer than this fraction of its clips' mean return (B-Pref: 0.1).
     """
 
     labeller: str = opt(DEFAULT_LABELLER, choices=LABELLER_NAMES, aliases={"synthetic_prefs": "oracle"})
@@ -97,6 +99,8 @@ class PrefConfig:
     variance_candidates: int = opt(10, check=whole(1))
     show_agent: bool = opt(False)
     oracle_goal: str = opt("", metavar="MODULE:FUNCTION")
+    oracle_mistake_rate: float = opt(0.0, check=within(0, 0.5), metavar="P")
+    oracle_equal_threshold: float = opt(0.0, check=within(0, 1), metavar="FRACTION")
 
 
 @dataclass(frozen=True)
@@ -310,8 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
             else:
                 g.add_argument(f"--{flag.name}", action="store_true", help=text)
             continue
-        if f.default is not None:
-            text += f" (default: {default_text(f.default)})"
+        text += f" (default: {default_text(f.default)})" if f.default is not None else ""
         metavar = meta["metavar"] or (None if meta["choices"] else {int: "N", float: "X"}.get(flag.type, "S"))
         if meta["negatable"]:  # --NAME alone: on; --no-NAME: off
             g.add_argument(f"--{flag.name}", nargs="?", const="on", default=f.default, choices=meta["choices"],
@@ -383,10 +386,7 @@ def flags_markdown() -> str:
         f = flag.field
         negatable = f.metadata["negatable"] or (flag.type is bool and f.default)
         name = f"--[no-]{flag.name}" if negatable else f"--{flag.name}"
-        if flag.type is bool:
-            default = "on" if f.default else "off"
-        else:
-            default = "" if f.default is None else default_text(f.default)
+        default = ("on" if f.default else "off") if flag.type is bool else default_text(f.default)
         accepts = f.metadata["check"][0] if f.metadata.get("check") else ""
         if f.metadata.get("choices"):
             accepts = ", ".join(f"`{c}`" for c in f.metadata["choices"])

@@ -103,4 +103,4 @@ def flags_of(groups) -> list[Flag]:
 
 
 def default_text(value) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    return f"{value:g}" if isinstance(value, float) else "" if value is None else str(value)

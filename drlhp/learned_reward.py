@@ -2,6 +2,7 @@
 
     from drlhp import LearnedReward
     env = LearnedReward(gym.make("MovingDot-v0"), "runs/<run>")   # a run directory, or `floyd export`'s folder
+    env = LearnedReward(gym.make("Hopper-v5"), "runs/<run>")      # a MuJoCo run's: scores (observation, action)
     obs, info = env.reset(seed=0)
     obs, reward, terminated, truncated, info = env.step(action)   # reward: the predictor's;
                                                                   # info["true_reward"]: the env's own
@@ -9,7 +10,12 @@
 No pipeline runs: the wrapper loads the predictor's checkpoint and the run's ``config.json`` once and scores
 each step in this process, with drlhp's own pieces (no copy of their math):
 
-* what it scores: the observation the step led to, as the policy's rollouts score ``next_obs``
+* what it scores, on a predictor of a Box-action env (MuJoCo: float32 inputs, issue 39): the step's
+  x_t = (o_t, clip(a_t, low, high)) as float32, the observation the action was taken in (the last one reset or
+  step gave) followed by the action clipped to the action space, exactly as PPO's rollouts fed the predictor
+  (drlhp.policy.ppo_rollout; ``predictor_pair``); the predictor's network normalizes that input itself (its
+  input normalization is among its weights), so no statistics of PPO's own reach it;
+* on any other predictor: the observation the step led to, as the policy's rollouts score ``next_obs``
   (drlhp.policy.rollout), seen as the predictor saw it in training (``predictor_view``): an image as it comes
   (a 2-D one gets a channel axis; a channels-first frame stack, gymnasium's ``FrameStackObservation``,
   is turned channels-last), Atari's score blanked unless the run kept it visible (envs.score_blanking) and
@@ -30,8 +36,7 @@ that one), ``floyd export``'s ``reward_predictor.npz``, or a predictor file name
 ``reward_predictor-<steps>.npz``, with its run's ``config.json`` two folders up). Several wrapped envs can share
 one ``SavedPredictor`` (one network, one running mean, as the policy's workers shared one);
 ``LearnedRewardVector`` wraps a gymnasium vector env and scores all its workers' steps in one call.
-TensorFlow loads when the first step is scored, not on import. A predictor of a Box-action env (float32
-(observation, action) inputs, issue 29) is refused in one line: the wrapper scores observations alone.
+TensorFlow loads when the first step is scored, not on import.
 """
 from __future__ import annotations
 
@@ -103,9 +108,11 @@ class SavedPredictor:
     """A saved reward predictor with the settings its run recorded; scores batches of predictor inputs.
 
         p = SavedPredictor(path, center=None)  # path: run directory, export folder or predictor file
-        p.rewards(x (B, *obs_shape) uint8) -> (B,) float32, the policy's reward (normalized, mean of members)
+        p.rewards(x (B, *obs_shape) uint8, or (B, D + A) float32) -> (B,) float32, the policy's reward
+                                         (normalized, mean of members)
         p.raw(x) -> (n_members, B) float32, each member's raw output
         p.env_id, p.score_visible: how the run's observations reached the predictor
+        p.takes_actions: a Box-action env's predictor, of float32 x = (observation, clipped action)
         p.path: the checkpoint file; p.reward_config: the RewardConfig it is scored with
 
     ``center``: None as the run (its --reward_center_steps), 0 never, N: over about N steps.
@@ -117,9 +124,8 @@ class SavedPredictor:
         ckpt, config_dir, config = find_predictor(path)
         self.weights, self.meta = load_predictor_weights(ckpt)
         self.path = Path(self.meta["path"])
-        if self.meta["obs_dtype"] != "uint8":
-            raise LearnedRewardError(f"{self.path} scores a Box-action env's (observation, action) vectors "
-                                     f"({self.meta['obs_dtype']}): the wrapper scores uint8 inputs only (issue 29)")
+        self.obs_dtype = np.dtype(self.meta["obs_dtype"])  # uint8, or float32: (observation, action) vectors
+        self.takes_actions = self.obs_dtype == np.float32
         saved = config.get("reward") or {}
         cfg = RewardConfig(**{k: v for k, v in saved.items() if k in RewardConfig.__dataclass_fields__})
         batchnorm = predictor_batchnorm(self.meta)
@@ -139,7 +145,8 @@ class SavedPredictor:
         from drlhp.policy.reward_source import PredictedReward
 
         if self._source is None:
-            self._source = PredictedReward(shape, self.reward_config, self._seed, weights=self.weights)
+            self._source = PredictedReward(shape, self.reward_config, self._seed, weights=self.weights,
+                                           obs_dtype=self.obs_dtype)
             self._source.restore(self._center_state)
         elif self._source.ensemble.obs_shape != tuple(shape):
             raise LearnedRewardError(f"{self.path} scores observations of shape {self._source.ensemble.obs_shape}, "
@@ -147,12 +154,13 @@ class SavedPredictor:
         return self._source
 
     def raw(self, x: np.ndarray) -> np.ndarray:
-        return self._built(x.shape[1:]).ensemble.predict(np.asarray(x, np.uint8))
+        x = np.asarray(x, self.obs_dtype)
+        return self._built(x.shape[1:]).ensemble.predict(x)
 
     def rewards(self, x: np.ndarray) -> np.ndarray:
         """The policy's reward for each predictor input of the batch, in order (centring, where on, runs
         over them as over one rollout of one worker)."""
-        x = np.asarray(x, np.uint8)
+        x = np.asarray(x, self.obs_dtype)
         source = self._built(x.shape[1:])
         return source.rewards(x[:, None], np.zeros((len(x), 1), np.float32))[:, 0]
 
@@ -170,11 +178,28 @@ class LearnedReward(gym.Wrapper):
     def __init__(self, env: gym.Env, predictor: str | Path | SavedPredictor, center: int | None = None):
         super().__init__(env)
         self.predictor = predictor if isinstance(predictor, SavedPredictor) else SavedPredictor(predictor, center)
-        self._view = predictor_view(env.observation_space, self.predictor)
+        if self.predictor.takes_actions:
+            self._pair = predictor_pair(env.observation_space, env.action_space, self.predictor)
+        else:
+            self._view = predictor_view(env.observation_space, self.predictor)
+        self._last_obs = None  # the observation the next action is taken in (Box-action predictors)
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        self._last_obs = obs
+        return obs, info
 
     def step(self, action):
+        before = self._last_obs
         obs, true_reward, terminated, truncated, info = self.env.step(action)
-        reward = float(self.predictor.rewards(self._view(obs)[None])[0])
+        self._last_obs = obs
+        if self.predictor.takes_actions:
+            if before is None:
+                raise gym.error.ResetNeeded("LearnedReward: call reset() before step()")
+            x = self._pair(before, action)
+        else:
+            x = self._view(obs)
+        reward = float(self.predictor.rewards(x[None])[0])
         return obs, reward, terminated, truncated, {**info, TRUE_REWARD_KEY: true_reward}
 
 
@@ -189,28 +214,64 @@ class LearnedRewardVector(gym.vector.VectorWrapper):
     def __init__(self, env: gym.vector.VectorEnv, predictor: str | Path | SavedPredictor, center: int | None = None):
         super().__init__(env)
         self.predictor = predictor if isinstance(predictor, SavedPredictor) else SavedPredictor(predictor, center)
-        self._view = predictor_view(env.single_observation_space, self.predictor)
+        if self.predictor.takes_actions:
+            self._pair = predictor_pair(env.single_observation_space, env.single_action_space, self.predictor)
+        else:
+            self._view = predictor_view(env.single_observation_space, self.predictor)
+        self._last_obs = None  # (N, D): the observations the next actions are taken in (Box-action predictors)
         mode = env.metadata.get("autoreset_mode", gym.vector.AutoresetMode.NEXT_STEP)
         self._same_step = mode == gym.vector.AutoresetMode.SAME_STEP
         self._resetting = np.zeros(env.num_envs, bool)  # NEXT_STEP: these workers' next step is a reset
 
     def reset(self, **kwargs):
         self._resetting[:] = False
-        return self.env.reset(**kwargs)
+        obs, info = self.env.reset(**kwargs)
+        self._last_obs = obs
+        return obs, info
 
     def step(self, actions):
+        before = self._last_obs
         obs, true_rewards, terminated, truncated, info = self.env.step(actions)
+        self._last_obs = obs
         done = np.asarray(terminated) | np.asarray(truncated)
-        outcome = list(obs)
-        if self._same_step and done.any():
-            outcome = [info["final_obs"][i] if done[i] else o for i, o in enumerate(outcome)]
+        if self.predictor.takes_actions:  # x_t: the observation each action was taken in, the action
+            if before is None:
+                raise gym.error.ResetNeeded("LearnedRewardVector: call reset() before step()")
+            inputs = [self._pair(o, a) for o, a in zip(before, actions)]
+        else:  # the observation each step led to (a finished episode's last one)
+            inputs = list(obs)
+            if self._same_step and done.any():
+                inputs = [info["final_obs"][i] if done[i] else o for i, o in enumerate(inputs)]
+            inputs = [self._view(o) for o in inputs]
         scored = ~self._resetting
-        rewards = np.zeros(len(outcome), np.float32)
+        rewards = np.zeros(len(inputs), np.float32)
         if scored.any():
-            rewards[scored] = self.predictor.rewards(np.stack([self._view(o) for o, s in zip(outcome, scored) if s]))
+            rewards[scored] = self.predictor.rewards(np.stack([x for x, s in zip(inputs, scored) if s]))
         if not self._same_step:
             self._resetting = done
         return obs, rewards, terminated, truncated, {**info, TRUE_REWARD_KEY: true_rewards}
+
+
+def predictor_pair(obs_space: gym.Space, action_space: gym.Space, predictor: SavedPredictor):
+    """(obs, action) -> the Box-action predictor's input x = (obs, clip(action, low, high)) as float32 (D + A,), as
+    PPO's rollouts made it (drlhp.policy.ppo_rollout); LearnedRewardError where the spaces cannot be the run's."""
+    where = f"{predictor.path} (trained on {predictor.env_id})"
+    if not isinstance(action_space, gym.spaces.Box) or not isinstance(obs_space, gym.spaces.Box):
+        raise LearnedRewardError(f"{where} scores (observation, action) vectors of a Box-action env; this env's "
+                                 f"spaces are {type(obs_space).__name__} and {type(action_space).__name__}")
+    d, a = int(np.prod(obs_space.shape)), int(np.prod(action_space.shape))
+    if d + a != predictor.in_channels:
+        raise LearnedRewardError(f"{where} scores {predictor.in_channels} values a step (observation, action); this "
+                                 f"env has {d} + {a}")
+    low, high = action_space.low.reshape(-1), action_space.high.reshape(-1)
+
+    def pair(obs, action):
+        x = np.empty(d + a, np.float32)
+        x[:d] = np.asarray(obs, np.float32).reshape(-1)
+        x[d:] = np.clip(np.asarray(action, np.float32).reshape(-1), low, high)
+        return x
+
+    return pair
 
 
 def predictor_view(space: gym.Space, predictor: SavedPredictor):

@@ -4,7 +4,8 @@ only, with the run's record beside them.
     python -m floyd export RUN --out models/pong-prefs [--checkpoint PATH]
 
 The folder holds ``policy-<N>.npz`` (the newest checkpoint's network weights in float16 and its counters;
-no optimizer state, about a quarter of a checkpoint), ``reward_predictor.npz`` (the predictor the run trained
+no optimizer state, about a quarter of a checkpoint; a PPO policy's, of a MuJoCo run, keeps its observation
+normalization in float32), ``reward_predictor.npz`` (the predictor the run trained
 or loaded: its weights and normalization in float32, no optimizer state, about a third of a checkpoint;
 float32 because a predictor's raw output can carry a large offset, Pong's about 40 against a spread of 0.13,
 which float16 weights would blur) and the run's ``summary.json``, ``config.json``, ``run.json``,

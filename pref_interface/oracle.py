@@ -2,7 +2,9 @@
 
 Christiano et al. (2017), section 3.1: "the synthetic labeller ... simply prefers the segment with
 higher reward according to the task's true reward". Equal sums: (0.5, 0.5). With --oracle_goal the same loop
-labels by a goal instead (pref_interface/goal_oracle.py).
+labels by a goal instead (pref_interface/goal_oracle.py). Either answers through a Teacher
+(pref_interface/teacher.py): the oracle's own answers, or with --oracle_mistake_rate / --oracle_equal_threshold
+B-Pref's imperfect teachers, seeded by --seed, what they changed counted in the interface's metrics.
 """
 from __future__ import annotations
 
@@ -11,6 +13,9 @@ from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
 
 class SyntheticOracle:
     name = "synthetic"
+
+    def score(self, segment: Segment) -> float:
+        return float(segment.true_return)
 
     def label(self, segment_1: Segment, segment_2: Segment) -> tuple[float, float] | None:
         r1, r2 = segment_1.true_return, segment_2.true_return
@@ -36,6 +41,11 @@ def label_with_oracle(iface, log=print) -> dict:
         log(f"[prefs] the oracle labels by {oracle.name} (observations split at {oracle.obs_dim})", flush=True)
     else:
         oracle = SyntheticOracle()
+    from pref_interface.teacher import Teacher, teacher_rng
+
+    teacher = Teacher(oracle, cfg.prefs.oracle_mistake_rate, cfg.prefs.oracle_equal_threshold, teacher_rng(cfg.seed))
+    if teacher.mistake_rate or teacher.equal_threshold:
+        log(f"[prefs] an imperfect teacher (B-Pref): {teacher.name}", flush=True)
     stop_event = iface.ports.stop_event
     while not stop_event.is_set():
         iface.receive_segments()
@@ -43,6 +53,6 @@ def label_with_oracle(iface, log=print) -> dict:
         if pair is None:
             time.sleep(0.02)
         else:
-            iface.send(pair, oracle.label(*pair))
-        iface.maybe_log()
-    return iface.figures()
+            iface.send(pair, teacher.label(*pair))
+        iface.maybe_log({f"prefs/{k}": v for k, v in teacher.figures().items()})
+    return teacher.figures()

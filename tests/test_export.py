@@ -98,3 +98,28 @@ def test_export_includes_the_runs_reward_predictor_in_float32_without_its_optimi
     RunPaths(run_dir).predictor.unlink()
     assert floyd_main(["export", str(run_dir), "--out", str(tmp_path / "other")]) == 2
     assert "nor has it a reward predictor" in capsys.readouterr().err
+
+
+def test_a_ppo_policy_exported_keeps_its_observation_normalization_and_acts_the_same(tmp_path):
+    """A MuJoCo run's policy (PPO): its float16 copy keeps the observation normalization its network acts on (mean,
+    variance and a count of millions, in float32), so watch's numpy policy acts as from the full checkpoint."""
+    from drlhp.policy.checkpoint import save_weights_only
+    from drlhp.policy.watch import BoxMeanPolicy
+
+    rng = np.random.default_rng(0)
+    d, a, h = 11, 3, 64
+    shapes = [(d, h), (h,), (h, h), (h,), (h, a), (a,)]
+    state = {f"weight_{i}": rng.normal(scale=0.3, size=s).astype(np.float32) for i, s in enumerate(shapes)}
+    state.update(obs_rms_mean=rng.normal(size=d) * 3, obs_rms_var=rng.uniform(0.01, 50, d), obs_rms_count=2.5e6,
+                 weight_6=np.zeros(4, np.float32))  # the critic's, and so on: weights beyond the actor's
+    save_weights_only(tmp_path / "policy-9.npz", state, {"timesteps": 9, "algo": "ppo"})
+    arrays, meta = load_policy_checkpoint(tmp_path)
+    assert meta["weights_only"] and arrays["weight_0"].dtype == np.float16
+    assert arrays["obs_rms_count"] == 2.5e6 and arrays["obs_rms_mean"].dtype == np.float32
+    low, high = -np.ones(a), np.ones(a)
+    full, small = BoxMeanPolicy(state, d, low, high, 10.0), BoxMeanPolicy(arrays, d, low, high, 10.0)
+    obs = rng.normal(size=(20, d)) * 3
+    np.testing.assert_allclose(small.act_deterministic(obs), full.act_deterministic(obs), atol=2e-2)
+    unnormalized = BoxMeanPolicy({k: v for k, v in state.items() if k.startswith("weight_")} | {
+        "obs_rms_mean": np.zeros(d), "obs_rms_var": np.ones(d), "obs_rms_count": 1.0}, d, low, high, 10.0)
+    assert np.abs(unnormalized.act_deterministic(obs) - full.act_deterministic(obs)).max() > 0.1  # it matters

@@ -123,8 +123,10 @@ def test_the_trainer_sets_the_input_norm_first_and_again_at_25_percent_more_rows
         _trainer(db).load(tmp_path / "u8.npz")
 
 
-def test_published_float_weights_say_their_dtype_and_learned_reward_refuses_them(tmp_path):
-    from drlhp.learned_reward import LearnedRewardError, SavedPredictor
+def test_published_float_weights_say_their_dtype_and_learned_reward_takes_them_with_actions(tmp_path):
+    import gymnasium as gym
+
+    from drlhp.learned_reward import LearnedReward, LearnedRewardError, SavedPredictor
     from drlhp.reward.checkpoint import load_predictor_weights, save_predictor_weights
 
     trainer = _trainer(synthetic_db(1, 10, t=5))
@@ -133,8 +135,12 @@ def test_published_float_weights_say_their_dtype_and_learned_reward_refuses_them
     weights, meta = load_predictor_weights(tmp_path / "reward_predictor.npz")
     assert meta["obs_dtype"] == "float32"
     (tmp_path / "config.json").write_text('{"env": "Hopper-v5", "reward": {}}')
-    with pytest.raises(LearnedRewardError, match="uint8 inputs only") as e:
-        SavedPredictor(tmp_path)
+    saved = SavedPredictor(tmp_path)  # issue 39: it scores (observation, action) rows (test_learned_reward_mujoco)
+    assert saved.takes_actions and saved.obs_dtype == np.float32 and saved.in_channels == D
+    x = synthetic_db(2, 2, t=5).obs_rows()
+    np.testing.assert_allclose(saved.raw(x), trainer.ensemble.predict(x), rtol=1e-5, atol=1e-6)
+    with pytest.raises(LearnedRewardError, match=f"scores {D} values a step") as e:
+        LearnedReward(gym.make("Pendulum-v1"), saved)
     assert "\n" not in str(e.value)
 
 

@@ -17,6 +17,7 @@ from drlhp.runtime.run_paths import RunPaths
 CKPT_PATTERN = re.compile(r"^policy-(\d+)\.npz$")
 FORMAT_VERSION = 1
 KEEP = 3
+OBS_NORM_PREFIX = "obs_rms_"  # PPO's observation normalization in a policy state (drlhp.policy.ppo.PPOPolicy.get_state)
 
 
 class CheckpointError(Exception):
@@ -36,10 +37,13 @@ def save_policy_checkpoint(ckpt_dir: str | Path, updates: int, state: dict[str, 
 def save_weights_only(path: str | Path, state: dict[str, np.ndarray], meta: dict) -> Path:
     """A policy file of the network's weights alone, in float16 (``state``'s weight_* arrays; no optimizer
     state, no RNG): a milestone's or a model folder's. ``load_policy_checkpoint`` reads it, watch replays it.
+    PPO's observation normalization (``obs_rms_*``: the mean, variance and count the network's input is
+    normalized by, without which it cannot act) is kept too, in float32 (a count of millions overflows float16).
     CheckpointError if ``state`` holds no weights."""
     weights = {k: np.asarray(v, np.float16) for k, v in state.items() if k.startswith("weight_")}
     if not weights:
         raise CheckpointError("the policy state holds no network weights (weight_0, ...)")
+    weights.update({k: np.asarray(v, np.float32) for k, v in state.items() if k.startswith(OBS_NORM_PREFIX)})
     npz_json.write(path, weights, {**meta, "format_version": FORMAT_VERSION, "weights_only": True})
     return Path(path)
 
