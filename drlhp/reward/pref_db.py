@@ -141,6 +141,12 @@ class PrefDB(PrefDBFiles):
         return Segment(self.segment_obs(seg_id), _unzip(s.frames_z, s.frames_shape),
                        s.true_rewards.copy(), s.env_id, s.worker, s.step, self.segment_states(seg_id))
 
+    def segment_look(self, seg_id: str) -> tuple[str, tuple[int, ...], bool]:
+        """(env id, its frames' shape, whether it recorded states), nothing decoded: what review needs to know of
+        how the segment is shown (its own frames, or drawn from its states where its frames are empty)."""
+        s = self._segments[seg_id]
+        return s.env_id, s.frames_shape, s.states_z is not None
+
     def segment_states(self, seg_id: str) -> np.ndarray | None:
         """The segment's recorded simulator states, (T, S) float64 (a new array), or None if none were recorded."""
         s = self._segments[seg_id]
