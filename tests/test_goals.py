@@ -278,6 +278,7 @@ def test_a_landed_flip_counts_1_a_tumble_that_ends_low_0_a_turn_on_the_ground_0(
     figures = _goal_figures("pref_interface.goals:hopper_landed_backflip", hopper_landed_backflip,
                             hopper_landed_backflip.env_kwargs, [landed, tumble, roll])
     assert figures["goal_measure"] == "landed_backflips" and figures["goal_measures"] == [1, 0, 0]
+    assert check_goal("pref_interface.goals:hopper_landed_backflip", "Hopper-v5") is hopper_landed_backflip
 
 
 def test_a_landing_after_the_half_second_or_across_a_reset_is_no_landing():

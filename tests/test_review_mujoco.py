@@ -79,6 +79,29 @@ def test_a_clip_is_drawn_from_its_kept_states_as_the_labelling_drew_it(tmp_path)
     assert np.array_equal(shown, atari.segment(atari.segment_ids()[0]).frames) and frame_s == 1.0 / FPS
 
 
+def test_the_review_window_shows_the_drawn_clips_on_their_own_clock(tmp_path):
+    """ReviewWindow (offscreen Qt) on a Hopper database: both clips are the render worker's frames of the kept states,
+    and its clock ticks each frame's real 40 ms (the Atari clips' 1 / FPS elsewhere)."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from drlhp.reward.pref_db import PrefDB
+    from pref_interface.clip_view import application
+    from pref_interface.review import Review, ReviewWindow
+    from test_mujoco_labelling import rerender
+
+    hopper_db(tmp_path / "prefs.npz")
+    db = PrefDB.load(tmp_path / "prefs.npz")
+    app = application()  # held: a QApplication collected before the window aborts the process
+    window = ReviewWindow(Review(db))
+    try:
+        e = window.review.entry
+        assert np.array_equal(window.left.frames, rerender(db.segment(e.id1).states))
+        assert np.array_equal(window.right.frames, rerender(db.segment(e.id2).states))
+        assert window.timer.interval() == 40 and window.left.n_frames == 6
+    finally:
+        window.close()
+        app.processEvents()
+
+
 def test_a_database_without_states_gets_one_line_and_exit_2(tmp_path):
     """An oracle's run (or a database from before states were kept): nothing to draw its MuJoCo clips from."""
     hopper_db(tmp_path / "prefs.npz", states=False)
@@ -96,7 +119,7 @@ def test_review_on_a_machine_that_cannot_draw_gets_the_run_checks_line_and_exit_
     """With an OpenGL backend that does not load here (OSMesa, where libosmesa6 is not installed), review says what
     the run's check says (pref_interface.clip_drawer.render_problem), in one line, before serving anything."""
     hopper_db(tmp_path / "prefs.npz")
-    env = {**os.environ, "MUJOCO_GL": "osmesa", "PYOPENGL_PLATFORM": "osmesa"}
+    env = {**os.environ, "MUJOCO_GL": "osmesa", "PYOPENGL_PLATFORM": "osmesa"}  # (MUJOCO_GL=disable, as watch's test)
     probe = subprocess.run([sys.executable, "-c", "from pref_interface.clip_drawer import render_problem; "
                             "print(render_problem('Hopper-v5') is None)"], cwd=REPO, capture_output=True, text=True,
                            timeout=300, env=env)
