@@ -69,6 +69,8 @@ def _check_env(cfg: RunConfig) -> str:
         envs.check_env_id(cfg.env, box_actions=kind == "box")
         if kind == "box" and cfg.labels and cfg.prefs.labeller not in BOX_ACTION_LABELLERS:
             _check_drawable(cfg)
+        if kind == "box" and cfg.watches and _is_mujoco(cfg.env):
+            _check_draws(cfg.env, "watch draws its video offscreen, following the robot")
     except envs.UnknownEnvError:
         raise UsageError(f"unknown env {cfg.env!r}; list valid ids with: python run.py --list_envs") from None
     except envs.UnsupportedEnvError as e:  # "FrozenLake-v1: Discrete observations are not supported: ..."
@@ -85,25 +87,34 @@ def _check_env(cfg: RunConfig) -> str:
 def _check_drawable(cfg: RunConfig) -> None:
     """A person labels a Box-action env: its clips are drawn from recorded MuJoCo states, so it must be a MuJoCo env,
     and this machine must draw one (offscreen OpenGL: EGL's system packages), tried once in a render worker."""
+    if not _is_mujoco(cfg.env):
+        raise UsageError(f"{cfg.env} has continuous actions and is not a MuJoCo env: --labeller {cfg.prefs.labeller} "
+                         f"shows a person only MuJoCo clips (drawn from the simulator's states); --synthetic_prefs "
+                         f"labels it (the synthetic oracle)")
+    _check_draws(cfg.env, f"--labeller {cfg.prefs.labeller}",
+                 "; or --synthetic_prefs (the synthetic oracle labels instead of a person)")
+
+
+def _is_mujoco(env_id: str) -> bool:
     import gymnasium as gym
 
     from envs.mujoco_state import is_mujoco
 
-    env = gym.make(cfg.env)
+    env = gym.make(env_id)
     try:
-        drawable = is_mujoco(env)
+        return is_mujoco(env)
     finally:
         env.close()
-    if not drawable:
-        raise UsageError(f"{cfg.env} has continuous actions and is not a MuJoCo env: --labeller {cfg.prefs.labeller} "
-                         f"shows a person only MuJoCo clips (drawn from the simulator's states); --synthetic_prefs "
-                         f"labels it (the synthetic oracle)")
+
+
+def _check_draws(env_id: str, who: str, instead: str = "") -> None:
+    """This machine draws ``env_id``'s MuJoCo frames offscreen (a frame tried in a render worker,
+    pref_interface.clip_drawer.render_problem), else UsageError: ``who``, the problem, ``instead``."""
     from pref_interface.clip_drawer import render_problem
 
-    problem = render_problem(cfg.env)
+    problem = render_problem(env_id)
     if problem:
-        raise UsageError(f"--labeller {cfg.prefs.labeller}: {problem}; or --synthetic_prefs (the synthetic oracle "
-                         f"labels instead of a person)")
+        raise UsageError(f"{who}: {problem}{instead}")
 
 
 def _check_settings(cfg: RunConfig, algo: str) -> None:

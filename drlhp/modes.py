@@ -135,14 +135,18 @@ def watch(cfg: RunConfig, record: RunRecord) -> int:
 
 
 def _watch_ppo(cfg: RunConfig, record: RunRecord) -> int:
-    """watch on Box actions: a PPO checkpoint plays by its mean in one rendered env, with the fixed-length
-    episodes it trained in; a run with an oracle goal (its config.json's, or --oracle_goal) plays in the env made
-    with the goal's kwargs, and each episode's measure of the goal is reported (``_goal_figures``)."""
+    """watch on Box actions: a PPO checkpoint plays by its mean in one env, with the fixed-length episodes it
+    trained in; a run with an oracle goal (its config.json's, or --oracle_goal) plays in the env made with the goal's
+    kwargs, and each episode's measure of the goal is reported (``_goal_figures``). A MuJoCo env's video is drawn
+    from the simulator's states it recorded, following the robot as a person's clips do
+    (drlhp.policy.watch.followed_frames; check_inputs has made sure this machine draws); another env's is its
+    ``render()``."""
     import os
 
     from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
-    from drlhp.policy.watch import BoxMeanPolicy, play_box_episodes, write_video
+    from drlhp.policy.watch import BoxMeanPolicy, followed_frames, play_box_episodes, write_video
     from envs.fixed_length import any_vector_env
+    from envs.mujoco_state import is_mujoco, record_state
 
     os.environ.setdefault("MUJOCO_GL", "egl")  # no display needed; TensorFlow stays out of this process
     try:
@@ -153,21 +157,24 @@ def _watch_ppo(cfg: RunConfig, record: RunRecord) -> int:
         raise UsageError(f"policy checkpoint {meta['path']} is {meta.get('algo', 'a2c')}'s; {cfg.env} needs PPO's")
     spec, goal, env_kwargs = _watched_goal(cfg, meta["path"])
     env = any_vector_env(cfg.env, 1, render_mode="rgb_array", **cfg.ppo.falls, **env_kwargs).envs[0]
+    mujoco = is_mujoco(env)
     try:
         space = env.action_space
         try:
             policy = BoxMeanPolicy(arrays, env.observation_space.shape[0], space.low, space.high, cfg.ppo.obs_clip)
         except (KeyError, ValueError) as e:
             raise UsageError(f"checkpoint {meta['path']} does not fit {cfg.env}: {e}") from None
-        frames, returns, observations = play_box_episodes(env, policy, cfg.episodes, cfg.seed)
+        seen, returns, observations = play_box_episodes(env, policy, cfg.episodes, cfg.seed,
+                                                        see=record_state if mujoco else lambda e: e.render())
         fps = int(env.metadata.get("render_fps", 30))
     finally:
         env.close()
-    video = write_video(frames, Path(cfg.video or record.dir / "episode.mp4"), fps=fps, scale=1)
+    frames = followed_frames(cfg.env, seen, env_kwargs) if mujoco else seen
+    video, n_frames = write_video(frames, Path(cfg.video or record.dir / "episode.mp4"), fps=fps, scale=1)
     figures = _goal_figures(spec, goal, env_kwargs, observations)
     shown = (f", {figures['goal_measure']} per episode {figures['goal_measures']} (mean "
              f"{figures['goal_measure_mean']:g}; goal {spec})" if "goal_measure" in figures else "")
-    print(f"[watch] {len(returns)} episode(s), true returns {returns}{shown}, {len(frames)} frames -> {video}")
+    print(f"[watch] {len(returns)} episode(s), true returns {returns}{shown}, {n_frames} frames -> {video}")
     return finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "algo": "ppo",
                             "episodes": len(returns), "true_returns": returns,
                             "true_return_mean": float(sum(returns) / len(returns)) if returns else None,

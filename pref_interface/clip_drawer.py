@@ -121,7 +121,10 @@ def render_problem(env_id: str, timeout_s: float = 120.0) -> str | None:
 
     from envs.mujoco_state import state_size
 
-    env = gym.make(env_id)
+    try:  # with an OpenGL backend that does not load (MUJOCO_GL=osmesa without libosmesa6), importing mujoco fails
+        env = gym.make(env_id)
+    except Exception as e:  # noqa: BLE001 -- whatever the import raises, the machine cannot draw
+        return _cannot_draw(f"{type(e).__name__}: {e}".splitlines()[0])
     try:
         size = state_size(env)
     finally:
@@ -139,12 +142,15 @@ def render_problem(env_id: str, timeout_s: float = 120.0) -> str | None:
     except RenderError as e:
         log.seek(0)
         said = [line.strip() for line in log.read().decode(errors="replace").splitlines() if line.strip()]
-        why = f"{e}" + (f"; it said: {said[-1]}" if said else "")
-        return (f"this machine cannot draw MuJoCo clips offscreen ({why}): install libegl1 libegl-mesa0 "
-                f"libgl1-mesa-dri (Mesa's EGL), or libosmesa6 and set MUJOCO_GL=osmesa PYOPENGL_PLATFORM=osmesa")
+        return _cannot_draw(f"{e}" + (f"; it said: {said[-1]}" if said else ""))
     finally:
         worker.close()
         log.close()
+
+
+def _cannot_draw(why: str) -> str:
+    return (f"this machine cannot draw MuJoCo clips offscreen ({why}): install libegl1 libegl-mesa0 "
+            f"libgl1-mesa-dri (Mesa's EGL), or libosmesa6 and set MUJOCO_GL=osmesa PYOPENGL_PLATFORM=osmesa")
 
 
 class ClipDrawer:

@@ -30,6 +30,39 @@ Its env needs ``terminate_when_unhealthy=False``: Hopper-v5 calls a torso pitche
 unhealthy and ends the episode (and the fixed-length wrapper would put the robot back mid-flip).
 ``count_backflips`` counts the full backward turns in a series of pitch angles, for ``watch``.
 
+**Hopper-v5's backflip that lands** (``hopper_landed_backflip``, issue 40). The backflip goal above made a Hopper turn
+over 7.6 times an episode with its torso's median height at 0.55 m: it tumbled more than it flipped, since a turn
+rolled on the ground pays as much as one made in the air. The paper's Hopper jumped, turned in the air and landed on
+its foot, so this goal pays what that takes:
+
+* rotation only in the air: ``air_rotation``, the backward rotation (the pitch falling, as above) summed over the
+  steps whose two ends both have the body's lowest point above ``AIRBORNE_M`` (2 cm; standing, the foot's bottom is
+  at -0.3 cm). Not the foot alone: a Hopper rolling over its back on the ground has its foot in the air. The height
+  comes from the observation alone: obs[:5] is qpos[1:6] (height, pitch and the three joint angles), and
+  ``body_bottom`` is Hopper's planar forward kinematics of its four capsules (tests/test_goals.py checks it against
+  MuJoCo's own on random poses);
+* ``LANDING_BONUS`` (2 pi: as much again as the turn) for each landed flip in the clip (``landed_backflips``, the
+  measure below): landing is what makes a turn a backflip, so it pays as much as the turn itself;
+* ``HEIGHT_WEIGHT`` times the torso's mean height, as the backflip above, for the same reason (lying still otherwise
+  ties with standing; getting up pays).
+
+A clip is 1.5 s (188 steps), room for a jump, a turn and a landing; a flip that straddles two clips is paid its air
+rotation in each, and its landing bonus in neither. Its env is made as the backflip's (``terminate_when_unhealthy``
+off).
+
+**A backflip that lands** (``landed_backflips``: the landed goal's ``measure``, which watch reports per episode, and
+the one place it is counted: docs/experiments/count_backflips.py prints the goals' own measures). From an episode's
+observations (the simulator's state but rootx, which no part of it needs): a flip is a full backward turn, as
+``count_backflips`` finds it (2 pi back from the most forward point since the last flip); it counts as landed when
+(1) at least ``AIR_SHARE`` (three quarters) of that turn's rotation was made in the air (the foot, and all else, off
+the ground; the rest allows for the push-off and the touch-down; a turn pivoted on the foot or rolled on the ground
+has little of it), and (2) at some step within ``LANDING_S`` (half a second, 62 steps) after the turn is complete,
+before any reset, it starts to stand for ``STAND_S`` (0.1 s, 12 steps): on the ground (its lowest point at most
+AIRBORNE_M up: with the torso upright and high, that is the foot), the torso above ``LANDED_HEIGHT_M`` (1.0 m;
+standing it is 1.2 m, lying 0.25 m) and upright (its pitch within ``UPRIGHT_RAD``, 30 degrees, of a whole number of
+turns). On the ground, since a flip's torso passes upright and high in the air as its turn completes; for 0.1 s,
+since a Hopper that touches down and goes on over onto its back passes through that pose for a step or two.
+
 **HalfCheetah-v5 standing on its back leg** (``cheetah_standing``). Its observation is qpos[1:] then qvel:
 ``obs[:, 1]`` is the torso's pitch (``rooty``, unwrapped). Measured (tests/test_goals.py): at pitch -pi/2 the
 head is 1.1 m above the back thigh (standing on the back leg), at +pi/2 below it (on the front leg). The
@@ -53,6 +86,21 @@ HOPPER_PITCH = 1  # obs column of Hopper-v5's torso pitch (qpos[2], rooty)
 HOPPER_HEIGHT = 0  # obs column of Hopper-v5's torso height (qpos[1], rootz), metres
 HEIGHT_WEIGHT = 3.0  # the backflip's score per metre of mean torso height (the module's docstring)
 CHEETAH_PITCH = 1  # obs column of HalfCheetah-v5's torso pitch (qpos[2], rooty)
+HOPPER_DT = 0.008  # seconds per Hopper-v5 step (env.unwrapped.dt)
+AIRBORNE_M = 0.02  # the body's lowest point above this (metres): in the air; at or below it, on the ground
+AIR_SHARE = 0.75  # of a landed flip's turn, at least this share made with the foot off the ground
+LANDING_S = 0.5  # seconds after the turn within which the robot must be up
+LANDED_HEIGHT_M = 1.0  # torso height above which it is up (standing: 1.25 m)
+UPRIGHT_RAD = math.pi / 6  # pitch within this of a whole number of turns: upright
+STAND_S = 0.1  # seconds it must stand so (a body falling through the pose onto its back does not land)
+LANDING_BONUS = FULL_TURN  # the landed backflip goal's pay per landed flip in a clip
+# Hopper-v5's planar geometry (its hopper.xml), metres in (x, z) of each body's frame: where each body sits in its
+# parent, each hinge's point in its own body
+_THIGH_IN_TORSO, _LEG_IN_THIGH, _FOOT_IN_LEG = (0.0, -0.2), (0.0, -0.7), (0.13, -0.35)
+_LEG_HINGE, _FOOT_HINGE = (0.0, 0.25), (-0.13, 0.1)
+# each capsule: its two ends in its body's frame, and its radius
+_TORSO, _THIGH = (((0.0, 0.2), (0.0, -0.2)), 0.05), (((0.0, 0.0), (0.0, -0.45)), 0.05)
+_LEG, _FOOT = (((0.0, 0.25), (0.0, -0.25)), 0.04), (((-0.26, 0.1), (0.13, 0.1)), 0.06)
 
 
 def _pitch_steps(angles: np.ndarray) -> np.ndarray:
@@ -82,6 +130,100 @@ def hopper_backflips(obs: np.ndarray) -> int:
 hopper_backflip.env_kwargs = {"terminate_when_unhealthy": False}
 hopper_backflip.env_ids = ("Hopper-v5",)
 hopper_backflip.measure = ("backflips", hopper_backflips)
+
+
+def _turn(angle: np.ndarray, point) -> np.ndarray:
+    """(x, z) ``point`` (a pair, or (2, T)) turned by ``angle`` (T,) about +y, as MuJoCo turns a body's frame."""
+    c, s = np.cos(angle), np.sin(angle)
+    x, z = (np.asarray(point, np.float64).reshape(2, -1))
+    return np.stack([c * x + s * z, -s * x + c * z])
+
+
+def body_bottom(obs: np.ndarray) -> np.ndarray:
+    """The height (metres) of the lowest point of Hopper-v5's body (torso, thigh, leg and foot capsules) at each step,
+    from its observations (T, >= 5): obs[:, :5] = qpos[1:6] (torso height, pitch, thigh, leg and foot hinge angles;
+    the hinges turn about -y). Planar forward kinematics of its hopper.xml; x is left out (rootx is not observed)."""
+    q = np.asarray(obs, np.float64)
+    z, pitch, thigh, leg, foot = (q[:, i] for i in range(5))
+    origin = np.stack([np.zeros_like(z), z])
+    thigh_angle = pitch - thigh
+    thigh_origin = origin + _turn(pitch, _THIGH_IN_TORSO)
+    leg_angle = thigh_angle - leg
+    hinge = np.array(_LEG_HINGE)
+    leg_origin = thigh_origin + _turn(thigh_angle, _LEG_IN_THIGH) + _turn(thigh_angle, hinge) - _turn(leg_angle, hinge)
+    foot_angle = leg_angle - foot
+    hinge = np.array(_FOOT_HINGE)
+    foot_origin = leg_origin + _turn(leg_angle, _FOOT_IN_LEG) + _turn(leg_angle, hinge) - _turn(foot_angle, hinge)
+    bottoms = []
+    for body_origin, angle, (ends, radius) in ((origin, pitch, _TORSO), (thigh_origin, thigh_angle, _THIGH),
+                                               (leg_origin, leg_angle, _LEG), (foot_origin, foot_angle, _FOOT)):
+        bottoms += [(body_origin + _turn(angle, end))[1] - radius for end in ends]
+    return np.min(bottoms, axis=0)
+
+
+def _air_steps(obs: np.ndarray) -> np.ndarray:
+    """(T - 1,) bool: step t -> t + 1 made with the whole body off the ground at both ends."""
+    air = body_bottom(obs) > AIRBORNE_M
+    return air[:-1] & air[1:]
+
+
+def air_rotation(obs: np.ndarray) -> float:
+    """Backward rotation (radians) of Hopper-v5's torso made in the air (no part on the ground), over the clip."""
+    obs = np.asarray(obs, np.float64)
+    return float(-(_pitch_steps(obs[:, HOPPER_PITCH]) * _air_steps(obs)).sum())
+
+
+def landed_backflips(obs: np.ndarray, dt: float = HOPPER_DT) -> int:
+    """Backflips that land, in Hopper-v5's observations (T, D) of an episode or a clip (the module docstring): full
+    backward turns at least AIR_SHARE made in the air, then standing on the foot with the torso above LANDED_HEIGHT_M
+    and within UPRIGHT_RAD of upright at some step within LANDING_S, before any reset."""
+    obs = np.asarray(obs, np.float64)
+    if obs.ndim != 2 or obs.shape[1] < 5:
+        raise ValueError(f"landed_backflips needs Hopper-v5's observations (T, >= 5), got shape {obs.shape}")
+    pitch, height = obs[:, HOPPER_PITCH], obs[:, HOPPER_HEIGHT]
+    raw = np.diff(pitch)
+    reset = np.abs(raw) > RESET_JUMP  # step t -> t + 1 is a reset of the env
+    back = np.concatenate([[0.0], np.cumsum(np.where(reset, 0.0, -raw))])  # backward rotation up to each step
+    air = np.concatenate([[0.0], np.cumsum(np.where(reset | ~_air_steps(obs), 0.0, -raw))])  # ... in the air
+    turned = np.abs(pitch - FULL_TURN * np.round(pitch / FULL_TURN))
+    up = (height > LANDED_HEIGHT_M) & (turned <= UPRIGHT_RAD) & (body_bottom(obs) <= AIRBORNE_M)  # on its foot
+    hold = max(1, int(round(STAND_S / dt)))
+    ups = np.concatenate([[0], np.cumsum(up)])
+    resets = np.concatenate([[0], np.cumsum(reset)])
+    stands = np.zeros(len(obs), bool)  # standing from step s for ``hold`` steps, no reset among them
+    last = len(obs) - hold + 1
+    if last > 0:
+        s = np.arange(last)
+        stands[:last] = (ups[s + hold] - ups[s] == hold) & (resets[s + hold - 1] - resets[s] == 0)
+    window = int(round(LANDING_S / dt))
+    flips, start = 0, 0  # start: the most forward point since the last flip (or reset)
+    for t in range(1, len(obs)):
+        if reset[t - 1]:
+            start = t
+        elif back[t] - back[start] >= FULL_TURN:
+            if air[t] - air[start] >= AIR_SHARE * FULL_TURN:
+                end = min(len(obs), t + window + 1)
+                later = np.flatnonzero(reset[t:end - 1])  # a reset ends the window: its start pose is no landing
+                if later.size:
+                    end = t + later[0] + 1
+                flips += bool(stands[t:end].any())
+            start = t
+        elif back[t] < back[start]:
+            start = t
+    return flips
+
+
+def hopper_landed_backflip(obs: np.ndarray, actions: np.ndarray, info: dict) -> float:
+    """The backward rotation made in the air (radians), LANDING_BONUS per landed flip, and
+    HEIGHT_WEIGHT times the torso's mean height (metres): the module's docstring says why each."""
+    obs = np.asarray(obs, np.float64)
+    return (air_rotation(obs) + LANDING_BONUS * landed_backflips(obs)
+            + HEIGHT_WEIGHT * float(np.mean(obs[:, HOPPER_HEIGHT])))
+
+
+hopper_landed_backflip.env_kwargs = {"terminate_when_unhealthy": False}
+hopper_landed_backflip.env_ids = ("Hopper-v5",)
+hopper_landed_backflip.measure = ("landed_backflips", landed_backflips)
 
 
 def cheetah_standing(obs: np.ndarray, actions: np.ndarray, info: dict) -> float:

@@ -11,8 +11,9 @@
                              (the policy's step, the schedule's clock, comes back the same way)
         send(pair, mu)       preference_queue <- Preference (never dropped: blocking, or held in an outbox
                              and retried, so that a person's window never freezes on a full queue); the
-                             segments as the policy sent them, without their states (the drawn frames are
-                             the ShownPair's, never a Segment's: they reach neither predictor nor database)
+                             segments as the policy sent them, a MuJoCo segment with its recorded states (the
+                             database keeps them, for review to draw; the drawn frames are the ShownPair's,
+                             never a Segment's: they reach neither predictor nor database)
     the labeller (--labeller, one entry of pref_interface.labellers.LABELLERS) runs its loop over them:
         oracle   a plain loop until stop: receive_segments; pair <- next_pair(); send(pair, oracle's answer)
         window   the same steps in a Qt timer tick, a person answering in the window (pref_interface.human)
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import replace
 
 from drlhp.config import RunConfig
 from drlhp.runtime.messages import Preference
@@ -178,7 +178,7 @@ class PrefInterface:
         if mu is None:
             self.discarded += 1
             return
-        self.outbox.append(Preference(_as_sent(pair[0]), _as_sent(pair[1]), mu).check())
+        self.outbox.append(Preference(pair[0], pair[1], mu).check())
         self.flush(block)
 
     def flush(self, block: bool) -> None:
@@ -231,12 +231,6 @@ class PrefInterface:
         return {"labels_given": self.given, "pairs_asked": self.pool.n_asked,
                 "labels_per_minute": round(60.0 * self.given / max(1e-9, time.perf_counter() - self.t_start), 1),
                 **({} if self.drawer is None else self.drawer.figures())}
-
-
-def _as_sent(segment):
-    """The segment for the reward predictor and the database: without its recorded states (only drawing needs
-    them; its frames are the policy's, never the drawn ones)."""
-    return segment if segment.states is None else replace(segment, states=None)
 
 
 def run_pref_interface(cfg: RunConfig, ports: PrefInterfacePorts, run_dir: str, log=print, *,

@@ -11,6 +11,9 @@ Keys (also buttons):  Left / a, Right / d, Up / w   relabel: left better, right 
                       Space                         replay both clips
                       u                             undo the last change
                       Ctrl+S                        save now
+A MuJoCo clip is drawn from the simulator states the database kept, as the labelling drew it
+(pref_interface.review_clips); a database whose MuJoCo clips kept no states, or a machine that cannot draw
+them (no offscreen OpenGL), gets one line and exit code 2.
 Changes are kept as edits over the database and written when the window closes (and on Ctrl+S), with
 one atomic write of the whole file: by default over the file read (D's prefs.npz), or to --out. Do not
 review a database that a running run is still writing: the run's next save would replace it.
@@ -28,6 +31,7 @@ from drlhp.reward.pref_db import PrefDB
 from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
 from pref_interface.answers import DELETED, FPS, LOOP_PAUSE_FRAMES
 from pref_interface.clip_view import ClipView, application
+from pref_interface.review_clips import ReviewClips
 
 REVIEW_TITLE = "drlhp: review preferences"
 MU_NAMES = {MU_LEFT: "left is better", MU_RIGHT: "right is better", MU_EQUAL: "equally good", DELETED: "deleted"}
@@ -107,9 +111,11 @@ class Review:
 
 
 class ReviewWindow(QMainWindow):
-    def __init__(self, review: Review, save=lambda: None, fps: float = FPS):
+    def __init__(self, review: Review, save=lambda: None, fps: float = FPS, clips: ReviewClips | None = None):
         super().__init__()
         self.review, self.save = review, save
+        self.clips = clips or ReviewClips(review.db)
+        self.default_frame_ms = int(round(1000 / fps))
         self.setWindowTitle(REVIEW_TITLE)
         self.header = QLabel("")
         self.header.setAlignment(Qt.AlignCenter)
@@ -144,7 +150,7 @@ class ReviewWindow(QMainWindow):
         self.tick = 0
         self.timer = QTimer(self)
         self.timer.timeout.connect(self.next_frame)
-        self.timer.start(int(round(1000 / fps)))
+        self.timer.start(self.default_frame_ms)
         self._shown = ()
         self.refresh()
 
@@ -205,9 +211,15 @@ class ReviewWindow(QMainWindow):
         e = r.entry
         if e is not self._shown:
             self._shown = e
-            db = r.db
-            self.left.set_frames(None if e is None else db.segment(e.id1).frames, "the database holds no pairs")
-            self.right.set_frames(None if e is None else db.segment(e.id2).frames, "the database holds no pairs")
+            if e is None:
+                left = right = frame_s = None
+            else:
+                (left, frame_s), (right, _) = self.clips.clip(e.id1), self.clips.clip(e.id2)
+            self.left.set_frames(left, "the database holds no pairs")
+            self.right.set_frames(right, "the database holds no pairs")
+            ms = self.default_frame_ms if frame_s is None else max(1, round(1000 * frame_s))
+            if ms != self.timer.interval():
+                self.timer.setInterval(ms)  # a MuJoCo clip's frames stay k * dt each: its real speed
             self.tick = 0
         if e is None:
             self.header.setText("no pairs")
@@ -226,6 +238,7 @@ class ReviewWindow(QMainWindow):
     def closeEvent(self, event) -> None:
         self.timer.stop()
         self.save()
+        self.clips.close()
         super().closeEvent(event)
 
 
@@ -243,14 +256,18 @@ def main(argv: list[str] | None = None) -> int:
     from drlhp.reward.checkpoint import PREFS_FILE, find_file
     from drlhp.reward.pref_db import PrefDBError
     from pref_interface.display import DisplayError, require_display
+    from pref_interface.review_clips import drawing_problem, states_problem
 
     path = find_file(args.load_prefs_dir, PREFS_FILE)
     try:
         db = PrefDB.load(path)
         if not args.web:
             require_display()
+        problem = states_problem(db) or drawing_problem(db)  # MuJoCo clips: their states, and a machine that draws
     except (PrefDBError, DisplayError) as e:
-        print(f"{p.prog}: error: {e}", file=sys.stderr)
+        problem = str(e)
+    if problem:
+        print(f"{p.prog}: error: {problem}", file=sys.stderr)
         return 2
     out = Path(args.out) if args.out else path
     review = Review(db)

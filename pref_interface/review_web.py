@@ -3,12 +3,14 @@ machine without a display (the labelling page's server, pref_interface.web, with
 
 The same Review (pref_interface.review: the entries in labelling order, the person's edits over them,
 one level of undo per edit) as the window; the page lists the saved preferences and plays the chosen
-pair's clips. Edits are written with one atomic write when the person presses Save (or Ctrl+S), and
-at exit (Ctrl-C in the terminal).
+pair's clips (a MuJoCo pair drawn from its recorded states, as the labelling drew it: pref_interface.review_clips;
+each frame stays ``frame_ms``). Edits are written with one atomic write when the person presses Save (or Ctrl+S),
+and at exit (Ctrl-C in the terminal).
 
 Routes (each needs the token, as the labelling page's):
     GET  /                        the page
-    GET  /api/review              every pair (number, split, recorded answer, answer now), the one chosen
+    GET  /api/review              every pair (number, split, recorded answer, answer now), the one chosen and
+                                  its clips' frames, size and frame_ms
     GET  /clip/ORDER/left|right   a pair's clip, one PNG (pref_interface.web.clip_png)
     POST /api/edit                {"order": N, "change": "left|right|equal|delete|keep"} -> the review
     POST /api/undo, /api/save     -> the review
@@ -22,6 +24,7 @@ from pathlib import Path
 
 from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
 from pref_interface.answers import DELETED, FPS, LOOP_PAUSE_FRAMES
+from pref_interface.review_clips import ReviewClips
 from pref_interface.web_server import BadRequest, clip_png, guarded_app, json_body, listen, serve
 
 PAGE_FILE = Path(__file__).with_name("review_page.html")
@@ -32,8 +35,10 @@ CHANGES = {"left": MU_LEFT, "right": MU_RIGHT, "equal": MU_EQUAL}
 class ReviewServer:
     """``run()`` serves until the stop event; ``save()`` writes the edits (the caller's function)."""
 
-    def __init__(self, review, save, host: str = "127.0.0.1", port: int = 0, log=print, token: str | None = None):
+    def __init__(self, review, save, host: str = "127.0.0.1", port: int = 0, log=print, token: str | None = None,
+                 clips: ReviewClips | None = None):
         self.review, self.save, self.log, self.deleted = review, save, log, DELETED
+        self.clips = clips or ReviewClips(review.db)
         self.token = token or secrets.token_urlsafe(24)
         self.sock = listen(host, port)
         self.host, self.port = host, self.sock.getsockname()[1]
@@ -60,6 +65,7 @@ class ReviewServer:
         finally:
             await runner.cleanup()
             self.sock.close()
+            self.clips.close()
 
     def state(self, message: str = "") -> dict:
         r = self.review
@@ -67,13 +73,25 @@ class ReviewServer:
         for e in r.entries:
             now = r.answer(e.order)
             pairs.append({"order": int(e.order), "split": r.split.get(e.order, "?"), "recorded": MU_WORDS[tuple(e.mu)],
-                          "now": "delete" if now == self.deleted else MU_WORDS[tuple(now)],
-                          "frames": len(r.db.segment(e.id1).frames)})
+                          "now": "delete" if now == self.deleted else MU_WORDS[tuple(now)]})
         chosen = r.entry
+        shown = [] if chosen is None else [self.clips.clip(chosen.id1), self.clips.clip(chosen.id2)]
         return {"pairs": pairs, "chosen": None if chosen is None else int(chosen.order),
                 "relabelled": r.n_relabelled, "deleted": r.n_deleted, "unsaved": bool(r.edits), "message": message,
                 "fps": FPS, "loop_pause_frames": LOOP_PAUSE_FRAMES,
-                "size": None if chosen is None else list(r.db.segment(chosen.id1).frames.shape[1:3])}
+                "frames": max((len(frames) for frames, _ in shown), default=0),
+                "frame_ms": round(1e3 * shown[0][1], 3) if shown else round(1e3 / FPS, 3),
+                "size": list(shown[0][0].shape[1:3]) if shown else None}
+
+    async def _state_now(self, message: str = "") -> dict:
+        """``state(message)``, the chosen pair's clips drawn first in a thread (a MuJoCo clip takes the render
+        worker a second or more: the server answers other requests meanwhile)."""
+        e = self.review.entry
+        if e is not None:
+            loop = asyncio.get_running_loop()
+            for seg_id in (e.id1, e.id2):
+                await loop.run_in_executor(None, self.clips.clip, seg_id)
+        return self.state(message)
 
     def _entry(self, order) -> int:
         """The position of the entry of number ``order`` (BadRequest if none)."""
@@ -99,15 +117,16 @@ class ReviewServer:
             except ValueError:
                 raise BadRequest(400, "order: the pair's number") from None
             self.review.position = self._entry(order)
-        return web.json_response(self.state())
+        return web.json_response(await self._state_now())
 
     async def _clip(self, request):
         from aiohttp import web
 
         e = self.review.entries[self._entry(int(request.match_info["order"]))]
         seg_id = e.id1 if request.match_info["side"] == "left" else e.id2
-        frames = self.review.db.segment(seg_id).frames
-        png = await asyncio.get_running_loop().run_in_executor(None, clip_png, frames)
+        loop = asyncio.get_running_loop()
+        frames, _ = await loop.run_in_executor(None, self.clips.clip, seg_id)
+        png = await loop.run_in_executor(None, clip_png, frames)
         return web.Response(body=png, content_type="image/png", headers={"Cache-Control": "private, max-age=600"})
 
     async def _edit(self, request):
@@ -123,19 +142,19 @@ class ReviewServer:
             self.review.move(+1)
         else:
             self.review.edit(self.deleted if change == "delete" else CHANGES[change])
-        return web.json_response(self.state(f"pair {e.order}: {change}"))
+        return web.json_response(await self._state_now(f"pair {e.order}: {change}"))
 
     async def _undo(self, request):
         from aiohttp import web
 
         undone = self.review.undo()
-        return web.json_response(self.state("undone" if undone else "nothing to undo"))
+        return web.json_response(await self._state_now("undone" if undone else "nothing to undo"))
 
     async def _save(self, request):
         from aiohttp import web
 
         text = self.save()
-        return web.json_response(self.state(text or "nothing to save"))
+        return web.json_response(await self._state_now(text or "nothing to save"))
 
 
 def review_in_browser(review, save, host: str = "127.0.0.1", port: int = 0) -> int:

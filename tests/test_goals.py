@@ -189,3 +189,106 @@ def test_good_goals_pass_the_check(goal_module):
     assert check_goal("bad_goals:fine", "Walker2d-v5")(np.ones((2, 17)), None, {}) == 2.0
     assert check_goal("pref_interface.goals:cheetah_standing", "HalfCheetah-v5") is cheetah_standing
     assert load_goal("pref_interface.goals:hopper_backflip") is hopper_backflip
+
+
+# ---- the backflip that lands (issue 40, item 5) ---------------------------------------------------------------
+def test_the_hoppers_lowest_point_from_its_observation_is_mujocos():
+    """body_bottom's planar kinematics against MuJoCo's own: the lowest point of the four capsules on random poses."""
+    import gymnasium as gym
+    import mujoco
+
+    from pref_interface.goals import body_bottom
+
+    env = gym.make("Hopper-v5")
+    u = env.unwrapped
+    rng = np.random.default_rng(0)
+    poses = np.column_stack([rng.normal(size=50), rng.uniform(0.2, 2.0, 50), rng.uniform(-7, 7, 50),
+                             rng.uniform(-2.6, 0, 50), rng.uniform(-2.6, 0, 50), rng.uniform(-0.8, 0.8, 50)])
+    expected = []
+    for qpos in poses:
+        u.data.qpos[:] = qpos
+        mujoco.mj_kinematics(u.model, u.data)
+        lows = []
+        for name in ("torso_geom", "thigh_geom", "leg_geom", "foot_geom"):
+            g = mujoco.mj_name2id(u.model, mujoco.mjtObj.mjOBJ_GEOM, name)
+            half, radius = u.model.geom_size[g, 1], u.model.geom_size[g, 0]
+            axis_z = u.data.geom_xmat[g].reshape(3, 3)[2, 2]
+            lows.append(u.data.geom_xpos[g, 2] - abs(half * axis_z) - radius)
+        expected.append(min(lows))
+    env.close()
+    np.testing.assert_allclose(body_bottom(poses[:, 1:]), expected, atol=1e-9)
+
+
+STAND_Z = 1.21  # the torso's height standing with straight joints: the foot's bottom at the floor (0.0 m)
+
+
+def _scripted(*phases) -> np.ndarray:
+    """Hopper-v5 observations (T, 11) from phases of (steps, torso height from -> to, pitch from -> to); the joints
+    straight (0) and the velocities 0 (no measure reads them)."""
+    rows = []
+    for steps, (z0, z1), (p0, p1) in phases:
+        s = np.linspace(0.0, 1.0, steps, endpoint=False)
+        part = np.zeros((steps, 11))
+        part[:, 0], part[:, 1] = z0 + (z1 - z0) * s, p0 + (p1 - p0) * s
+        rows.append(part)
+    return np.concatenate(rows)
+
+
+def _flight(steps: int, z_from: float, peak: float, z_to: float, p_from: float, p_to: float) -> np.ndarray:
+    """A ballistic flight: the height on a parabola through ``peak``, the pitch turning evenly."""
+    s = np.linspace(0.0, 1.0, steps, endpoint=False)
+    part = np.zeros((steps, 11))
+    part[:, 0] = (1 - s) ** 2 * z_from + 2 * s * (1 - s) * (2 * peak - (z_from + z_to) / 2) + s ** 2 * z_to
+    part[:, 1] = p_from + (p_to - p_from) * s
+    return part
+
+
+def test_a_landed_flip_counts_1_a_tumble_that_ends_low_0_a_turn_on_the_ground_0():
+    """Scripted states (0.008 s a step): stand, jump, turn over backwards in the air, land on the foot and stand: 1.
+    The same turn in the air coming down on its back: 0. A full backward turn rolled on the ground (the torso on the
+    floor), then up on the foot at once: 0. Twice the landed flip: 2. The landed goal pays the flip above the tumble
+    and the roll, and its measure is the one watch reports."""
+    from drlhp.modes import _goal_figures
+    from pref_interface.goals import air_rotation, body_bottom, hopper_landed_backflip, landed_backflips
+
+    stand = _scripted((20, (STAND_Z, STAND_Z), (0.0, 0.0)))
+    assert abs(body_bottom(stand)).max() < 1e-9  # on the floor
+    up = _scripted((5, (STAND_Z, 1.5), (0.0, 0.0)))  # the push-off: the foot leaves the floor
+    flight = _flight(70, 1.5, 2.6, 1.5, 0.0, -TURN)
+    down = _scripted((5, (1.5, STAND_Z), (-TURN, -TURN)), (40, (STAND_Z, STAND_Z), (-TURN, -TURN)))
+    landed = np.concatenate([stand, up, flight, down])
+    assert body_bottom(flight).min() > 0.2  # all of the turn in the air
+    assert landed_backflips(landed) == 1 and count_backflips(landed[:, 1]) == 1
+
+    onto_back = _scripted((15, (1.5, 0.3), (-TURN, -TURN - 1.4)), (40, (0.3, 0.3), (-TURN - 1.4, -TURN - 1.4)))
+    tumble = np.concatenate([stand, up, flight, onto_back])
+    assert landed_backflips(tumble) == 0 and count_backflips(tumble[:, 1]) == 1  # the old count: a flip
+
+    rolled = _scripted((70, (0.15, 0.15), (0.0, -TURN)), (3, (0.15, STAND_Z), (-TURN, -TURN)))
+    roll = np.concatenate([stand, rolled, stand - [0, TURN, *[0] * 9]])
+    assert body_bottom(rolled).min() < 0.02  # something on the floor throughout
+    assert landed_backflips(roll) == 0 and count_backflips(roll[:, 1]) == 1
+
+    later = landed.copy()
+    later[:, 1] -= TURN
+    assert landed_backflips(np.concatenate([landed, later])) == 2
+
+    scores = [hopper_landed_backflip(o, np.zeros((len(o), 3)), {}) for o in (landed, tumble, roll)]
+    assert scores[0] > scores[1] > scores[2] and air_rotation(roll) < 0.1 * TURN
+    figures = _goal_figures("pref_interface.goals:hopper_landed_backflip", hopper_landed_backflip,
+                            hopper_landed_backflip.env_kwargs, [landed, tumble, roll])
+    assert figures["goal_measure"] == "landed_backflips" and figures["goal_measures"] == [1, 0, 0]
+    assert check_goal("pref_interface.goals:hopper_landed_backflip", "Hopper-v5") is hopper_landed_backflip
+
+
+def test_a_landing_after_the_half_second_or_across_a_reset_is_no_landing():
+    from pref_interface.goals import landed_backflips
+
+    stand = _scripted((20, (STAND_Z, STAND_Z), (0.0, 0.0)))
+    up = _scripted((5, (STAND_Z, 1.5), (0.0, 0.0)))
+    flight = _flight(70, 1.5, 2.6, 1.5, 0.0, -TURN)
+    lying = _scripted((70, (0.3, 0.3), (-TURN - 1.4, -TURN - 1.4)))  # 0.56 s on its back, then up
+    late = np.concatenate([stand, up, flight, lying, _scripted((20, (STAND_Z, STAND_Z), (-TURN, -TURN)))])
+    assert landed_backflips(late) == 0
+    reset = np.concatenate([stand, up, flight, _scripted((3, (0.3, 0.3), (-TURN - 1.4, -TURN - 1.4))), stand])
+    assert landed_backflips(reset) == 0  # the fixed-length wrapper's start pose is not a landing

@@ -1,7 +1,7 @@
 """A person labels MuJoCo clips (issue 30): the preference interface draws a pair of segments' recorded states in
 its render worker before offering it; the page serves the drawn frames (each shown k * dt: real speed) and the
 window shows them on its own clock; what reaches the reward predictor is the segments as the policy sent them,
-without states or drawn frames."""
+with their recorded states (the database keeps them for review) and without the drawn frames."""
 import io
 import os
 import queue
@@ -76,7 +76,7 @@ def rerender(states: np.ndarray) -> np.ndarray:
         worker.close()
 
 
-def test_a_pair_of_mujoco_segments_is_offered_drawn_and_sent_on_without_states_or_frames(tmp_path):
+def test_a_pair_of_mujoco_segments_is_offered_drawn_and_sent_on_with_its_states_without_frames(tmp_path):
     segments = [hopper_segment(s) for s in range(3)]
     iface = interface(tmp_path, segments)
     try:
@@ -88,7 +88,9 @@ def test_a_pair_of_mujoco_segments_is_offered_drawn_and_sent_on_without_states_o
         iface.send(pair, MU_LEFT)
         pref = iface.preference_queue.get_nowait()
         for sent, original in ((pref.segment_1, pair[0]), (pref.segment_2, pair[1])):
-            assert sent.id == original.id and sent.states is None and sent.frames.shape == (T, 0, 0)
+            # the states go on (the database keeps them, for review to draw); the drawn frames never do
+            assert sent.id == original.id and np.array_equal(sent.states, original.states)
+            assert sent.frames.shape == (T, 0, 0)
         figures = iface.figures()
         assert figures["clip_frames_per_label"] == 6 and figures["clip_ms_per_frame"] > 0
     finally:

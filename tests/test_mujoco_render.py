@@ -113,3 +113,55 @@ def test_a_renderer_replaced_by_another_leaves_the_new_one_drawing():
     renderer.close()
     with pytest.raises(ValueError, match="closed"):
         renderer.render(states)
+
+
+class _Drifting:
+    """A gymnasium wrapper moving Hopper 2 cm forward after every step, whatever it does (a conveyor belt): a policy
+    that travels, scripted (an untrained one falls where it starts)."""
+
+    def __init__(self, env):
+        self.env = env
+
+    def __getattr__(self, name):
+        return getattr(self.env, name)
+
+    def reset(self, **kwargs):
+        return self.env.reset(**kwargs)
+
+    def step(self, action):
+        out = self.env.step(action)
+        self.env.unwrapped.data.qpos[0] += 0.02
+        return out
+
+
+class _Still:
+    def act_deterministic(self, obs):
+        return np.zeros((len(obs), 3))
+
+
+def _robot_pixels(frame: np.ndarray) -> int:
+    rgb = frame.astype(int)
+    return int(((rgb[..., 0] - rgb[..., 1]) > 60).sum())
+
+
+def test_watchs_mujoco_video_keeps_a_robot_that_travels_in_every_frame():
+    """watch's video of a MuJoCo policy (drlhp.policy.watch: the states play_box_episodes recorded, drawn by
+    followed_frames) shows the robot in every sampled frame of a 300-step episode in which it travels 6 m; gymnasium's
+    fixed camera (follow=False), on the same states, loses it: the test can fail."""
+    import gymnasium as gym
+
+    from drlhp.policy.watch import followed_frames, play_box_episodes
+
+    env = _Drifting(gym.make("Hopper-v5", max_episode_steps=300, terminate_when_unhealthy=False))
+    try:
+        states, returns, _ = play_box_episodes(env, _Still(), 1, seed=0, see=record_state)
+    finally:
+        env.env.close()
+    assert len(returns) == 1 and len(states) == 301 and states[-1][0] > 5.5  # 6 m forward
+    sampled = np.array(states[::20])
+    followed = list(followed_frames("Hopper-v5", sampled, size=160))
+    fixed = list(followed_frames("Hopper-v5", sampled, size=160, follow=False))
+    assert len(followed) == len(fixed) == 16 and followed[0].shape == (160, 160, 3)
+    seen, seen_fixed = [_robot_pixels(f) for f in followed], [_robot_pixels(f) for f in fixed]
+    assert min(seen) > 30, seen  # the robot in every sampled frame (lying, about 60 of 25,600 pixels)
+    assert seen_fixed[0] > 100 and min(seen_fixed) == 0, seen_fixed  # gymnasium's camera loses it

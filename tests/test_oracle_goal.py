@@ -139,7 +139,7 @@ def test_watch_counts_backflips_of_each_episode_in_the_goals_env(tmp_path):
 
     env = gym.make("Hopper-v5", max_episode_steps=30, **hopper_backflip.env_kwargs)
     try:
-        frames, returns, observations = play_box_episodes(env, _Spinner([1.0, -1.0, 0.5]), 2, seed=0, render=False)
+        frames, returns, observations = play_box_episodes(env, _Spinner([1.0, -1.0, 0.5]), 2, seed=0)
     finally:
         env.close()
     assert frames == [] and len(returns) == 2 and [o.shape for o in observations] == [(31, 11), (31, 11)]

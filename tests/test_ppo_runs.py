@@ -162,3 +162,17 @@ def test_a_machine_that_cannot_draw_mujoco_clips_refuses_a_person_in_one_line(mo
         pytest.skip("OSMesa draws here: no backend to fail with")
     assert "\n" not in line and line.startswith("--labeller web: this machine cannot draw MuJoCo clips offscreen")
     assert "install libegl1 libegl-mesa0 libgl1-mesa-dri" in line and line.endswith("labels instead of a person)")
+
+
+def test_watch_on_a_machine_that_cannot_draw_mujoco_is_one_line_exit_2(cli, tmp_path):
+    """watch draws a MuJoCo policy's video offscreen (following the robot): with rendering unusable (MUJOCO_GL=disable:
+    mujoco imports and steps, but makes no OpenGL context), the run's render check refuses it in one line, before
+    the checkpoint is read or a run directory made."""
+    proc = cli("watch", "--env", "Hopper-v5", "--load_policy_ckpt_dir", tmp_path / "none", "--run_dir", tmp_path / "w",
+               env={**os.environ, "MUJOCO_GL": "disable"}, timeout=300)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert lines[0].startswith("run.py: error: watch draws its video offscreen, following the robot: this machine "
+                               "cannot draw MuJoCo clips offscreen (")
+    assert "install libegl1 libegl-mesa0 libgl1-mesa-dri" in lines[0]
+    assert not (tmp_path / "w").exists()

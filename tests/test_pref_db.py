@@ -1,5 +1,5 @@
 """PrefDB: bound, deduplication, train/val split, save/load round trip, appending saves, compaction,
-format 1 files, corrupt files, atomic save, frame-stack storage."""
+format 1 files, corrupt files, atomic save, frame-stack storage, a MuJoCo clip's recorded states."""
 import json
 import shutil
 import zlib
@@ -36,6 +36,9 @@ def assert_same_db(a: PrefDB, b: PrefDB) -> None:
             np.testing.assert_array_equal(sa.frames, sb.frames)
             np.testing.assert_array_equal(sa.true_rewards, sb.true_rewards)
             assert (sa.env_id, sa.worker, sa.step) == (sb.env_id, sb.worker, sb.step)
+            assert (sa.states is None) == (sb.states is None)
+            if sa.states is not None:
+                np.testing.assert_array_equal(sa.states, sb.states)
 
 
 def test_bound_keeps_newest_and_frees_segments():
@@ -477,3 +480,48 @@ def test_a_missing_chunk_of_an_old_manifest_costs_an_unknown_number(tmp_path):
     with pytest.raises(PrefDBDamaged, match="000002.npz is damaged: missing; an unknown number of preferences"):
         PrefDB.check(path)
     assert len(PrefDB.load(path, skip_damaged=True)) == 7
+
+
+def mujoco_segment(step: int, states: bool = True) -> Segment:
+    """A Box-action env's segment: (T, D) float32 observations, no frames, and (T, 14) float64 recorded states."""
+    rng = np.random.default_rng(1000 + step)
+    return Segment(rng.normal(size=(T, 6)).astype(np.float32), np.zeros((T, 0, 0), np.uint8),
+                   rng.normal(size=T).astype(np.float32), "Hopper-v5", 0, step,
+                   rng.normal(size=(T, 14)) if states else None)
+
+
+def test_a_mujoco_clips_recorded_states_are_kept_through_appending_saves_and_bounded(tmp_path):
+    """The states a clip recorded come back bit for bit after a save and a load, appended saves included; a
+    segment that recorded none comes back with None; evicted segments' states go with them; a file without them
+    (its meta has no states_offset: a database from before) loads with None."""
+    db = PrefDB(max_prefs=3)
+    path = tmp_path / "prefs.npz"
+    added = []
+    for i in range(5):
+        pref = Preference(mujoco_segment(2 * i), mujoco_segment(2 * i + 1, states=i != 4), MU_LEFT)
+        assert db.add(pref)
+        added.append(pref)
+        db.save(path)  # the first writes whole, the rest append
+        loaded = PrefDB.load(path)
+        assert_same_db(db, loaded)
+    assert len(list(chunks_dir(path).glob("*.npz"))) > 1 and len(db) == 3  # appended chunks
+    for pref in added[2:]:
+        for seg in (pref.segment_1, pref.segment_2):
+            back = loaded.segment(seg.id)
+            if seg.states is None:
+                assert back.states is None and loaded.segment_states(seg.id) is None
+            else:
+                assert back.states.dtype == np.float64 and np.array_equal(back.states, seg.states)
+    assert added[0].segment_1.id not in loaded.segment_ids()  # evicted, with its states
+    with_states = db.nbytes
+    bare = PrefDB(max_prefs=3)
+    for pref in added[2:]:
+        bare.add(Preference(*(Segment(s.obs, s.frames, s.true_rewards, s.env_id, s.worker, s.step)
+                              for s in (pref.segment_1, pref.segment_2)), pref.mu))
+    assert with_states > bare.nbytes  # the states are held, and counted
+    # a database written before states were kept: no states_offset in its chunk's meta
+    bare.save(tmp_path / "old.npz")
+    with np.load(chunks_dir(tmp_path / "old.npz") / "000000.npz", allow_pickle=False) as data:
+        assert not any("states_offset" in m for m in json.loads(str(data["meta"]))["segments"])
+    old = PrefDB.load(tmp_path / "old.npz")
+    assert all(old.segment(sid).states is None for sid in old.segment_ids())

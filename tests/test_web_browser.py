@@ -311,3 +311,59 @@ def test_a_person_labels_mujoco_clips_drawn_from_recorded_states(browser_ok, tmp
     # the state rebuilt from float32 observations: equal but for a rare pixel (measured: equal, 0 of 65,536 off); one
     # step apart, frames of this clip differ by 0.04 to 1.3 levels on average
     assert diff.mean() < 0.02 and (diff <= 2).mean() > 0.999, (diff.mean(), diff.max())
+
+
+def test_the_review_page_shows_a_persons_mujoco_clips_drawn_from_their_kept_states(browser_ok, tmp_path):
+    """python -m pref_interface.review --web on a database of Hopper clips that kept their recorded states (issue 40,
+    item 3): the page plays the chosen pair drawn by the render worker; a frame on its canvas is, pixel for pixel, the
+    frame a fresh TF-free render worker draws of that clip's kept states (and not the other clip's)."""
+    import numpy as np
+
+    from drlhp.reward.pref_db import PrefDB
+    from test_mujoco_labelling import rerender
+    from test_review_mujoco import hopper_db
+
+    path = tmp_path / "prefs.npz"
+    hopper_db(path)
+    out = tmp_path / "review.txt"
+    with open(out, "w") as f:
+        proc = subprocess.Popen([sys.executable, "-m", "pref_interface.review", "--load_prefs_dir", str(path), "--web"],
+                                cwd=REPO, stdout=f, stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=default_sigint)
+    try:
+        deadline = time.monotonic() + 180
+        while not (m := re.search(r"review in a browser: (\S+)", out.read_text())):
+            assert proc.poll() is None and time.monotonic() < deadline, out.read_text()
+            time.sleep(0.2)
+        with chromium() as driver:
+            Person(driver, m.group(1))
+            deadline = time.monotonic() + 180
+            while not driver.execute_script("return document.body.dataset.frame || ''"):
+                assert time.monotonic() < deadline, "the review page drew no frame"
+                time.sleep(0.1)
+            state = driver.execute_script("return fetch('/api/review?token=' + new URLSearchParams(location.search)"
+                                          ".get('token')).then(r => r.json())")
+            assert state["frames"] == 6 and state["frame_ms"] == 40 and state["size"] == [256, 256]
+            time.sleep(0.15)  # playing: some frame past the first
+            text, url = driver.execute_script("return [document.body.dataset.frame, "
+                                              "document.getElementById('left').toDataURL('image/png')]")
+            chosen = int(driver.execute_script("return document.body.dataset.chosen"))
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 0, out.read_text()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert "Traceback" not in out.read_text()
+    import base64
+    import io
+
+    from PIL import Image
+
+    image = np.asarray(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("RGB"))
+    seen, index = image[::image.shape[1] // 256, ::image.shape[1] // 256], int(text)
+    db = PrefDB.load(path)
+    entry = next(e for e in db.entries("train") + db.entries("val") if e.order == chosen)
+    left, right = rerender(db.segment(entry.id1).states), rerender(db.segment(entry.id2).states)
+    assert seen.shape == left[index].shape == (256, 256, 3)
+    assert np.array_equal(seen, left[index])
+    assert not np.array_equal(seen, right[index])

@@ -4,7 +4,9 @@ What it holds: entries ``(id1, id2, mu, order)`` in two lists, ``train`` and ``v
 preference goes to validation with probability ``val_fraction``, 1/e as in the paper, drawn from a
 seeded ``numpy.random.Generator``); ``order`` is a global insertion counter, so "oldest" is defined
 across both splits. When more than ``max_prefs`` entries are held, the oldest is dropped. Segments
-are stored once each, keyed by ``Segment.id`` (sha1 content hash), and reference-counted.
+are stored once each, keyed by ``Segment.id`` (sha1 content hash), and reference-counted; a MuJoCo segment keeps
+its recorded simulator states (``Segment.states``), which ``review`` draws it from (a segment's id does not
+depend on them: the first copy stored keeps its states).
 
 Memory: observations decoded in one array of rows, frame stacks as their frames
 (drlhp.reward.pref_store); uint8, or float32 for a Box-action env's segments (the first segment sets which,
@@ -68,15 +70,15 @@ class PrefDB(PrefDBFiles):
 
     @property
     def nbytes(self) -> int:
-        """Memory held: decoded observations (rows in use) plus compressed frames."""
+        """Memory held: decoded observations (rows in use) plus compressed frames and states."""
         obs = self._store.nbytes_used if self._store is not None else 0
-        return obs + sum(len(s.frames_z) for s in self._segments.values())
+        return obs + sum(len(s.frames_z) + len(s.states_z or b"") for s in self._segments.values())
 
     @property
     def nbytes_allocated(self) -> int:
-        """Memory of the observation store as allocated (rows in use and free), plus compressed frames."""
+        """Memory of the observation store as allocated (rows in use and free), plus compressed frames and states."""
         obs = self._store.data.nbytes if self._store is not None else 0
-        return obs + sum(len(s.frames_z) for s in self._segments.values())
+        return obs + sum(len(s.frames_z) + len(s.states_z or b"") for s in self._segments.values())
 
     @property
     def obs_dtype(self) -> np.dtype | None:
@@ -134,9 +136,21 @@ class PrefDB(PrefDBFiles):
         return self._store.gather(self._segments[seg_id].rows)
 
     def segment(self, seg_id: str) -> Segment:
+        """The segment as it was added: its observations, frames, rewards and recorded states (None: none recorded)."""
         s = self._segments[seg_id]
         return Segment(self.segment_obs(seg_id), _unzip(s.frames_z, s.frames_shape),
-                       s.true_rewards.copy(), s.env_id, s.worker, s.step)
+                       s.true_rewards.copy(), s.env_id, s.worker, s.step, self.segment_states(seg_id))
+
+    def segment_look(self, seg_id: str) -> tuple[str, tuple[int, ...], bool]:
+        """(env id, its frames' shape, whether it recorded states), nothing decoded: what review needs to know of
+        how the segment is shown (its own frames, or drawn from its states where its frames are empty)."""
+        s = self._segments[seg_id]
+        return s.env_id, s.frames_shape, s.states_z is not None
+
+    def segment_states(self, seg_id: str) -> np.ndarray | None:
+        """The segment's recorded simulator states, (T, S) float64 (a new array), or None if none were recorded."""
+        s = self._segments[seg_id]
+        return None if s.states_z is None else _unzip(s.states_z, s.states_shape, np.float64).copy()
 
     def batch(self, split: str, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """obs1 (B, T, ...), obs2 (B, T, ...) (the database's dtype) and mu (B, 2) float32 of the chosen entries."""
@@ -176,8 +190,11 @@ class PrefDB(PrefDBFiles):
             raise ValueError(why)
         for seg, sid in ((s1, entry.id1), (s2, entry.id2)):
             if sid not in self._segments:
+                states = seg.states
                 self._store_segment(sid, seg.obs, zlib.compress(np.ascontiguousarray(seg.frames).data, 1),
-                                    tuple(seg.frames.shape), seg.true_rewards, seg.env_id, seg.worker, seg.step)
+                                    tuple(seg.frames.shape), seg.true_rewards, seg.env_id, seg.worker, seg.step,
+                                    None if states is None else zlib.compress(np.ascontiguousarray(states).data, 1),
+                                    None if states is None else tuple(states.shape))
         split = "val" if self.rng.random() < self.val_fraction else "train"
         self._insert(entry, split)
         self._log.append(["add", entry.id1, entry.id2, entry.mu[0], entry.mu[1], entry.order, split])
@@ -231,11 +248,13 @@ class PrefDB(PrefDBFiles):
                 del self._segments[sid]
         self._log.append(["remove", order])
 
-    def _store_segment(self, sid, obs, frames_z, frames_shape, true_rewards, env_id, worker, step) -> None:
+    def _store_segment(self, sid, obs, frames_z, frames_shape, true_rewards, env_id, worker, step,
+                       states_z: bytes | None = None, states_shape=None) -> None:
         if self._store is None:
             self._store = _RowStore(tuple(obs.shape[1:]), obs.dtype)
         self._segments[sid] = _Stored(self._store.put(obs), frames_z, tuple(frames_shape),
-                                      np.array(true_rewards, np.float32), str(env_id), int(worker), int(step))
+                                      np.array(true_rewards, np.float32), str(env_id), int(worker), int(step),
+                                      states_z=states_z, states_shape=None if states_z is None else tuple(states_shape))
 
     def _insert(self, entry: Entry, split: str) -> None:
         self._segments[entry.id1].refs += 1

@@ -3,9 +3,11 @@ from ``PrefDBFiles`` here).
 
 Format 2: ``save(path)`` appends. ``path`` is a small manifest (.npz: JSON ``meta`` with the
 format, bound, split RNG state and the list of chunks); ``<stem>_chunks/NNNNNN.npz`` are write-once
-chunks, each holding the segments first saved in it (zlib-compressed observations and frames in one
-``blob``, ``true_rewards``; each segment's meta says its observations' dtype, ``obs_dtype``: uint8 or float32,
-uint8 where absent, as in files written before float segments)
+chunks, each holding the segments first saved in it (zlib-compressed observations and frames, and a MuJoCo
+clip's recorded simulator states where it has them, in one ``blob``, ``true_rewards``; each segment's meta says
+its observations' dtype, ``obs_dtype``: uint8 or float32, uint8 where absent, as in files written before float
+segments; and where it has states, their ``states_shape``, ``states_offset`` and ``states_nbytes``: absent in a file
+from before states were kept, or for a segment that recorded none)
 and the log of changes since the previous save (``add``, ``remove``, ``relabel``).
 A save writes one chunk (what is new) and the manifest, so it costs the same at 500 and at 10,000
 preferences; when the log holds more than twice what is live (evictions), the save writes one
@@ -135,8 +137,13 @@ class PrefDBFiles:
                          "rewards_offset": r_offset, "length": len(s.true_rewards),
                          "env_id": s.env_id, "worker": s.worker, "step": s.step})
             parts += [obs_z, s.frames_z]
-            rewards.append(s.true_rewards)
             offset += len(obs_z) + len(s.frames_z)
+            if s.states_z is not None:  # a MuJoCo clip's recorded states, after its frames
+                segs[-1].update({"states_shape": list(s.states_shape), "states_offset": offset,
+                                 "states_nbytes": len(s.states_z)})
+                parts.append(s.states_z)
+                offset += len(s.states_z)
+            rewards.append(s.true_rewards)
             r_offset += len(s.true_rewards)
         npz_json.write(path, {"blob": np.frombuffer(b"".join(parts), np.uint8),
                               "true_rewards": np.concatenate(rewards or [np.zeros(0, np.float32)])},
@@ -295,11 +302,19 @@ class PrefDBFiles:
             if dtype not in OBS_DTYPES:
                 raise ValueError(f"observations of dtype {dtype!r}, want one of {OBS_DTYPES}")
             obs = _unzip(raw[m["obs_offset"]:m["obs_offset"] + m["obs_nbytes"]], m["obs_shape"], np.dtype(dtype))
+            states_z = states_shape = None
+            if "states_offset" in m:  # absent: no states recorded, or a file from before they were kept
+                states_z = bytes(raw[m["states_offset"]:m["states_offset"] + m["states_nbytes"]])
+                states_shape = tuple(m["states_shape"])
+                if len(states_shape) != 2 or states_shape[0] != m["length"]:
+                    raise ValueError(f"states of shape {states_shape}, want ({m['length']}, S)")
+                _unzip(states_z, states_shape, np.float64)
         except (zlib.error, ValueError) as e:
             raise _Bad(f"chunk {chunk}: segment {m['id']}: compressed data damaged ({e})") from None
         if len(r) != m["length"] or segment_id(obs, r) != m["id"]:
             raise _Bad(f"chunk {chunk}: segment {m['id']} does not match its content hash")
-        self._store_segment(m["id"], obs, frames_z, m["frames_shape"], r, m["env_id"], m["worker"], m["step"])
+        self._store_segment(m["id"], obs, frames_z, m["frames_shape"], r, m["env_id"], m["worker"], m["step"],
+                            states_z, states_shape)
 
 
 class _Bad(Exception):

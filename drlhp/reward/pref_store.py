@@ -5,7 +5,8 @@ Observations are held decoded in one preallocated array of rows (``_RowStore``: 
 Box-action env's (T, D) segments; the first segment stored sets which), so a training batch is one
 fancy-index gather. Frame stacks are stored as their frames: a (T, H, W, K) clip whose stack slides
 by one frame per step takes T + K - 1 rows of (H, W), not T * K (a clip that crosses a reset keeps all
-T * K). What a person watches (``frames``) stays zlib-compressed.
+T * K). What a person watches (``frames``) stays zlib-compressed, and so do a MuJoCo clip's recorded simulator
+states (``states``, (T, nq + nv) float64: what review draws the clip from; a Hopper clip's are about 18 kB raw).
 """
 from __future__ import annotations
 
@@ -35,6 +36,8 @@ class _Stored:
     worker: int
     step: int
     refs: int = 0
+    states_z: bytes | None = None  # a MuJoCo clip's recorded simulator states (T, S) float64, zlib; None: none recorded
+    states_shape: tuple[int, ...] | None = None
 
 
 class _RowStore:

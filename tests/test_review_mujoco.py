@@ -1,0 +1,132 @@
+"""Review of a person's MuJoCo database (issue 40, item 3): the clips are drawn from the states the database kept, as
+the labelling drew them; a database without them, or a machine that cannot draw, gets one line and exit code 2.
+(The page in a real browser: tests/test_web_browser.py.)"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import REPO
+from drlhp.runtime.messages import MU_LEFT, MU_RIGHT, Preference, Segment
+
+T = 30  # Hopper steps per clip: 6 frames drawn (every 5th state)
+
+
+def hopper_segment(seed: int, states: bool = True) -> Segment:
+    """A random-action Hopper clip as the policy sends it where a person labels: (T, D + A) float32, no frames, and
+    its recorded states (or none, as an oracle's run records)."""
+    import gymnasium as gym
+
+    from envs.mujoco_state import record_state
+
+    env = gym.make("Hopper-v5")
+    obs, _ = env.reset(seed=seed)
+    env.action_space.seed(seed)
+    xs, recorded = [], []
+    for _ in range(T):
+        action = env.action_space.sample()
+        recorded.append(record_state(env))
+        xs.append(np.concatenate([obs, action]).astype(np.float32))
+        obs, *_ = env.step(action)
+    env.close()
+    return Segment(np.array(xs), np.zeros((T, 0, 0), np.uint8), np.full(T, seed, np.float32), "Hopper-v5", 0, seed,
+                   np.array(recorded) if states else None).check()
+
+
+def hopper_db(path, states: bool = True):
+    """A saved database of two Hopper preferences (four clips)."""
+    from drlhp.reward.pref_db import PrefDB
+
+    db = PrefDB(seed=0)
+    db.add(Preference(hopper_segment(1, states), hopper_segment(2, states), MU_LEFT))
+    db.add(Preference(hopper_segment(3, states), hopper_segment(4, states), MU_RIGHT))
+    db.save(path)
+    return db
+
+
+def review(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "pref_interface.review", *map(str, args)], cwd=REPO,
+                          capture_output=True, text=True, timeout=300, env=env)
+
+
+def test_a_clip_is_drawn_from_its_kept_states_as_the_labelling_drew_it(tmp_path):
+    """ReviewClips (the window's and the page's source of frames) gives a MuJoCo clip the render worker's frames of
+    the states the database kept, at the labelling's size and each frame's real seconds; an Atari-like clip its own
+    frames."""
+    from drlhp.reward.pref_db import PrefDB
+    from pref_interface.answers import FPS
+    from pref_interface.review_clips import ReviewClips
+    from test_mujoco_labelling import rerender
+
+    hopper_db(tmp_path / "prefs.npz")
+    db = PrefDB.load(tmp_path / "prefs.npz")
+    sid = db.segment_ids()[0]
+    clips = ReviewClips(db)
+    try:
+        frames, frame_s = clips.clip(sid)
+        assert frames.shape == (6, 256, 256, 3) and frame_s == pytest.approx(5 * 0.008)
+        assert np.array_equal(frames, rerender(hopper_segment(1).states))
+        assert not np.array_equal(frames, clips.clip(db.segment_ids()[1])[0])  # another clip, other pixels
+    finally:
+        clips.close()
+    from test_pref_db import make_pref
+
+    atari = PrefDB()
+    atari.add(make_pref(0))
+    shown, frame_s = ReviewClips(atari).clip(atari.segment_ids()[0])
+    assert np.array_equal(shown, atari.segment(atari.segment_ids()[0]).frames) and frame_s == 1.0 / FPS
+
+
+def test_the_review_window_shows_the_drawn_clips_on_their_own_clock(tmp_path):
+    """ReviewWindow (offscreen Qt) on a Hopper database: both clips are the render worker's frames of the kept states,
+    and its clock ticks each frame's real 40 ms (the Atari clips' 1 / FPS elsewhere)."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from drlhp.reward.pref_db import PrefDB
+    from pref_interface.clip_view import application
+    from pref_interface.review import Review, ReviewWindow
+    from test_mujoco_labelling import rerender
+
+    hopper_db(tmp_path / "prefs.npz")
+    db = PrefDB.load(tmp_path / "prefs.npz")
+    app = application()  # held: a QApplication collected before the window aborts the process
+    window = ReviewWindow(Review(db))
+    try:
+        e = window.review.entry
+        assert np.array_equal(window.left.frames, rerender(db.segment(e.id1).states))
+        assert np.array_equal(window.right.frames, rerender(db.segment(e.id2).states))
+        assert window.timer.interval() == 40 and window.left.n_frames == 6
+    finally:
+        window.close()
+        app.processEvents()
+
+
+def test_a_database_without_states_gets_one_line_and_exit_2(tmp_path):
+    """An oracle's run (or a database from before states were kept): nothing to draw its MuJoCo clips from."""
+    hopper_db(tmp_path / "prefs.npz", states=False)
+    for flags in ([], ["--web"]):
+        proc = review("--load_prefs_dir", tmp_path / "prefs.npz", *flags,
+                      env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+        assert lines[0] == ("python -m pref_interface.review: error: 4 of the database's 4 clips are MuJoCo clips "
+                            "without their recorded simulator states (a database from before drlhp kept them, or an "
+                            "oracle's run, which records none): review has nothing to draw them from")
+
+
+def test_review_on_a_machine_that_cannot_draw_gets_the_run_checks_line_and_exit_2(tmp_path):
+    """With an OpenGL backend that does not load here (OSMesa, where libosmesa6 is not installed), review says what
+    the run's check says (pref_interface.clip_drawer.render_problem), in one line, before serving anything."""
+    hopper_db(tmp_path / "prefs.npz")
+    env = {**os.environ, "MUJOCO_GL": "osmesa", "PYOPENGL_PLATFORM": "osmesa"}  # (MUJOCO_GL=disable, as watch's test)
+    probe = subprocess.run([sys.executable, "-c", "from pref_interface.clip_drawer import render_problem; "
+                            "print(render_problem('Hopper-v5') is None)"], cwd=REPO, capture_output=True, text=True,
+                           timeout=300, env=env)
+    if probe.stdout.strip() == "True":
+        pytest.skip("OSMesa draws here: no backend to fail with")
+    proc = review("--load_prefs_dir", tmp_path / "prefs.npz", "--web", env=env)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert lines[0].startswith("python -m pref_interface.review: error: this machine cannot draw MuJoCo clips "
+                               "offscreen") and "install libegl1 libegl-mesa0 libgl1-mesa-dri" in lines[0]
