@@ -165,6 +165,11 @@ def test_moving_dot_on_the_true_reward_trains_saves_and_resumes(cli, tmp_path):
     assert {"policy/approx_kl", "policy/clip_frac", "policy/explained_variance", "policy/entropy",
             "policy/true_return_last100", "system/agent_steps_per_s"} <= set(rows[0])
     assert int(rows[-1]["step"]) == 512
+    # watch plays it (A2C's network: the same arrays), with --algo ppo or without
+    for algo in ("ppo", "auto"):
+        watched = cli("watch", "--env", "MovingDot-v0", "--algo", algo, "--load_policy_ckpt_dir", run, "--video",
+                      tmp_path / f"{algo}.gif", "--run_dir", tmp_path / f"watch-{algo}", check=True)
+        assert "1 episode(s)" in watched.stdout and (tmp_path / f"{algo}.gif").is_file()
     # A2C reads no PPO checkpoint: its network is the same, its optimizer's state not
     proc = cli(*args[:3], "--algo", "a2c", "--load_policy_ckpt_dir", run, "--run_dir", tmp_path / "a2c")
     assert proc.returncode == 2 and "is ppo's; this run is A2C's" in proc.stderr
@@ -177,7 +182,7 @@ def test_synthetic_preferences_train_discrete_ppo_through_the_three_processes(cl
     cli("train_policy_with_preferences", "--env", "MovingDot-v0", "--synthetic_prefs", "--algo", "ppo",
         "--preset", "none", "--segment_length", 5, "--n_initial_prefs", 40, "--n_initial_epochs", 1, "--n_labels", 60,
         "--million_timesteps", 0.000768, "--n_predictors", 1, "--reward_batch_size", 4, *TINY, "--run_dir", run,
-        timeout=600, check=True)
+        timeout=1200, check=True)  # about 30 s on an idle machine; 10+ minutes beside a Pong run
     summary = _summary(run)
     assert summary["algo"] == "ppo" and summary["timesteps"] == 768 and summary["updates"] == 3
     assert summary["segments_sent"] > 0 and summary["n_preferences"] >= 40 and summary["predictor_version"] >= 1
