@@ -107,10 +107,8 @@ class RunConfig:
         mode: what to run (see MODES).
         env: environment id: MovingDot-v0, an Atari ``*NoFrameskip-v4`` id, or any registered gymnasium id
             with discrete actions (--list_envs), or Box actions (train_policy_with_original_rewards, watch).
-        algo: the policy's algorithm: "a2c" (discrete actions), "ppo" (Box actions, or discrete actions: the
-            Nature CNN or MLP of A2C, with the Atari settings of CleanRL and SB3's zoo that the discrete envs'
-            presets add with --algo ppo), "auto" (by the env's action space: a2c on discrete, ppo on Box); the run
-            records the one chosen.
+        algo: the policy's algorithm: "a2c" (discrete actions), "ppo" (Box or discrete actions: there the discrete
+            presets add CleanRL's Atari PPO), "auto" (a2c on discrete, ppo on Box actions); the run records it.
         seed: seeds Python, numpy, TensorFlow and every env worker (worker i gets seed + i).
         million_timesteps: training budget in millions of agent steps (1 agent step = 4 Atari frames); the
             learning rate decays to 0 over it.
