@@ -9,6 +9,8 @@ Measures, one after another (never two at once), with the default A2C shape (16 
   act       the policy's forward pass alone (batch of n_envs, compiled tf.function)
   train     the A2C update alone (batch n_envs * n_steps)
   a2c       the whole loop with original rewards: rollout (act + env) + reward + update
+  ppo       the same loop with PPO on discrete actions (--algo ppo; the presets' Atari settings: 8 envs x 128
+            steps, 4 epochs of 4 minibatches of 256), and its update alone (--no_ppo: skip both)
   pipeline  the preference pipeline (run.py, three processes, synthetic oracle, default flags apart
             from a short start: 64 initial preferences, 1 pretraining epoch), measured in the policy
             process once the first predictor weights arrived: agent steps/s over --pipeline_seconds
@@ -54,6 +56,47 @@ def bench_env(env_id: str, n_envs: int, seconds: float) -> float:
     rate = timed(lambda: vec.step(rng.integers(0, vec.n_actions, n_envs)), seconds, n_envs)
     vec.close()
     return rate
+
+
+def bench_ppo(env_id: str, seconds: float) -> dict:
+    """Discrete PPO's loop with original rewards (rollout, reward, update) and its update alone, in agent steps/s,
+    on the discrete presets' PPO settings (drlhp/presets.py, DISCRETE_PPO)."""
+    import shlex
+
+    import envs
+    from drlhp.config import build_parser, config_from_args
+    from drlhp.policy.ppo_discrete import DiscretePPOPolicy
+    from drlhp.policy.ppo_discrete_rollout import DiscreteRolloutCollector
+    from drlhp.policy.reward_source import ClippedEnvReward
+    from drlhp.presets import DISCRETE_PPO
+
+    cfg = config_from_args(build_parser().parse_args(shlex.split(DISCRETE_PPO))).ppo
+    vec = envs.make_vec_env(env_id, cfg.n_envs)
+    policy = DiscretePPOPolicy(vec.obs_shape, vec.n_actions, cfg, seed=0, obs_dtype=vec.obs_dtype)
+    collector = DiscreteRolloutCollector(vec, policy, ClippedEnvReward(), cfg.n_steps, seed=0)
+    parts = {"env_s": 0.0, "act_s": 0.0, "reward_s": 0.0, "train_s": 0.0}
+    rollout = collector.run()
+
+    def update_alone():
+        policy.learn(rollout, 1e-9)
+
+    out = {"ppo_update_steps_per_s": timed(update_alone, seconds, cfg.batch, warmup=1)}
+    out["ppo_update_ms"] = 1e3 * cfg.batch / out["ppo_update_steps_per_s"]
+
+    def ppo_update():
+        r = collector.run()
+        t0 = time.perf_counter()
+        policy.learn(r, 1e-9)
+        parts["train_s"] += time.perf_counter() - t0
+        for k in ("env_s", "act_s", "reward_s"):
+            parts[k] += getattr(r, k)
+
+    t0 = time.perf_counter()
+    out["ppo_steps_per_s"] = timed(ppo_update, seconds, cfg.batch, warmup=0)
+    total = time.perf_counter() - t0
+    vec.close()
+    out.update({f"ppo_time_frac_{k[:-2]}": v / total for k, v in parts.items()})
+    return out
 
 
 def _make_gymnasium_atari(env_id: str):
@@ -151,6 +194,7 @@ def main() -> None:
     p.add_argument("--pipeline_seconds", type=float, default=120.0,
                    help="policy training time of the preference pipeline (0: skip it)")
     p.add_argument("--pipeline_args", default="", help="extra run.py flags for the pipeline, one string")
+    p.add_argument("--no_ppo", action="store_true", help="skip discrete PPO's loop and update")
     p.add_argument("--compare", default=None, metavar="REV",
                    help="also measure the pipeline of this commit (a temporary git worktree), right before ours")
     p.add_argument("--backends", default="local",
@@ -225,6 +269,15 @@ def main() -> None:
     for k, v in parts.items():
         figures[f"a2c_time_frac_{k[:-2]}"] = v / total
 
+    if not args.no_ppo:
+        res = bench_ppo(args.env, args.seconds)
+        figures.update(res)
+        print(f"PPO update alone (8 x 128, 4 x 4):   {res['ppo_update_steps_per_s']:8.0f} agent steps/s "
+              f"({res['ppo_update_ms']:.0f} ms per update of 1,024)", flush=True)
+        print(f"PPO with original rewards (whole loop): {res['ppo_steps_per_s']:6.0f} agent steps/s", flush=True)
+        print("  time in the loop: " + ", ".join(f"{k[len('ppo_time_frac_'):]} {100 * v:.0f}%" for k, v in res.items()
+                                                 if k.startswith("ppo_time_frac_")))
+
     if args.pipeline_seconds > 0:
         import contextlib
         import shlex
@@ -264,6 +317,8 @@ def main() -> None:
     print("ratios:")
     print(f"  a2c / env alone        {figures['a2c_steps_per_s'] / figures['env_steps_per_s']:.2f}")
     print(f"  a2c / inference alone  {figures['a2c_steps_per_s'] / figures['act_steps_per_s']:.2f}")
+    if "ppo_steps_per_s" in figures:
+        print(f"  ppo / a2c              {figures['ppo_steps_per_s'] / figures['a2c_steps_per_s']:.2f}")
     if "pipeline_steps_per_s" in figures:
         print(f"  pipeline / a2c         {figures['pipeline_steps_per_s'] / figures['a2c_steps_per_s']:.2f}"
               "   (target >= 0.60)")

@@ -1,6 +1,7 @@
 """What ``run`` checks before a run starts: its inputs, and whether a run directory may go on with them.
 
-    resolve_algo(cfg)                    --algo auto made a2c (Discrete actions) or ppo (Box actions)
+    resolve_algo(cfg)                    --algo auto made a2c (Discrete actions) or ppo (Box actions); --algo ppo
+                                         runs either
     check_inputs(cfg)                    the env id, every setting, what the mode needs, where a person labels
                                          (a display, a free address), every file to load: UsageError, one line,
                                          before any run directory or process exists
@@ -78,9 +79,6 @@ def _check_env(cfg: RunConfig) -> str:
     if cfg.algo == "a2c" and kind == "box":
         raise UsageError(f"--algo a2c picks discrete actions; {cfg.env} has continuous (Box) actions: use --algo "
                          f"ppo or auto")
-    if cfg.algo == "ppo" and kind != "box":
-        raise UsageError(f"--algo ppo acts in a Box (continuous) action space; {cfg.env} has discrete actions: "
-                         f"use --algo a2c or auto")
     return kind
 
 

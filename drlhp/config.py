@@ -111,8 +111,8 @@ class RunConfig:
         mode: what to run (see MODES).
         env: environment id: MovingDot-v0, an Atari ``*NoFrameskip-v4`` id, or any registered gymnasium id
             with discrete actions (--list_envs), or Box actions (train_policy_with_original_rewards, watch).
-        algo: the policy's algorithm: "a2c" (discrete actions), "ppo" (Box actions), "auto" (by the env's
-            action space); the run records the one chosen.
+        algo: the policy's algorithm: "a2c" (discrete actions), "ppo" (Box or discrete actions: there the discrete
+            presets add CleanRL's Atari PPO), "auto" (a2c on discrete, ppo on Box actions); the run records it.
         seed: seeds Python, numpy, TensorFlow and every env worker (worker i gets seed + i).
         million_timesteps: training budget in millions of agent steps (1 agent step = 4 Atari frames); the
             learning rate decays to 0 over it.
@@ -165,7 +165,7 @@ class RunConfig:
         predictor_resources: --backend ray: the reward predictor actor's resources, as --policy_resources.
         labeller_resources: --backend ray: the preference interface actor's resources, e.g. '{"display": 1}' (a
             custom resource of the node with the person's screen).
-        a2c: the policy's hyper-parameters (A2CConfig); ppo: PPO's, for Box actions (PPOConfig).
+        a2c: the policy's hyper-parameters (A2CConfig); ppo: PPO's, for Box or discrete actions (PPOConfig).
         reward: the reward predictor's (RewardConfig).
         prefs: the segments', labeller's and preference database's (PrefConfig).
     """
@@ -280,7 +280,7 @@ class RunConfig:
 
 # The command line's groups: (title, config class, its place in RunConfig, flag prefix).
 GROUPS = (("the run", RunConfig, "", ""), ("policy (A2C)", A2CConfig, "a2c", ""),
-          ("policy (PPO, Box actions)", PPOConfig, "ppo", ""),
+          ("policy (PPO)", PPOConfig, "ppo", ""),
           ("preferences", PrefConfig, "prefs", ""), ("reward predictor", RewardConfig, "reward", "reward_"))
 
 

@@ -1,7 +1,7 @@
 """The modes that run in this process (the others are the parent's run of the processes, drlhp.parent):
 
-    train_policy_with_original_rewards   A2C on the env's (clipped or scaled) reward; PPO on a Box-action env's
-                                         own reward, in fixed-length episodes (--algo)
+    train_policy_with_original_rewards   A2C (or with --algo ppo discrete PPO) on the env's (clipped or scaled)
+                                         reward; PPO on a Box-action env's own reward, in fixed-length episodes
     watch                                play a saved policy, write a video
     pretrain_reward_predictor            the predictor on a saved database; saves it
     train_policy_without_labelling       train_policy_with_preferences --no_labelling: the policy alone, on a
@@ -24,22 +24,28 @@ from drlhp.runtime.run_record import RunRecord
 
 
 def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int:
-    if cfg.algo == "ppo":
-        return _train_ppo(cfg, record)
-    from drlhp.policy.a2c import build_policy
-    from drlhp.policy.reward_source import ClippedEnvReward, ScaledEnvReward
-    from drlhp.policy.trainer import Agent, Outputs, PolicyTrainer
-    from envs import make_vec_env
+    """A2C, or with --algo ppo PPO, on the env's reward (discrete actions: clipped to its sign, or --original_reward
+    scaled); on Box actions PPO (``_train_ppo``)."""
+    from envs import action_kind, make_vec_env
 
-    print(f"[run] {cfg.mode} on {cfg.env} with A2C (--algo {cfg.algo}), seed {cfg.seed}, {cfg.total_timesteps:,} "
-          f"agent steps -> {record.dir}", flush=True)
+    if cfg.algo == "ppo" and action_kind(cfg.env) == "box":
+        return _train_ppo(cfg, record)
+    from drlhp.policy.process import discrete_trainer
+    from drlhp.policy.reward_source import ClippedEnvReward, ScaledEnvReward
+    from drlhp.policy.trainer import Agent, Outputs
+
+    ppo = cfg.algo == "ppo"
+    print(f"[run] {cfg.mode} on {cfg.env} with {'PPO (discrete actions)' if ppo else 'A2C'} (--algo {cfg.algo}), "
+          f"seed {cfg.seed}, {cfg.total_timesteps:,} agent steps -> {record.dir}", flush=True)
 
     def make_env():
-        return make_vec_env(cfg.env, cfg.a2c.n_envs, n_threads=cfg.n_env_threads, score_visible=cfg.score_visible)
+        n_envs = cfg.ppo.n_envs if ppo else cfg.a2c.n_envs
+        return make_vec_env(cfg.env, n_envs, n_threads=cfg.n_env_threads, score_visible=cfg.score_visible)
 
     def make_trainer(env, logger):
         source = ScaledEnvReward(cfg.reward.norm_std) if cfg.a2c.original_reward == "scaled" else ClippedEnvReward()
-        return PolicyTrainer(cfg, Agent(env, build_policy(cfg, env), source), Outputs(record, logger))
+        trainer, build = discrete_trainer(cfg)
+        return trainer(cfg, Agent(env, build(cfg, env), source), Outputs(record, logger))
 
     return _train_in_this_process(cfg, record, make_env, make_trainer)
 
@@ -104,7 +110,11 @@ def _stopped(e: KeyboardInterrupt, trainer, cfg: RunConfig, record: RunRecord) -
 
 
 def watch(cfg: RunConfig, record: RunRecord) -> int:
-    if cfg.algo == "ppo":
+    """A saved policy plays into a video. On discrete actions A2C's and PPO's checkpoints hold the same network
+    (drlhp.policy.networks.policy_network): A2C's policy plays either, sampling its actions."""
+    from envs import action_kind
+
+    if cfg.algo == "ppo" and action_kind(cfg.env) == "box":
         return _watch_ppo(cfg, record)
     from drlhp.policy.a2c import build_policy
     from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint

@@ -31,6 +31,11 @@ drlhp's bare defaults (the paper's Atari settings, drlhp.config).
                 (session 12's runs/pong-preset-ent01; one seed, not yet run to the end). When a person labels (not
                 --synthetic_prefs), n_labels is 1,500: a person is offered about 20 pairs a minute at the
                 start at 565 agent steps/s (the rate falls as 5e6 / (T + 5e6), T in frames).
+    with --algo ppo, each discrete env's preset (moving-dot, paper, pong) adds PPO's Atari settings (CleanRL's
+                ppo_atari.py, the SB3 zoo's: DISCRETE_PPO, ``ppo_flags``) after its own flags: PPOConfig's defaults
+                are MuJoCo's. The rest of the preset stays: on pong, the labels, the predictor, the centring, and
+                the learning rate's horizon (80M agent steps: PPO's 2.5e-4 falls to 2.45e-4 by 1.5M); A2C's own
+                flags there (--ent_coef and its switch, --n_envs) are not PPO's and change nothing.
     cartpole    A2C settings under which CartPole-v1 reaches a last-100 return of 475 within 0.5M steps
                 (seeds 0, 1, 2 at 212k, 285k and 208k steps, all ending at 500; the defaults end at 146:
                 docs/usage.md, "Environments"). From preferences CartPole plays fixed-length episodes (500
@@ -82,6 +87,17 @@ PRESETS: dict[str, str] = {
     "cartpole": "--million_timesteps 0.5 --n_envs 8 --ent_coef 0 --lr 1.4e-3",
     "mujoco": "--million_timesteps 1 --ppo_ent_coef 0 --policy_ckpt_interval 50",
 }
+# What a discrete env's preset adds with --algo ppo: PPO's settings of CleanRL's ppo_atari.py and the SB3 zoo's Atari
+# PPO (8 envs x 128 steps, 4 epochs of 4 minibatches of 256, lr 2.5e-4 annealed to 0 at the horizon, clip 0.1 on the
+# surrogate and the value, entropy 0.01, gamma 0.99, lambda 0.95; vf_coef 0.5, max_grad_norm 0.5, Adam eps 1e-5 and
+# advantage normalization are PPOConfig's defaults already). A2C's flags (--n_envs, --lr, --ent_coef, ...) stay in
+# the preset and are not read by PPO; the predictor's and the labels' flags are the preset's, unchanged.
+DISCRETE_PPO = ("--ppo_n_envs 8 --ppo_n_steps 128 --ppo_n_epochs 4 --ppo_n_minibatches 4 --ppo_lr 2.5e-4 "
+                "--ppo_anneal_lr --ppo_clip_coef 0.1 --ppo_clip_vloss --ppo_ent_coef 0.01 --ppo_vf_coef 0.5 "
+                "--ppo_max_grad_norm 0.5 --ppo_gamma 0.99 --ppo_gae_lambda 0.95 --ppo_adam_eps 1e-5 --ppo_norm_adv "
+                "--policy_ckpt_interval 40")
+FOR_PPO: dict[str, str] = {"moving-dot": DISCRETE_PPO, "paper": DISCRETE_PPO, "pong": DISCRETE_PPO}
+PPO_NOTE = "with --algo ppo"
 MUJOCO_ENV_IDS = ("Hopper-v5", "Walker2d-v5", "Swimmer-v5", "HalfCheetah-v5", "Ant-v5", "Reacher-v5",
                   "InvertedPendulum-v5", "InvertedDoublePendulum-v5")
 # What a preset changes when a person labels (any --labeller but the oracle): a pace a person can keep.
@@ -176,10 +192,17 @@ def default_preset(env_id: str | None) -> str:
     return "none"
 
 
-def preset_flags(name: str, person: bool = False, preferences_env: str | None = None) -> list[str]:
-    """The preset's flags; with ``preferences_env`` (an env id, or "" for none in particular), followed by what it
-    adds there from preferences; with ``person``, then by what it changes when a person labels (later flags win)."""
-    flags = shlex.split(PRESETS[name])
+def ppo_flags(name: str, algo: str | None) -> list[str]:
+    """What preset ``name`` adds with ``--algo ppo`` (FOR_PPO: a discrete env's preset, PPO's Atari settings)."""
+    return shlex.split(FOR_PPO.get(name, "")) if algo == "ppo" else []
+
+
+def preset_flags(name: str, person: bool = False, preferences_env: str | None = None, algo: str | None = None
+                 ) -> list[str]:
+    """The preset's flags; with ``algo`` "ppo", followed by what it adds for PPO (``ppo_flags``); with
+    ``preferences_env`` (an env id, or "" for none in particular), then by what it adds there from preferences;
+    with ``person``, then by what it changes when a person labels (later flags win)."""
+    flags = shlex.split(PRESETS[name]) + ppo_flags(name, algo)
     flags += preferences_flags(name, preferences_env) if preferences_env is not None else []
     return flags + (shlex.split(FOR_A_PERSON.get(name, "")) if person else [])
 
@@ -193,6 +216,7 @@ def with_preset(argv: list[str]) -> tuple[list[str], str, str | None]:
     pre.add_argument("--labeller")
     pre.add_argument("--synthetic_prefs", action="store_true")
     pre.add_argument("--oracle_goal")
+    pre.add_argument("--algo")
     known, _ = pre.parse_known_args(argv)
     name = known.preset or default_preset(known.env)
     if name not in PRESETS:
@@ -202,7 +226,8 @@ def with_preset(argv: list[str]) -> tuple[list[str], str, str | None]:
     prefs = preferences_flags(name, known.env) if from_prefs else []
     goal = goal_flags(name, known.oracle_goal) if from_prefs else []
     for_person = shlex.split(FOR_A_PERSON.get(name, "")) if person else []
-    flags = preset_flags(name, person, (known.env or "") if from_prefs else None) + goal
+    for_ppo = ppo_flags(name, known.algo)
+    flags = preset_flags(name, person, (known.env or "") if from_prefs else None, known.algo) + goal
     if known.preset is None:
         argv = [*argv, "--preset", name]
     if not flags:
@@ -211,6 +236,8 @@ def with_preset(argv: list[str]) -> tuple[list[str], str, str | None]:
     base = shlex.split(PRESETS[name])  # each addition below is named once, after it (later flags win)
     line = (f"[run] preset {name} ({how}; flags on the command line override it, --preset none gives the bare "
             f"defaults): {shlex.join(base) or '(the defaults)'}")
+    if for_ppo:
+        line += f" ({PPO_NOTE} {shlex.join(for_ppo)})"
     if prefs:
         line += f" ({PREFERENCES_NOTE} {shlex.join(prefs)})"
     if for_person:
@@ -223,6 +250,7 @@ def with_preset(argv: list[str]) -> tuple[list[str], str, str | None]:
 def describe() -> str:
     per_env = "; ".join(f"{env_id}: {flags}" for env_id, flags in FOR_PREFERENCES_PER_ENV.items())
     return "\n".join(f"{name}: {PRESETS[name] or '(the defaults)'}"
+                     + (f"; {PPO_NOTE}: {FOR_PPO[name]}" if name in FOR_PPO else "")
                      + (f"; when a person labels: {FOR_A_PERSON[name]}" if name in FOR_A_PERSON else "")
                      + (f"; from preferences: {FOR_PREFERENCES[name]}, and per task {per_env}"
                         if name in FOR_PREFERENCES else "")

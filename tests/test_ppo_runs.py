@@ -78,8 +78,6 @@ def test_without_the_control_cost_ppo_is_paid_the_task_reward_and_logs_both_retu
      "(drawn from the simulator's states); --synthetic_prefs labels it (the synthetic oracle)"),
     (("train_policy_with_original_rewards", "--env", "Hopper-v5", "--algo", "a2c"),
      "--algo a2c picks discrete actions; Hopper-v5 has continuous (Box) actions: use --algo ppo or auto"),
-    (("train_policy_with_original_rewards", "--env", "CartPole-v1", "--algo", "ppo"),
-     "--algo ppo acts in a Box (continuous) action space; CartPole-v1 has discrete actions: use --algo a2c or auto"),
     (("train_policy_with_original_rewards", "--env", "Hopper-v5", "--ppo_n_minibatches", "7"),
      "--ppo_n_envs x --ppo_n_steps (2048) must divide into --ppo_n_minibatches (7)"),
 ])

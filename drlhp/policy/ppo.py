@@ -96,6 +96,28 @@ def clipped_surrogate(new_log_prob, old_log_prob, advantages, clip_coef):
     return loss, clip_frac
 
 
+def ppo_value_loss(values, old_values, returns, clip_coef, clip_vloss: bool):
+    """The value's loss, 0.5 * mean((V(s) - R^)^2); with ``clip_vloss`` (CleanRL's and baselines' PPO2 form) the
+    larger of that and the same with V(s) kept within clip_coef of the rollout's value, V_old +
+    clip(V - V_old, -eps, eps)."""
+    if not clip_vloss:
+        return 0.5 * tf.reduce_mean(tf.square(values - returns))
+    clipped = old_values + tf.clip_by_value(values - old_values, -clip_coef, clip_coef)
+    return 0.5 * tf.reduce_mean(tf.maximum(tf.square(values - returns), tf.square(clipped - returns)))
+
+
+def adam_update(variables, grads, adam_m, adam_v, adam_t, lr, eps: float, beta1: float = 0.9, beta2: float = 0.999):
+    """One Adam step in PyTorch's form (eps added to sqrt(v_hat)) on ``variables``, its slots ``adam_m``, ``adam_v``
+    and step count ``adam_t`` (tf.Variables the caller keeps: they go into its checkpoints)."""
+    t = adam_t.assign_add(1.0)
+    step = lr * tf.sqrt(1.0 - tf.pow(beta2, t)) / (1.0 - tf.pow(beta1, t))
+    eps = eps * tf.sqrt(1.0 - tf.pow(beta2, t))  # eps added to sqrt(v_hat), as PyTorch's
+    for var, grad, m, v in zip(variables, grads, adam_m, adam_v):
+        m.assign(beta1 * m + (1.0 - beta1) * grad)
+        v.assign(beta2 * v + (1.0 - beta2) * tf.square(grad))
+        var.assign_sub(step * m / (tf.sqrt(v) + eps))
+
+
 # --- the policy ----------------------------------------------------------------------------------------------
 @dataclass
 class Acting:
@@ -174,11 +196,7 @@ class PPOPolicy:
             new_log_prob = gaussian_log_prob(actions, self.actor(obs, training=True), self.log_std)
             policy_loss, clip_frac = clipped_surrogate(new_log_prob, old_log_prob, advantages, cfg.clip_coef)
             values = self.critic(obs, training=True)[:, 0]
-            if cfg.clip_vloss:
-                clipped = old_values + tf.clip_by_value(values - old_values, -cfg.clip_coef, cfg.clip_coef)
-                value_loss = 0.5 * tf.reduce_mean(tf.maximum(tf.square(values - returns), tf.square(clipped - returns)))
-            else:
-                value_loss = 0.5 * tf.reduce_mean(tf.square(values - returns))
+            value_loss = ppo_value_loss(values, old_values, returns, cfg.clip_coef, cfg.clip_vloss)
             entropy = gaussian_entropy(self.log_std)
             loss = policy_loss - ent_coef * entropy + cfg.vf_coef * value_loss
         grads = tape.gradient(loss, self.variables)
@@ -200,14 +218,8 @@ class PPOPolicy:
         _, out = tf.while_loop(lambda k, _: k < tf.shape(all_idx)[0], body, (tf.constant(0), tf.zeros(6)))
         return out
 
-    def _adam(self, grads, lr, beta1: float = 0.9, beta2: float = 0.999):
-        t = self.adam_t.assign_add(1.0)
-        step = lr * tf.sqrt(1.0 - tf.pow(beta2, t)) / (1.0 - tf.pow(beta1, t))
-        eps = self.cfg.adam_eps * tf.sqrt(1.0 - tf.pow(beta2, t))  # eps added to sqrt(v_hat), as PyTorch's
-        for var, grad, m, v in zip(self.variables, grads, self.adam_m, self.adam_v):
-            m.assign(beta1 * m + (1.0 - beta1) * grad)
-            v.assign(beta2 * v + (1.0 - beta2) * tf.square(grad))
-            var.assign_sub(step * m / (tf.sqrt(v) + eps))
+    def _adam(self, grads, lr):
+        adam_update(self.variables, grads, self.adam_m, self.adam_v, self.adam_t, lr, self.cfg.adam_eps)
 
     # --- acting, in numpy ---------------------------------------------------------------------------------------
     def _sync_numpy(self) -> None:

@@ -53,6 +53,14 @@ def build_ppo(cfg: RunConfig, envs) -> PPOPolicy:
                      space.high)
 
 
+def ppo_learning_rate(cfg: RunConfig, timesteps: int) -> float:
+    """--ppo_lr, decayed linearly to 0 at the horizon (as A2C's: --lr_horizon_million_timesteps, else the run's
+    last step) with --ppo_anneal_lr; both PPOs' (Box and discrete actions)."""
+    if not cfg.ppo.anneal_lr:
+        return cfg.ppo.lr
+    return cfg.ppo.lr * max(1.0 - timesteps / max(1, cfg.lr_horizon_timesteps), 0.0)
+
+
 def load_ppo_checkpoint(path) -> tuple[dict, dict]:
     """(arrays, meta) of the newest policy checkpoint at ``path``; CheckpointError where it is not PPO's."""
     arrays, meta = load_policy_checkpoint(path)
@@ -157,10 +165,7 @@ class PPOTrainer(PolicyTrainer):
         return self.policy.learn(paid.rollout, paid.rewards, self.learning_rate(), self.entropy_coef())
 
     def learning_rate(self) -> float:
-        """--ppo_lr, decayed linearly to 0 at the horizon (as A2C's) with --ppo_anneal_lr."""
-        if not self.cfg.ppo.anneal_lr:
-            return self.cfg.ppo.lr
-        return self.cfg.ppo.lr * max(1.0 - self.state.timesteps / max(1, self.cfg.lr_horizon_timesteps), 0.0)
+        return ppo_learning_rate(self.cfg, self.state.timesteps)
 
     def entropy_coef(self) -> float:
         return self.cfg.ppo.ent_coef

@@ -1,5 +1,6 @@
-"""The policy process: A2C on the predictor's reward, feeding segments to the labeller (on a Box-action env
-PPO does, with the same observers but EpisodeFeed: drlhp.policy.ppo_prefs).
+"""The policy process: A2C (or with --algo ppo discrete PPO, drlhp.policy.ppo_discrete_trainer) on the predictor's
+reward, feeding segments to the labeller (on a Box-action env PPO does, with the same observers but EpisodeFeed:
+drlhp.policy.ppo_prefs).
 
     PolicyTrainer (drlhp.policy.trainer) with
       reward source  PredictedReward: newest weights pulled from weights_to_policy, one batch per rollout
@@ -231,26 +232,29 @@ def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixe
     (drlhp.runtime.ports.PolicyPorts): its channels; every one None (``PolicyPorts()``): the policy alone,
     on ``fixed_weights`` (--no_labelling). With ``segment_flow`` it cuts and sends only the segments the
     preference interface wants, and reports the agent-step count it schedules labels by; without, it
-    cuts ``segments_per_cut`` every cut. On a Box-action env (cfg.algo "ppo"): PPO, drlhp.policy.ppo_prefs."""
-    if cfg.algo == "ppo":
+    cuts ``segments_per_cut`` every cut. With --algo ppo on discrete actions the same with PPO's trainer
+    (drlhp.policy.ppo_discrete_trainer); on a Box-action env PPO, drlhp.policy.ppo_prefs."""
+    from envs import action_kind, make_vec_env
+
+    if cfg.algo == "ppo" and action_kind(cfg.env) == "box":
         return run_ppo_policy(cfg, ports, run_dir, log, fixed_weights)
-    from drlhp.policy.a2c import build_policy
     from drlhp.policy.reward_source import PredictedReward
-    from drlhp.policy.trainer import Agent, Outputs, PolicyTrainer
+    from drlhp.policy.trainer import Agent, Outputs
     from drlhp.runtime.metrics import MetricsLogger
     from drlhp.runtime.run_record import RunRecord
-    from envs import make_vec_env
     from envs.fixed_length import FALLING_ENV_IDS, describe
 
+    trainer_class, build = discrete_trainer(cfg)
+    n_envs = cfg.ppo.n_envs if cfg.algo == "ppo" else cfg.a2c.n_envs
     # an env whose episode ends on a fall (CartPole-v1) plays fixed-length episodes here, as PPO's (issue 39): the
     # oracle and the predictor then see a fall as reward, not as an episode's end
-    env = make_vec_env(cfg.env, cfg.a2c.n_envs, n_threads=cfg.n_env_threads, score_visible=cfg.score_visible,
+    env = make_vec_env(cfg.env, n_envs, n_threads=cfg.n_env_threads, score_visible=cfg.score_visible,
                        falls=cfg.ppo.falls)
     if cfg.env in FALLING_ENV_IDS:
         log(f"[policy] {describe(cfg.env, **cfg.ppo.falls)}", flush=True)
     logger = None
     try:
-        policy = build_policy(cfg, env)
+        policy = build(cfg, env)
         reward = PredictedReward(env.obs_shape, cfg.reward, cfg.seed, ports.weights_to_policy, weights=fixed_weights)
         register_compact_pickling()  # segments leave this process without what the receiver can rebuild
         logger = MetricsLogger(run_dir)
@@ -259,11 +263,24 @@ def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixe
             observers.append(EpisodeFeed(env, ports.agent_episode))
         if ports.pair_updates is not None:
             observers.append(PredictorPace(cfg.reward.updates_per_step, ports))
-        trainer = PolicyTrainer(cfg, Agent(env, policy, reward), Outputs(RunRecord(run_dir), logger, log), ports,
+        trainer = trainer_class(cfg, Agent(env, policy, reward), Outputs(RunRecord(run_dir), logger, log), ports,
                                 observers)
         return _train(trainer)
     finally:
         _close(ports, logger, env)
+
+
+def discrete_trainer(cfg: RunConfig):
+    """(trainer class, policy builder) on discrete actions: A2C's, or with --algo ppo PPO's
+    (drlhp.policy.ppo_discrete_trainer)."""
+    if cfg.algo == "ppo":
+        from drlhp.policy.ppo_discrete_trainer import DiscretePPOTrainer, build_discrete_ppo
+
+        return DiscretePPOTrainer, build_discrete_ppo
+    from drlhp.policy.a2c import build_policy
+    from drlhp.policy.trainer import PolicyTrainer
+
+    return PolicyTrainer, build_policy
 
 
 def run_ppo_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixed_weights=None) -> dict:

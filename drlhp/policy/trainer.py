@@ -25,7 +25,7 @@ from typing import Callable
 
 from drlhp.config import RunConfig
 from drlhp.policy.a2c import A2CPolicy
-from drlhp.policy.checkpoint import load_policy_checkpoint, save_milestone, save_policy_checkpoint
+from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint, save_milestone, save_policy_checkpoint
 from drlhp.policy.reward_figures import RewardFigures
 from drlhp.policy.reward_source import RewardSource
 from drlhp.policy.rollout import RolloutRunner
@@ -125,7 +125,12 @@ class PolicyTrainer:
         self.print(f"[policy] resumed from {meta['path']} at {self.state.timesteps:,} steps")
 
     def load_checkpoint(self, path) -> tuple[dict, dict]:
-        return load_policy_checkpoint(path)
+        """(arrays, meta) of the newest checkpoint at ``path``; CheckpointError where another algorithm wrote it
+        (PPO's network on discrete actions is A2C's: its weights would load, and its optimizer state not)."""
+        arrays, meta = load_policy_checkpoint(path)
+        if meta.get("algo", "a2c") != "a2c":
+            raise CheckpointError(f"policy checkpoint {meta['path']} is {meta['algo']}'s; this run is A2C's")
+        return arrays, meta
 
     def restore_policy(self, arrays: dict, meta: dict) -> None:
         self.policy.set_state(arrays)
