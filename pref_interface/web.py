@@ -240,7 +240,8 @@ class WebLabeller:
         status = {"db_size": None if self.db_size is None else int(self.db_size.value),
                   "predictor_version": None if self.predictor_version is None else int(self.predictor_version.value)}
         return {"pairs": shown, "waiting_text": "" if shown else self._why_no_pair(), "message": message,
-                "can_undo": pairs.held is not None, "labels_given": iface.given, "labels_allowed": iface.allowed,
+                "can_undo": pairs.held is not None, "held": None if pairs.held is None else pairs.held.pair.number,
+                "labels_given": iface.given, "labels_allowed": iface.allowed,
                 "answers_here": pairs.n_answers, "answers": self.n_answers, "pages": len(self.pages),
                 "fps": FPS, "loop_pause_frames": LOOP_PAUSE_FRAMES, "repeat_guard_s": REPEAT_GUARD_S,
                 "poll_s": POLL_S, "hold_s": self.hold_s, **status}

@@ -87,11 +87,14 @@ class Person:
         driver.get(address)
 
     def on_screen(self, timeout: float = 60, other_than: str | None = None) -> str:
-        """The number of the pair on screen ("" for none) once it is not ``other_than``."""
+        """The number of the pair on screen ("" for none) once it is not ``other_than``. "" only when the page has
+        no pair to show (its state lists none), not while it loads the clips of one: after an answer or an undo
+        the page shows "loading" until the pair's images are in, which on a busy machine a poll can catch."""
         deadline = time.monotonic() + timeout
         while True:
-            shown = self.driver.execute_script("return document.body.dataset.pair || ''")
-            if shown != other_than and (shown or other_than is not None):
+            shown, n_pairs = self.driver.execute_script(
+                "const s = window.drlhp.state(); return [document.body.dataset.pair || '', s ? s.pairs.length : 0]")
+            if shown != other_than and (shown or (other_than is not None and n_pairs == 0)):
                 return shown
             assert time.monotonic() < deadline, f"the page still shows pair {shown!r} after {timeout} s"
             time.sleep(0.05)
