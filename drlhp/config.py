@@ -75,6 +75,10 @@ class PrefConfig:
             5e6 / (T + 5e6), T in frames).
         n_labels: labels after the initial ones, spread over the run by --label_schedule (a person is offered
             pairs at most that fast; the oracle labels exactly that fast).
+        person_pace_margin: a person labels (window, web): the policy waits before an update while the label
+            schedule at its step is ahead of the labels given by more than this many, and at its last step until
+            every planned label is given, so the run lasts as long as the person's labels; 0: it never waits (the
+            oracle's runs never do).
         variance_candidates: candidate pairs per query with --query_selection variance (paper: 10).
         show_agent: a person labels: the window also loops the agent's latest finished episode (worker 0).
         oracle_goal: --labeller oracle prefers the clip this MODULE:FUNCTION scores higher, not more task reward (Box
@@ -94,6 +98,7 @@ class PrefConfig:
     prefs_save_interval: int = opt(20, check=whole(1))
     label_schedule: str = opt("constant", choices=LABEL_SCHEDULES)
     n_labels: int = opt(3000, check=whole(0))
+    person_pace_margin: int = opt(10, check=whole(0))
     variance_candidates: int = opt(10, check=whole(1))
     show_agent: bool = opt(False)
     oracle_goal: str = opt("", metavar="MODULE:FUNCTION")
