@@ -164,6 +164,10 @@ class WebLabeller:
         for page in [p for p in self.pages.values() if now - p.seen > self.abandon_s]:
             self._drop_page(page)
         self._send_final()
+        if iface.drawer is not None:  # the render worker's priority follows a person's need (clip_drawer)
+            waits = any(p.pairs.n_waiting == 0 for p in self.pages.values())
+            ahead = len(self.returned) + sum(max(0, p.pairs.n_waiting - 1) for p in self.pages.values())
+            iface.drawer.need(waits, ahead)
         iface.maybe_log({"prefs/answers": self.n_answers, "prefs/answers_undone": self.n_undone,
                          "prefs/pages_open": len(self.pages), "prefs/pairs_out": len(self.out),
                          "prefs/pairs_returned": self.n_returned, "prefs/bad_requests": self.n_bad_requests})

@@ -156,3 +156,56 @@ def test_a_drawer_whose_clip_cannot_be_drawn_keeps_failing_with_that_line(worker
         while time.monotonic() - t0 < 60:
             worker.results()
             time.sleep(0.02)
+
+
+def test_the_draw_priority_is_normal_while_a_person_waits_with_no_pair_ready_and_idle_once_pairs_are():
+    from pref_interface.clip_drawer import DrawPriority
+
+    priority = DrawPriority(ready_ahead=2)
+    assert not priority.urgent
+    assert not priority.update(person_waits=False, n_ready=0, n_drawing=2)  # no one waits: idle
+    assert not priority.update(person_waits=True, n_ready=1, n_drawing=2)  # a pair is ready: idle
+    assert not priority.update(person_waits=True, n_ready=0, n_drawing=0)  # nothing to draw: idle
+    assert priority.update(person_waits=True, n_ready=0, n_drawing=2) and priority.urgent  # waits, none ready
+    assert not priority.update(person_waits=False, n_ready=1, n_drawing=2) and priority.urgent  # one ahead: not yet
+    assert priority.update(person_waits=False, n_ready=2, n_drawing=2) and not priority.urgent  # two ahead: idle
+    assert priority.update(person_waits=True, n_ready=0, n_drawing=1) and priority.urgent
+    assert priority.update(person_waits=True, n_ready=0, n_drawing=0) and not priority.urgent  # all drawn
+
+
+def _policies(pid: int) -> set[int]:
+    import os
+
+    return {os.sched_getscheduler(int(task)) for task in os.listdir(f"/proc/{pid}/task")}
+
+
+def test_the_worker_leaves_idle_while_a_person_waits_and_returns_to_it():
+    """The render worker's every thread goes to the normal policy when a person waits with no pair ready (the
+    drawer's need) and back to SCHED_IDLE once two are ready; where the system refuses, the figures say so."""
+    import os
+    import time
+
+    from drlhp.runtime.messages import Segment
+
+    worker = RenderWorker(size=8)
+    try:
+        deadline = time.monotonic() + 120
+        while _policies(worker.proc.pid) != {os.SCHED_IDLE}:  # the worker put itself at idle as it started
+            assert time.monotonic() < deadline and worker.proc.poll() is None
+            time.sleep(0.05)
+        drawer = ClipDrawer(worker)
+        states = hopper_states(3)
+        segment = Segment(np.zeros((3, 4), np.float32), np.zeros((3, 0, 0), np.uint8), np.zeros(3, np.float32),
+                          "Hopper-v5", 0, 0, states).check()
+        drawer.add((segment, segment))
+        drawer.need(person_waits=True, ready_ahead=0)
+        if worker.priority_refused:
+            assert drawer.figures()["clip_priority_refused"] == 1
+            pytest.skip("this machine refuses to raise a process from SCHED_IDLE (no CAP_SYS_NICE, RLIMIT_NICE 0)")
+        assert drawer.priority.urgent and _policies(worker.proc.pid) == {os.SCHED_OTHER}
+        drawer.need(person_waits=False, ready_ahead=2)  # two pairs ready ahead (on the page)
+        assert not drawer.priority.urgent and _policies(worker.proc.pid) == {os.SCHED_IDLE}
+        assert drawer.figures()["clip_priority_switches"] == 2
+    finally:
+        worker.close()
+
