@@ -8,7 +8,8 @@ which loads numpy alone; the worker imports mujoco.) ``ClipDrawer`` draws pairs:
 ``take()`` gives back a ``ShownPair`` (pref_interface.shown_pairs) once both are drawn, in the order added.
 
 What is drawn: every k-th state of a clip, k the smallest step with at most MAX_FPS frames per second of the task's
-time, each frame shown k * dt seconds (real speed), SIZE x SIZE pixels at QUALITY (envs/mujoco_render.py's
+time, each frame shown k * dt seconds (real speed), the frames after a fall marked (pref_interface.fall_mark),
+SIZE x SIZE pixels at QUALITY (envs/mujoco_render.py's
 "fast": about 3x cheaper than the task's look; bench/mujoco_render.py). A clip that cannot be drawn, or a worker
 that died, raises ``RenderError`` with its one line: the run stops and says why.
 
@@ -34,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from envs.render_worker import read_array, set_priority, write_array  # the protocol's framing (imports numpy only)
+from pref_interface.fall_mark import mark_falls
 from pref_interface.shown_pairs import ShownPair
 
 SIZE = 256  # pixels, square: a robot a person can see; the page and the window scale it up by whole factors
@@ -248,6 +250,7 @@ class ClipDrawer:
             raise
         for (number, side), frames, head in results:
             entry = self.drawing[number]
+            frames = mark_falls(frames, entry[0][side].falls, head["every"], head["frame_s"])  # a fall a person sees
             entry[1 + side], entry[3] = frames, head["frame_s"]
             self.frames_drawn += len(frames)
             self.draw_s += head["ms_per_frame"] * len(frames) / 1e3

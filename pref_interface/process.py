@@ -272,7 +272,7 @@ class PrefInterface:
 def _as_sent(segment):
     """The segment for the reward predictor and the database: without its recorded states (only drawing needs
     them; its frames are the policy's, never the drawn ones)."""
-    return segment if segment.states is None else replace(segment, states=None)
+    return segment if segment.states is None else replace(segment, states=None, falls=None)
 
 
 def run_pref_interface(cfg: RunConfig, ports: PrefInterfacePorts, run_dir: str, log=print, *,

@@ -69,7 +69,8 @@ class SegmentFeed(RolloutObserver):
         t0 = time.perf_counter()
         segments, cut_returns = self.cutter.add(rollout.next_obs, rollout.true_rewards, rollout.rewards,
                                                 state.timesteps, budget=self.budget(),
-                                                states=getattr(rollout, "states", None))
+                                                states=getattr(rollout, "states", None),
+                                                falls=getattr(rollout, "falls", None))
         for seg in segments:
             if put_or_drop(self.queue, seg):
                 self.sent += 1
