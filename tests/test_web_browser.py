@@ -53,7 +53,11 @@ class Run:
                                           str(self.run_dir)], cwd=REPO, stdout=out, stderr=err,
                                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}, start_new_session=True,
                                          preexec_fn=default_sigint)
-        self.address = self.wait_for(ADDRESS, 180).group(1)
+        try:  # a loaded machine (a whole suite on 2 workers beside a training run) takes minutes to start one
+            self.address = self.wait_for(ADDRESS, 600).group(1)
+        except BaseException:  # the test's own try/finally has not begun: the run must not outlive it
+            self.kill()
+            raise
 
     def wait_for(self, pattern, timeout: float):
         deadline = time.monotonic() + timeout
