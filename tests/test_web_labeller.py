@@ -363,8 +363,10 @@ def test_the_page_shows_the_labels_to_go_and_how_long_at_the_pace_so_far(served)
     s.server.first_pair_at, s.server.clock = 1000.0, lambda: 1060.0  # a minute since the first pair: 3 labels
     state = s.state(page)
     assert state["labels_to_go"] == 5 and state["eta_s"] == 5 * 20.0
-    state = s.post("/api/undo", {"page": page}).json()  # the held label taken back: one more to go, 2 a minute
-    assert state["labels_to_go"] == 6 and state["eta_s"] == 6 * 30.0
+    state = s.post("/api/undo", {"page": page}).json()  # the held label taken back: one more to go, and 2 labels
+    assert state["labels_to_go"] == 6 and state["eta_s"] is None  # are too few for a pace
+    state = s.answer(page, state["pairs"][0]["number"], "left").json()
+    assert state["labels_to_go"] == 5 and state["eta_s"] == 5 * 20.0
 
 
 @pytest.mark.slow  # a real run of the three processes
