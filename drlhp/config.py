@@ -1,16 +1,13 @@
-"""Typed, frozen configs per role, their defaults (with units and paper references), their checks, and the
-command line built from them.
+"""Typed, frozen configs per role, their defaults (with units and paper references), their checks, and the command
+line built from them.
 
-One source per flag: a config field is its flag. The field's entry in its class docstring is the flag's
-help, the field's default is the flag's default (shown by ``--help``), and ``opt(..., check=...)`` says
-what run.py accepts before it starts anything (``config_problem``). ``build_parser`` makes the argparse
-parser from the fields (grouped by role), ``config_from_args`` the RunConfig from its namespace;
-``flags_markdown`` writes docs/flags.md from the same fields. A flag is the field's name, with
-RewardConfig's prefixed ``reward_`` unless the field says otherwise (``opt(flag=...)``).
+One source per flag: a config field is its flag: its entry in its class docstring is the flag's help, its default the
+flag's default, and ``opt(..., check=...)`` what run.py accepts before it starts (``config_problem``). ``build_parser``
+makes the parser from the fields (grouped by role), ``config_from_args`` the RunConfig; ``flags_markdown`` writes
+docs/flags.md. A flag is the field's name (RewardConfig's prefixed ``reward_`` unless ``opt(flag=...)`` says otherwise).
 
-Here: RunConfig, PrefConfig, the modes, and the command line. The policy's and the predictor's configs
-(A2CConfig, RewardConfig) are in drlhp.learning_config, ``opt`` and the checks in drlhp.config_fields;
-import every config from here.
+Here: RunConfig, PrefConfig, the modes, the command line; A2CConfig and RewardConfig are in drlhp.learning_config,
+``opt`` and the checks in drlhp.config_fields; import every config from here.
 """
 from __future__ import annotations
 
@@ -75,6 +72,8 @@ class PrefConfig:
             5e6 / (T + 5e6), T in frames).
         n_labels: labels after the initial ones, spread over the run by --label_schedule (a person is offered
             pairs at most that fast; the oracle labels exactly that fast).
+        person_pace_margin: a person labels: the policy waits while the label schedule is ahead of their labels by
+            more than this many, and at its end for every planned label (docs/labelling.md); 0: never (the oracle's).
         variance_candidates: candidate pairs per query with --query_selection variance (paper: 10).
         show_agent: a person labels: the window also loops the agent's latest finished episode (worker 0).
         oracle_goal: --labeller oracle prefers the clip this MODULE:FUNCTION scores higher, not more task reward (Box
@@ -96,6 +95,7 @@ class PrefConfig:
     prefs_save_interval: int = opt(20, check=whole(1))
     label_schedule: str = opt("constant", choices=LABEL_SCHEDULES)
     n_labels: int = opt(3000, check=whole(0))
+    person_pace_margin: int = opt(10, check=whole(0))
     variance_candidates: int = opt(10, check=whole(1))
     show_agent: bool = opt(False)
     oracle_goal: str = opt("", metavar="MODULE:FUNCTION")

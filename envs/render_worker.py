@@ -16,7 +16,8 @@ k is the smallest whole step such that the frames come at most ``max_fps`` a sec
 plays at its real speed. A renderer per (env_id, width, height, quality, env_kwargs) is kept for the next clip.
 End of input (the parent gone or done) ends the worker. No pickle: JSON and raw array bytes only. The worker runs
 at the lowest CPU priority (``lowest_priority``): drawing takes only what the policy, the predictor and the labeller
-leave.
+leave, except while a person waits for a pair and none is ready: then the labeller puts it at the normal policy
+(``set_priority``, by need: pref_interface.clip_drawer.DrawPriority) until a few pairs are ready ahead.
 """
 from __future__ import annotations
 
@@ -126,6 +127,18 @@ def lowest_priority() -> str:
     except (AttributeError, OSError):
         os.nice(19 - os.nice(0))
         return "nice 19"
+
+
+def set_priority(pid: int, normal: bool) -> None:
+    """Every thread of process ``pid`` (a render worker) at the normal policy (SCHED_OTHER, at its nice value: the
+    labeller's, inherited) or back at SCHED_IDLE. Leaving SCHED_IDLE needs CAP_SYS_NICE or an RLIMIT_NICE that
+    allows the nice value (an ordinary user's default allows neither): PermissionError then."""
+    policy = os.SCHED_OTHER if normal else os.SCHED_IDLE
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            os.sched_setscheduler(int(task), policy, os.sched_param(0))
+        except ProcessLookupError:  # a thread that ended meanwhile
+            pass
 
 
 def main() -> None:

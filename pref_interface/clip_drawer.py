@@ -8,9 +8,17 @@ which loads numpy alone; the worker imports mujoco.) ``ClipDrawer`` draws pairs:
 ``take()`` gives back a ``ShownPair`` (pref_interface.shown_pairs) once both are drawn, in the order added.
 
 What is drawn: every k-th state of a clip, k the smallest step with at most MAX_FPS frames per second of the task's
-time, each frame shown k * dt seconds (real speed), SIZE x SIZE pixels at QUALITY (envs/mujoco_render.py's
+time, each frame shown k * dt seconds (real speed), the frames after a fall marked (pref_interface.fall_mark),
+SIZE x SIZE pixels at QUALITY (envs/mujoco_render.py's
 "fast": about 3x cheaper than the task's look; bench/mujoco_render.py). A clip that cannot be drawn, or a worker
 that died, raises ``RenderError`` with its one line: the run stops and says why.
+
+Priority by need (issue 40): the worker draws at SCHED_IDLE, so on a machine whose cores another run keeps busy it
+drew a pair in ~25 s while a person waited. The labeller's loop tells the drawer, each tick, whether a person waits
+for a pair and how many pairs are ready ahead of them (``need``); ``DrawPriority`` decides: the normal policy while
+a person waits and none is ready, idle again once READY_AHEAD pairs are (or nothing is left to draw). Where the
+system refuses the switch (no CAP_SYS_NICE and RLIMIT_NICE 0, an ordinary user's default), the worker stays idle
+and ``figures()`` says so (``clip_priority_refused``).
 """
 from __future__ import annotations
 
@@ -21,17 +29,39 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
 
-from envs.render_worker import read_array, write_array  # the protocol's framing (imports numpy only)
+from envs.render_worker import read_array, set_priority, write_array  # the protocol's framing (imports numpy only)
+from pref_interface.fall_mark import mark_falls
 from pref_interface.shown_pairs import ShownPair
 
 SIZE = 256  # pixels, square: a robot a person can see; the page and the window scale it up by whole factors
 QUALITY = "fast"
 MAX_FPS = 30.0  # frames a second of the task's time, at most: the eye needs no more
 ROOT = Path(__file__).resolve().parents[1]  # where ``envs`` is imported from
+
+
+READY_AHEAD = 2  # pairs ready ahead of a person at which the worker goes back to idle
+
+
+class DrawPriority:
+    """Whether the render worker draws at the normal policy (``urgent``) or at idle: urgent from the moment a
+    person waits for a pair with none ready, until ``ready_ahead`` pairs are ready ahead of them or nothing is
+    left to draw. ``update`` says whether it changed."""
+
+    def __init__(self, ready_ahead: int = READY_AHEAD):
+        self.ready_ahead, self.urgent = ready_ahead, False
+
+    def update(self, person_waits: bool, n_ready: int, n_drawing: int) -> bool:
+        before = self.urgent
+        if not self.urgent and person_waits and n_ready == 0 and n_drawing > 0:
+            self.urgent = True
+        elif self.urgent and (n_ready >= self.ready_ahead or n_drawing == 0):
+            self.urgent = False
+        return self.urgent != before
 
 
 class RenderError(RuntimeError):
@@ -51,6 +81,8 @@ class RenderWorker:
                                      stdout=subprocess.PIPE, stderr=stderr, cwd=str(ROOT), env=env)
         self.jobs: queue.Queue = queue.Queue()
         self.done: queue.Queue = queue.Queue()
+        self.normal = False  # the priority asked for (set_priority); the worker starts itself at idle
+        self.priority_refused = False
         self.thread = threading.Thread(target=self._serve, name="render-worker", daemon=True)
         self.thread.start()
 
@@ -70,14 +102,30 @@ class RenderWorker:
                 raise item
             out.append(item)
 
+    def set_priority(self, normal: bool) -> bool:
+        """The worker at the normal policy (``normal``) or at idle (envs.render_worker.set_priority); False where
+        the system refuses (then it stays as it is, and ``priority_refused`` is set)."""
+        self.normal = normal
+        try:
+            set_priority(self.proc.pid, normal)
+            return True
+        except (PermissionError, FileNotFoundError, AttributeError):  # not allowed; the worker gone; not Linux
+            self.priority_refused = True
+            return False
+
     def _serve(self) -> None:
+        first = True
         while True:
             job = self.jobs.get()
             if job is None:
                 return
             key, request, states = job
             try:
-                self.done.put((key, *self._draw(request, states)))
+                drawn = self._draw(request, states)
+                if first and self.normal:  # the worker put itself at idle as it started: the asked one again
+                    self.set_priority(True)
+                first = False
+                self.done.put((key, *drawn))
             except RenderError as e:
                 self.done.put(e)
             except (OSError, ValueError, EOFError) as e:  # the pipe broke: the worker is gone
@@ -163,6 +211,25 @@ class ClipDrawer:
         self.n_added = self.pairs_drawn = self.frames_drawn = 0
         self.draw_s = 0.0
         self.failure: RenderError | None = None  # the first clip that could not be drawn: no pair is drawn after it
+        self.priority = DrawPriority()
+        self.urgent_s, self.urgent_since, self.priority_switches = 0.0, None, 0
+
+    @property
+    def n_ready(self) -> int:
+        """Pairs drawn and not yet taken."""
+        return sum(entry[1] is not None and entry[2] is not None for entry in self.drawing.values())
+
+    def need(self, person_waits: bool, ready_ahead: int) -> None:
+        """The labeller's word, each tick: whether a person waits for a pair, and how many pairs it has ready
+        ahead of them besides the drawer's; the worker's priority follows (DrawPriority)."""
+        if self.priority.update(person_waits, ready_ahead + self.n_ready, self.n_drawing - self.n_ready):
+            self.priority_switches += 1
+            self.worker.set_priority(self.priority.urgent)
+            now = time.monotonic()
+            if self.priority.urgent:
+                self.urgent_since = now
+            elif self.urgent_since is not None:
+                self.urgent_s, self.urgent_since = self.urgent_s + now - self.urgent_since, None
 
     @property
     def n_drawing(self) -> int:
@@ -189,6 +256,7 @@ class ClipDrawer:
             raise
         for (number, side), frames, head in results:
             entry = self.drawing[number]
+            frames = mark_falls(frames, entry[0][side].falls, head["every"], head["frame_s"])  # a fall a person sees
             entry[1 + side], entry[3] = frames, head["frame_s"]
             self.frames_drawn += len(frames)
             self.draw_s += head["ms_per_frame"] * len(frames) / 1e3
@@ -203,9 +271,12 @@ class ClipDrawer:
 
     def figures(self) -> dict:
         """What drawing cost: frames drawn, ms per frame (the worker's time), frames per pair drawn (one label)."""
+        urgent_s = self.urgent_s + (0.0 if self.urgent_since is None else time.monotonic() - self.urgent_since)
         return {"clip_frames_drawn": self.frames_drawn,
                 "clip_ms_per_frame": round(1e3 * self.draw_s / max(1, self.frames_drawn), 1),
-                "clip_frames_per_label": round(self.frames_drawn / max(1, self.pairs_drawn), 1)}
+                "clip_frames_per_label": round(self.frames_drawn / max(1, self.pairs_drawn), 1),
+                "clip_normal_priority_s": round(urgent_s, 1), "clip_priority_switches": self.priority_switches,
+                "clip_priority_refused": int(self.worker.priority_refused)}
 
     def close(self) -> None:
         self.worker.close()

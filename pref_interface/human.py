@@ -109,6 +109,8 @@ class LabellingLoop:
                 self.log("[prefs] first pair on screen", flush=True)
             if pairs.current is None:
                 window.set_waiting_text(_why_no_pair(iface, pairs))
+            if iface.drawer is not None:  # the render worker's priority follows the person's need (clip_drawer)
+                iface.drawer.need(pairs.current is None, max(0, pairs.n_waiting - 1))
             iface.flush(block=False)
             if self.agent_episode is not None:
                 frames = self.agent_episode.poll()

@@ -33,6 +33,7 @@ class Labeller:
     run: str  # "module:function": the labelling loop (see the module docstring)
     needs_display: bool  # the parent checks for one before starting anything (pref_interface.display)
     shows_agent: bool  # --show_agent means something: the labeller can show the agent's latest episode
+    paces_policy: bool  # a person: the policy's steps wait for their labels (pref_interface.process)
 
     def loop(self):
         module, name = self.run.split(":")
@@ -40,7 +41,10 @@ class Labeller:
 
 
 LABELLERS: dict[str, Labeller] = {labeller.name: labeller for labeller in (
-    Labeller("oracle", "pref_interface.oracle:label_with_oracle", needs_display=False, shows_agent=False),
-    Labeller("window", "pref_interface.human:label_in_window", needs_display=True, shows_agent=True),
-    Labeller("web", "pref_interface.web:label_in_browser", needs_display=False, shows_agent=False),
+    Labeller("oracle", "pref_interface.oracle:label_with_oracle", needs_display=False, shows_agent=False,
+             paces_policy=False),
+    Labeller("window", "pref_interface.human:label_in_window", needs_display=True, shows_agent=True,
+             paces_policy=True),
+    Labeller("web", "pref_interface.web:label_in_browser", needs_display=False, shows_agent=False,
+             paces_policy=True),
 )}

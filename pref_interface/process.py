@@ -2,6 +2,7 @@
 
     PrefInterface: the loop's state, shared by both labellers
         receive_segments()   segment_queue -> the pool of recent segments (all waiting, without blocking)
+        (a person)           segment_flow <- the step the policy waits at for more labels (``pace_policy``)
         next_pair(pending)   a pair never asked before, while labels given + pending < schedule.allowed(frames);
                              a pair of MuJoCo segments (recorded states, no frames) is first drawn for a person
                              by the render worker (pref_interface.clip_drawer), DRAW_AHEAD pairs at a time, and
@@ -19,6 +20,19 @@
         window   the same steps in a Qt timer tick, a person answering in the window (pref_interface.human)
         web      the same steps in an asyncio task, people answering in browsers (pref_interface.web)
     at exit: a None sentinel on preference_queue ("no more preferences")
+
+A person's run lasts as long as their labels (issue 40). The oracle answers as fast as the schedule allows, so its
+labels follow the policy's steps; a person answers at their own pace (3-5 s a label), and a policy that ran on
+regardless would end its 2M agent steps with half the labels the preset plans unasked. Of the two ways out, training
+on past the budget until the labels are in, or pacing the policy's steps to the labels, this takes the second: the
+policy keeps its budget, its learning-rate schedule (which reaches 0 at the budget: steps beyond it would learn
+nothing) and the schedule's spread of labels over its steps (the paper's: more labels early), and the person's pace
+sets only the wall time. So where a person labels (a labeller whose ``paces_policy``) and --person_pace_margin is
+not 0, the interface publishes on segment_flow the step at which the schedule would allow more than ``given +
+margin`` labels (schedule.policy_step_limit); the policy (drlhp.policy.process.LabelPace) waits before an update at
+or past it, and at its last step until every planned label is given. The margin keeps pairs coming while the
+policy waits (pairs on a page and being drawn count against the schedule) and lets a person run a little behind
+without stalling the policy. Ctrl-C (or closing the window) ends the run, saved and resumable, as before.
 """
 from __future__ import annotations
 
@@ -33,7 +47,7 @@ from drlhp.runtime.run_paths import RunPaths
 from drlhp.runtime.segment_wire import register_compact_pickling
 from pref_interface.labellers import LABELLERS
 from pref_interface.pool import SegmentPool
-from pref_interface.schedule import LabelSchedule
+from pref_interface.schedule import LabelSchedule, policy_step_limit
 
 STATE_FILE = RunPaths.LABELLER_STATE  # labels given so far: a resumed run goes on counting
 SEGMENTS_PER_PAIR = 2  # fresh segments asked of the policy per pair asked: each pair can have two new clips
@@ -77,6 +91,10 @@ class PrefInterface:
         n_initial = 0 if (cfg.load_prefs_dir or cfg.load_reward_predictor_ckpt_dir) else p.n_initial_prefs
         n_labels = p.n_labels if cfg.labels_while_training else 0
         self.schedule = LabelSchedule(p.label_schedule, n_initial, n_labels, cfg.total_timesteps * frames_per_step)
+        paced = LABELLERS[p.labeller].paces_policy and cfg.labels_while_training and self.segment_flow is not None
+        self.pace_margin = p.person_pace_margin if paced else 0  # 0: the policy's steps never wait for labels
+        self.total_steps = cfg.total_timesteps
+        self._limit_sent: object = ()  # the step limit last published (none yet)
         self.scorer = _VarianceScorer(cfg, ports.weights_to_prefs) if p.query_selection == "variance" else None
         self.logger = MetricsLogger(run_dir, tb_subdir=RunPaths.TB / "prefs", csv_name="progress_prefs.csv")
         self.given = self.discarded = self.received = 0
@@ -88,6 +106,23 @@ class PrefInterface:
         self.t_start = self.last_log = time.perf_counter()
         self._given_at_last_log = 0
         self.ask_for_segments()
+        self.pace_policy()
+
+    @property
+    def labels_to_go(self) -> int:
+        """Labels the schedule plans that are not given yet (those waiting in the outbox count as given)."""
+        return max(0, self.schedule.planned - self.given - len(self.outbox))
+
+    def pace_policy(self) -> None:
+        """Where a person labels: the step the policy waits at for more labels, on segment_flow (see the module
+        docstring), written when it changes."""
+        if not self.pace_margin:
+            return
+        limit = policy_step_limit(self.schedule, self.given + len(self.outbox), self.pace_margin,
+                                  self.frames_per_step, self.total_steps)
+        if limit != self._limit_sent:
+            self.segment_flow.hold_at(limit)
+            self._limit_sent = limit
 
     @property
     def segments_wanted(self) -> int:
@@ -180,6 +215,7 @@ class PrefInterface:
             return
         self.outbox.append(Preference(pair[0], pair[1], mu).check())
         self.flush(block)
+        self.pace_policy()
 
     def flush(self, block: bool) -> None:
         while self.outbox:

@@ -21,7 +21,8 @@ address, with a random token, at start (as Jupyter does).
 
 Routes (each needs the token: ?token=T, or the header X-Token: T; without it: 403 and nothing else):
     GET  /                      the page
-    GET  /api/state?page=P      the page's pairs and the counts (JSON)
+    GET  /api/state?page=P      the page's pairs and the counts (JSON), the labels the schedule plans that are
+                                still to give and about how long they take at the pace so far
     GET  /clip/N/left|right     pair N's clip: one PNG, its frames stacked top to bottom (Pillow); a MuJoCo
                                 pair's are the frames drawn from its states (pref_interface.clip_drawer), each
                                 shown the pair's frame_ms (the page's clock follows the pair on screen)
@@ -115,6 +116,8 @@ class WebLabeller:
         self.n_answers = self.n_cant_tell = self.n_undone = self.n_duplicates = self.n_returned = 0
         self.n_bad_requests = 0
         self.first_pair_logged = False
+        self.clock = time.monotonic  # the pace's clock
+        self.first_pair_at: float | None = None  # when the first pair went to a page: the pace's start
         self.t0 = time.perf_counter()
         self.ready = threading.Event()  # set once the page is served
 
@@ -161,6 +164,10 @@ class WebLabeller:
         for page in [p for p in self.pages.values() if now - p.seen > self.abandon_s]:
             self._drop_page(page)
         self._send_final()
+        if iface.drawer is not None:  # the render worker's priority follows a person's need (clip_drawer)
+            waits = any(p.pairs.n_waiting == 0 for p in self.pages.values())
+            ahead = len(self.returned) + sum(max(0, p.pairs.n_waiting - 1) for p in self.pages.values())
+            iface.drawer.need(waits, ahead)
         iface.maybe_log({"prefs/answers": self.n_answers, "prefs/answers_undone": self.n_undone,
                          "prefs/pages_open": len(self.pages), "prefs/pairs_out": len(self.out),
                          "prefs/pairs_returned": self.n_returned, "prefs/bad_requests": self.n_bad_requests})
@@ -209,7 +216,7 @@ class WebLabeller:
             self.out[pair.number] = pair
             page.pairs.add(pair)
             if not self.first_pair_logged:
-                self.first_pair_logged = True
+                self.first_pair_logged, self.first_pair_at = True, self.clock()
                 self.log("[prefs] first pair on a page", flush=True)
 
     def _page_of(self, page_id) -> Page:
@@ -232,6 +239,17 @@ class WebLabeller:
                     f"more pairs come as the agent trains\u2026")
         return "every pair of the clips at hand was asked: waiting for new clips from the agent\u2026"
 
+    def labels_to_go(self) -> tuple[int, float | None]:
+        """(labels the schedule plans that no one has given yet, about how many seconds they take at the pace of
+        this page's people so far: the labels given here (answers, not "can't tell", held ones included) over the
+        time since the first pair went to a page, waits included; None before 3 labels)."""
+        held = sum(p.pairs.n_pending - p.pairs.n_waiting for p in self.pages.values())  # answered, not yet final
+        to_go = max(0, self.iface.labels_to_go - held)
+        labels = self.n_answers - self.n_cant_tell
+        if self.first_pair_at is None or labels < 3:
+            return to_go, None
+        return to_go, to_go * (self.clock() - self.first_pair_at) / labels
+
     def state(self, page: Page, message: str = "") -> dict:
         iface, pairs = self.iface, page.pairs
         shown = [{"number": pair.number, "frames": max(len(c) for c in pair.clips), "clips": [pair[0].id, pair[1].id],
@@ -239,8 +257,11 @@ class WebLabeller:
                  for pair in pairs.waiting]
         status = {"db_size": None if self.db_size is None else int(self.db_size.value),
                   "predictor_version": None if self.predictor_version is None else int(self.predictor_version.value)}
+        to_go, eta_s = self.labels_to_go()
         return {"pairs": shown, "waiting_text": "" if shown else self._why_no_pair(), "message": message,
-                "can_undo": pairs.held is not None, "labels_given": iface.given, "labels_allowed": iface.allowed,
+                "labels_to_go": to_go, "eta_s": None if eta_s is None else round(eta_s, 1),
+                "can_undo": pairs.held is not None, "held": None if pairs.held is None else pairs.held.pair.number,
+                "labels_given": iface.given, "labels_allowed": iface.allowed,
                 "answers_here": pairs.n_answers, "answers": self.n_answers, "pages": len(self.pages),
                 "fps": FPS, "loop_pause_frames": LOOP_PAUSE_FRAMES, "repeat_guard_s": REPEAT_GUARD_S,
                 "poll_s": POLL_S, "hold_s": self.hold_s, **status}

@@ -156,3 +156,105 @@ def test_a_drawer_whose_clip_cannot_be_drawn_keeps_failing_with_that_line(worker
         while time.monotonic() - t0 < 60:
             worker.results()
             time.sleep(0.02)
+
+
+def test_the_draw_priority_is_normal_while_a_person_waits_with_no_pair_ready_and_idle_once_pairs_are():
+    from pref_interface.clip_drawer import DrawPriority
+
+    priority = DrawPriority(ready_ahead=2)
+    assert not priority.urgent
+    assert not priority.update(person_waits=False, n_ready=0, n_drawing=2)  # no one waits: idle
+    assert not priority.update(person_waits=True, n_ready=1, n_drawing=2)  # a pair is ready: idle
+    assert not priority.update(person_waits=True, n_ready=0, n_drawing=0)  # nothing to draw: idle
+    assert priority.update(person_waits=True, n_ready=0, n_drawing=2) and priority.urgent  # waits, none ready
+    assert not priority.update(person_waits=False, n_ready=1, n_drawing=2) and priority.urgent  # one ahead: not yet
+    assert priority.update(person_waits=False, n_ready=2, n_drawing=2) and not priority.urgent  # two ahead: idle
+    assert priority.update(person_waits=True, n_ready=0, n_drawing=1) and priority.urgent
+    assert priority.update(person_waits=True, n_ready=0, n_drawing=0) and not priority.urgent  # all drawn
+
+
+def _policies(pid: int) -> set[int]:
+    import os
+
+    return {os.sched_getscheduler(int(task)) for task in os.listdir(f"/proc/{pid}/task")}
+
+
+def test_the_worker_leaves_idle_while_a_person_waits_and_returns_to_it():
+    """The render worker's every thread goes to the normal policy when a person waits with no pair ready (the
+    drawer's need) and back to SCHED_IDLE once two are ready; where the system refuses, the figures say so."""
+    import os
+    import time
+
+    from drlhp.runtime.messages import Segment
+
+    worker = RenderWorker(size=8)
+    try:
+        deadline = time.monotonic() + 120
+        while _policies(worker.proc.pid) != {os.SCHED_IDLE}:  # the worker put itself at idle as it started
+            assert time.monotonic() < deadline and worker.proc.poll() is None
+            time.sleep(0.05)
+        drawer = ClipDrawer(worker)
+        states = hopper_states(3)
+        segment = Segment(np.zeros((3, 4), np.float32), np.zeros((3, 0, 0), np.uint8), np.zeros(3, np.float32),
+                          "Hopper-v5", 0, 0, states).check()
+        drawer.add((segment, segment))
+        drawer.need(person_waits=True, ready_ahead=0)
+        if worker.priority_refused:
+            assert drawer.figures()["clip_priority_refused"] == 1
+            pytest.skip("this machine refuses to raise a process from SCHED_IDLE (no CAP_SYS_NICE, RLIMIT_NICE 0)")
+        assert drawer.priority.urgent and _policies(worker.proc.pid) == {os.SCHED_OTHER}
+        drawer.need(person_waits=False, ready_ahead=2)  # two pairs ready ahead (on the page)
+        assert not drawer.priority.urgent and _policies(worker.proc.pid) == {os.SCHED_IDLE}
+        assert drawer.figures()["clip_priority_switches"] == 2
+    finally:
+        worker.close()
+
+
+def test_a_fall_is_marked_on_the_frames_of_its_step_and_the_next_half_second_only():
+    """pref_interface.fall_mark: the frames drawn from a fall's step on, for half a second of the task's time, carry
+    a red border and banner (they differ from the same frames unmarked there, and only there); other frames none."""
+    from pref_interface.fall_mark import BANNER, BORDER, mark_falls
+
+    rng = np.random.default_rng(0)
+    frames = rng.integers(0, 100, (30, 64, 64, 3), dtype=np.uint8)  # no pure red anywhere
+    falls = np.zeros(150, np.bool_)
+    falls[52] = True  # Hopper: every 5th state drawn, 0.04 s each: the frame of step 52 is frame 10, and 0.5 s is 13
+    out = mark_falls(frames, falls, every=5, frame_s=0.04)
+    changed = [j for j in range(30) if not np.array_equal(out[j], frames[j])]
+    assert changed == list(range(10, 23))
+    border, band = round(BORDER * 64), round(BANNER * 64)
+    region = np.zeros((64, 64), bool)
+    region[:band], region[-border:], region[:, :border], region[:, -border:] = True, True, True, True
+    for j in changed:
+        differs = (out[j] != frames[j]).any(axis=-1)
+        assert differs[region].mean() > 0.9 and not differs[~region].any()  # the mark, and nothing else
+    assert mark_falls(frames, np.zeros(150, np.bool_), 5, 0.04) is frames
+    assert mark_falls(frames, None, 5, 0.04) is frames
+
+
+def test_the_drawer_marks_the_frames_of_a_segments_fall(worker):
+    """Through the render worker: the same Hopper states drawn for a segment with a fall and without; the frames
+    differ exactly where the fall's mark is."""
+    from drlhp.runtime.messages import Segment
+
+    states = hopper_states(25, seed=2)
+
+    def segment(falls):
+        return Segment(np.zeros((25, 4), np.float32), np.zeros((25, 0, 0), np.uint8), np.zeros(25, np.float32),
+                       "Hopper-v5", 0, 0, states, falls).check()
+
+    fell = np.zeros(25, np.bool_)
+    fell[7] = True
+    drawer = ClipDrawer(worker)
+    drawer.add((segment(fell), segment(np.zeros(25, np.bool_))))
+    import time
+
+    deadline = time.monotonic() + 120
+    while (shown := drawer.take()) is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    marked, plain = shown.clips
+    assert marked.shape == plain.shape == (5, 64, 64, 3)  # every 5th of 25 states
+    same = [bool(np.array_equal(a, b)) for a, b in zip(marked, plain)]
+    assert same == [True, False, False, False, False]  # step 7 is frame 1's; the mark holds 0.5 s (13 frames)
+    assert (marked[1, 0, 32] == (220, 30, 30)).all()  # red at the top

@@ -93,3 +93,57 @@ def test_where_a_person_labels_hopper_each_segment_carries_the_state_each_action
 def test_the_oracles_segments_carry_no_states(tmp_path, monkeypatch):
     segments = _run(tmp_path, "oracle", monkeypatch)
     assert segments and all(s.states is None for s in segments)
+
+
+def test_falls_go_with_the_states_through_the_cutter_and_the_wire(monkeypatch):
+    """A step's fall flag (info["fell"]) is cut with its segment's states, carried by the wire form and checked (only
+    with states, (T,) bool). (The states reach the database, which keeps them for review: tests/test_pref_db.py.)"""
+    from multiprocessing.reduction import ForkingPickler
+
+    from drlhp.runtime.segment_wire import register_compact_pickling
+
+    cutter = SegmentCutter("Hopper-v5", 2, (5,), segment_length=3, segments_per_cut=2, frames_to_watch=_empty_frames,
+                           obs_dtype=np.float32, state_size=4)
+    falls = np.zeros((3, 2), np.bool_)
+    falls[1, 1] = True
+    segments, _ = cutter.add(np.zeros((3, 2, 5), np.float32), np.zeros((3, 2), np.float32), None, step=6,
+                             states=np.zeros((3, 2, 4)), falls=falls)
+    assert [s.falls.tolist() for s in segments] == [[False, False, False], [False, True, False]]
+    monkeypatch.setattr(ForkingPickler, "_extra_reducers", dict(ForkingPickler._extra_reducers))
+    register_compact_pickling()
+    back = pickle.loads(ForkingPickler.dumps(segments[1]))
+    assert back.falls.dtype == np.bool_ and back.falls.tolist() == [False, True, False]
+    for wrong in (np.zeros(3, np.float32), np.zeros(2, np.bool_)):
+        with pytest.raises(ValueError, match="Segment.falls"):
+            replace(segments[0], falls=wrong).check()
+    with pytest.raises(ValueError, match="Segment.falls"):
+        replace(segments[0], states=None).check()  # falls only with states
+
+
+def test_a_hopper_rollout_where_a_person_labels_records_each_steps_fall():
+    """PPO's rollout on the fixed-length Hopper, recording states: its falls are info["fell"] step by step (a
+    random policy's Hopper falls within a few dozen steps), and a rollout without states records none."""
+    from drlhp.policy.ppo import PPOConfig, PPOPolicy
+    from drlhp.policy.ppo_rollout import RolloutCollector
+    from envs.fixed_length import any_vector_env
+
+    envs = any_vector_env("Hopper-v5", 2, 100.0)
+    try:
+        space = envs.single_action_space
+        policy = PPOPolicy(envs.single_observation_space.shape[0], space.shape[0],
+                           PPOConfig(n_envs=2, n_steps=200, n_minibatches=4), 0, space.low, space.high)
+        seen = []
+        step = envs.step
+
+        def spy(actions):
+            out = step(actions)
+            seen.append(np.asarray(out[4]["fell"], bool) & out[4]["_fell"])
+            return out
+
+        envs.step = spy
+        rollout = RolloutCollector(envs, policy, seed=0, record_states=True).run()
+        assert rollout.falls.shape == (200, 2) and rollout.falls.any()
+        assert np.array_equal(rollout.falls, np.array(seen))
+        assert RolloutCollector(envs, policy, seed=0).run().falls is None
+    finally:
+        envs.close()

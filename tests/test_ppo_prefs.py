@@ -54,7 +54,7 @@ def test_the_synthetic_oracle_may_label_any_box_action_env_and_a_person_only_a_m
 
 
 class _Flow:
-    """segment_flow's two calls: it wants ``n`` segments; the policy's step comes back."""
+    """segment_flow's calls: it wants ``n`` segments; the policy's step comes back; no step limit (the oracle's)."""
 
     def __init__(self, n):
         self.n, self.steps = n, []
@@ -64,6 +64,9 @@ class _Flow:
 
     def report_step(self, step):
         self.steps.append(step)
+
+    def step_limit(self):
+        return None
 
 
 class _Flag:

@@ -200,3 +200,96 @@ def test_the_interface_asks_for_its_pools_room_then_two_segments_per_pair(tmp_pa
     flow.report_step(500)  # ... which it says through the flow, not through segments
     iface.receive_segments()
     assert iface.allowed == 3 + 50 and iface.next_pair() is not None
+
+
+@pytest.mark.parametrize("kind", ["constant", "paper"])
+def test_frames_before_inverts_the_schedule(kind):
+    """frames_before(n): the first frame count at which the schedule allows more than n labels."""
+    from pref_interface.schedule import LabelSchedule
+
+    schedule = LabelSchedule(kind, n_initial=250, n_labels=650, total_frames=2_000_000)
+    assert schedule.planned == 900 and schedule.frames_before(249) == 0 and schedule.frames_before(900) is None
+    for n in (250, 251, 400, 777, 899):
+        frames = schedule.frames_before(n)
+        assert schedule.allowed(frames) > n >= schedule.allowed(frames - 1)
+
+
+def test_a_persons_labels_set_the_step_the_policy_waits_at_and_the_oracles_set_none(tmp_path):
+    """Where a person labels (web), the interface publishes the step at which the schedule would allow more than
+    given + margin labels, at most the budget's last step while labels are owed, none once all are given; where
+    the oracle labels, nothing: its runs are paced exactly as before."""
+    import queue
+    import threading
+
+    from drlhp.config import PrefConfig, RunConfig
+    from drlhp.runtime.queues import SegmentFlow
+    from pref_interface.process import PrefInterface
+    from pref_interface.schedule import LabelSchedule
+
+    for labeller in ("web", "oracle"):
+        cfg = RunConfig(mode="train_policy_with_preferences", env="MovingDot-v0", million_timesteps=0.001,
+                        prefs=PrefConfig(labeller=labeller, n_initial_prefs=2, n_labels=10, segment_pool_size=10,
+                                         person_pace_margin=3))
+        flow = SegmentFlow(mp.get_context("spawn"))
+        segment_queue = queue.Queue()
+        for v in range(10):
+            segment_queue.put(seg(v, [v, 0, 0, 0]))
+        ports = PrefInterfacePorts(stop_event=threading.Event(), segment_queue=segment_queue, segment_flow=flow,
+                                   preference_queue=queue.Queue())
+        iface = PrefInterface(cfg, ports, str(tmp_path / labeller), 1)
+        iface.receive_segments()
+        schedule = LabelSchedule("constant", 2, 10, 1000)  # 1,000 agent steps of MovingDot, one frame each
+        limits = [flow.step_limit()]
+        for _ in range(12):
+            flow.report_step(1000)  # the policy at its end: every label allowed
+            iface.receive_segments()
+            iface.send(iface.next_pair(), MU_LEFT)
+            limits.append(flow.step_limit())
+        if labeller == "oracle":
+            assert limits == [None] * 13
+            continue
+        # given 0: more than 0 + 3 labels from step 0 (the 2 initial ones and 2 of the 10 at steps 0, 100, 200)
+        expected = [None if given >= 12 else 1000 if schedule.frames_before(given + 3) is None
+                    else min(1000, schedule.frames_before(given + 3)) for given in range(13)]
+        assert limits == expected
+        assert limits[0] == 200 and limits[9:12] == [1000, 1000, 1000] and limits[12] is None
+        assert iface.labels_to_go == 0
+
+
+class _Flow:
+    """A segment flow whose step limit moves on by itself after ``hold`` reads: the preference interface's side."""
+
+    def __init__(self, limits):
+        self.limits, self.reported, self.reads = list(limits), [], 0
+
+    def step_limit(self):
+        self.reads += 1
+        return self.limits[0] if len(self.limits) == 1 else self.limits.pop(0)
+
+    def report_step(self, step):
+        self.reported.append(step)
+
+
+def test_label_pace_waits_at_the_limit_and_at_the_end_until_the_labels_move_it():
+    import threading
+
+    from drlhp.policy.process import LabelPace
+    from drlhp.runtime.ports import PolicyPorts
+
+    flow = _Flow([500])
+    pace = LabelPace(PolicyPorts(segment_flow=flow, stop_event=threading.Event()), total_timesteps=1000)
+    pace.POLL_S = 0.0
+    pace.before_update(400)  # below the limit: no wait, no report
+    assert flow.reported == [] and pace.waits == 0
+    flow.limits = [500, 500, 500, 700]  # the person's labels move the limit on after a few reads
+    pace.before_update(500)
+    assert flow.reported == [500] and pace.waits == 1 and flow.limits == [700]
+    pace.before_end(900)  # a sitting that ends before the budget's end does not wait
+    flow.limits = [1000, 1000, None]  # at the end: until every planned label is in
+    pace.before_end(1000)
+    assert flow.reported == [500, 1000] and pace.waits == 2 and flow.limits == [None]
+    stop = threading.Event()
+    stop.set()
+    stopped = LabelPace(PolicyPorts(segment_flow=_Flow([0]), stop_event=stop), total_timesteps=1000)
+    stopped.before_update(10)  # Ctrl-C: no wait (the loop then ends, saved)
+    assert stopped.waits == 0

@@ -53,7 +53,11 @@ class Run:
                                           str(self.run_dir)], cwd=REPO, stdout=out, stderr=err,
                                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}, start_new_session=True,
                                          preexec_fn=default_sigint)
-        self.address = self.wait_for(ADDRESS, 180).group(1)
+        try:  # a loaded machine (a whole suite on 2 workers beside a training run) takes minutes to start one
+            self.address = self.wait_for(ADDRESS, 600).group(1)
+        except BaseException:  # the test's own try/finally has not begun: the run must not outlive it
+            self.kill()
+            raise
 
     def wait_for(self, pattern, timeout: float):
         deadline = time.monotonic() + timeout
@@ -87,11 +91,14 @@ class Person:
         driver.get(address)
 
     def on_screen(self, timeout: float = 60, other_than: str | None = None) -> str:
-        """The number of the pair on screen ("" for none) once it is not ``other_than``."""
+        """The number of the pair on screen ("" for none) once it is not ``other_than``. "" only when the page has
+        no pair to show (its state lists none), not while it loads the clips of one: after an answer or an undo
+        the page shows "loading" until the pair's images are in, which on a busy machine a poll can catch."""
         deadline = time.monotonic() + timeout
         while True:
-            shown = self.driver.execute_script("return document.body.dataset.pair || ''")
-            if shown != other_than and (shown or other_than is not None):
+            shown, n_pairs = self.driver.execute_script(
+                "const s = window.drlhp.state(); return [document.body.dataset.pair || '', s ? s.pairs.length : 0]")
+            if shown != other_than and (shown or (other_than is not None and n_pairs == 0)):
                 return shown
             assert time.monotonic() < deadline, f"the page still shows pair {shown!r} after {timeout} s"
             time.sleep(0.05)

@@ -347,3 +347,78 @@ def test_run_py_refuses_an_address_it_cannot_serve_on_in_one_line(tmp_path, cli)
             assert proc.returncode == 2 and len(lines) == 1, proc.stderr
             assert lines[0].startswith("run.py: error: cannot serve the page on ") and why in lines[0]
     assert not (tmp_path / "run").exists()
+
+
+def test_the_page_shows_the_labels_to_go_and_how_long_at_the_pace_so_far(served):
+    """The page's count of labels still planned (given ones out, held ones too, "can't tell" not) and the time
+    they take at this page's pace so far: labels given here over the time since the first pair went out."""
+    s = served(n_segments=10, n_labels=8)  # gather_initial_prefs: 8 labels planned
+    page = "p" * 16
+    state = s.state(page)
+    assert state["labels_to_go"] == 8 and state["eta_s"] is None
+    kinds = ["left", "cant_tell", "right", "equal"]
+    for kind in kinds:
+        state = s.answer(page, state["pairs"][0]["number"], kind).json()
+    assert state["labels_to_go"] == 8 - 3  # 3 labels (one held for undo), the "can't tell" not one
+    s.server.first_pair_at, s.server.clock = 1000.0, lambda: 1060.0  # a minute since the first pair: 3 labels
+    state = s.state(page)
+    assert state["labels_to_go"] == 5 and state["eta_s"] == 5 * 20.0
+    state = s.post("/api/undo", {"page": page}).json()  # the held label taken back: one more to go, and 2 labels
+    assert state["labels_to_go"] == 6 and state["eta_s"] is None  # are too few for a pace
+    state = s.answer(page, state["pairs"][0]["number"], "left").json()
+    assert state["labels_to_go"] == 5 and state["eta_s"] == 5 * 20.0
+
+
+@pytest.mark.slow  # a real run of the three processes
+def test_a_slow_person_gets_every_planned_label_before_the_run_ends(tmp_path):
+    """A scripted person slower than the policy answers in the page of a real `--labeller web` run with a tiny
+    budget (500 agent steps, 3 + 6 labels planned): the policy waits for the labels, and the run ends by itself
+    only once every planned label is in the database; the page counts the labels to go down to 0."""
+    import json
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from conftest import REPO
+    from drlhp.reward.pref_db import PrefDB
+
+    run_dir, out = tmp_path / "run", tmp_path / "out.txt"
+    args = ["--env", "MovingDot-v0", "--labeller", "web", "--preset", "none", "--n_envs", 4, "--segment_length", 5,
+            "--n_initial_epochs", 1, "--n_predictors", 1, "--reward_batch_size", 2, "--n_initial_prefs", 3,
+            "--n_labels", 6, "--million_timesteps", 0.0005, "--person_pace_margin", 1, "--log_interval", 1,
+            "--run_dir", run_dir]
+    with open(out, "w") as stdout:
+        proc = subprocess.Popen([sys.executable, str(REPO / "run.py"), *map(str, args)], cwd=REPO, stdout=stdout,
+                                stderr=subprocess.STDOUT, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+    try:
+        deadline = time.monotonic() + 900
+        while not (m := re.search(r"label in a browser: (http://[\d.:]+)/\?token=([\w-]+)", out.read_text())):
+            assert proc.poll() is None and time.monotonic() < deadline, out.read_text()[-3000:]
+            time.sleep(0.2)
+        url, headers, page = m.group(1), {"X-Token": m.group(2)}, "slowperson1"
+        to_go, answered = [], 0
+        while proc.poll() is None:
+            assert time.monotonic() < deadline, out.read_text()[-3000:]
+            try:
+                state = requests.get(f"{url}/api/state?page={page}", headers=headers, timeout=10).json()
+                to_go.append(state["labels_to_go"])
+                if state["pairs"]:
+                    time.sleep(2.0)  # slower than the policy: 6 labels would take it past its 500 steps
+                    requests.post(f"{url}/api/answer", json={"page": page, "pair": state["pairs"][0]["number"],
+                                                             "answer": "left"}, headers=headers, timeout=10)
+                    answered += 1
+                else:
+                    time.sleep(0.2)
+            except requests.ConnectionError:  # the run ended between two requests
+                break
+        assert proc.wait(timeout=120) == 0, out.read_text()[-3000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    db = PrefDB.load(run_dir / "prefs" / "prefs.npz")
+    assert len(db.entries("train")) + len(db.entries("val")) == answered == 9
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["timesteps"] >= 500 and summary["waits_for_labels"] >= 1
+    assert to_go[0] == 9 and min(to_go) == 0 and to_go == sorted(to_go, reverse=True)

@@ -45,6 +45,8 @@ class PPORollout:
     # (T, N, S) float64 (only with RolloutCollector(record_states=True)): the simulator's state action t was taken
     # in (a MuJoCo env's concat(qpos, qvel), envs/mujoco_state.py), aligned with x_t: to draw a clip from for a person
     states: np.ndarray | None = None
+    # (T, N) bool (with states only): info["fell"] of step t (envs/fixed_length.py), for the drawn clip to show it
+    falls: np.ndarray | None = None
 
 
 class RolloutCollector:
@@ -91,6 +93,7 @@ class RolloutCollector:
         rewards, task = np.zeros((T, N), np.float32), np.zeros((T, N), np.float32)
         dones, bootstrap = np.zeros((T, N), np.float32), np.zeros((T, N), np.float32)
         finished, env_s, act_s = [], 0.0, 0.0
+        falls = np.zeros((T, N), np.bool_) if self.states is not None else None
         for t in range(T):
             if self.states is not None:  # before the step: the state action t is taken in, as x_t's observation
                 self._record_states(t)
@@ -108,6 +111,8 @@ class RolloutCollector:
             rewards[t] = reward
             ended = terminated | truncated
             task[t] = _info_value(info, "reward_task", reward, ended)
+            if falls is not None:
+                falls[t] = _info_value(info, "fell", np.zeros(N), ended) > 0.5
             dones[t] = ended
             self.ep_return += reward
             self.ep_task += task[t]
@@ -124,7 +129,8 @@ class RolloutCollector:
                 self.ep_return[i] = self.ep_task[i] = self.ep_len[i] = self.ep_standard[i] = 0
             self.obs = obs
         return PPORollout(self.obs_norm, self.actions, self.log_probs, self.values, rewards, task, dones,
-                          bootstrap, policy.value(self.obs), finished, env_s, act_s, self.predictor_obs, self.states)
+                          bootstrap, policy.value(self.obs), finished, env_s, act_s, self.predictor_obs, self.states,
+                          falls)
 
 
 def _info_value(info: dict, key: str, default: np.ndarray, ended: np.ndarray) -> np.ndarray:

@@ -104,6 +104,11 @@ class PaidRollout:
         return self.rollout.states
 
     @property
+    def falls(self) -> np.ndarray | None:
+        """(T, N) bool with the states: where the robot fell (a person's clip shows it), else None."""
+        return self.rollout.falls
+
+    @property
     def dones(self) -> np.ndarray:
         return self.rollout.dones
 

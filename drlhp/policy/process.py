@@ -10,6 +10,8 @@ drlhp.policy.ppo_prefs).
                      returns) and per-episode predicted returns
       observer       EpisodeFeed (--show_agent): worker 0's frames of its newest finished episode to the
                      labelling window (agent_episode, latest wins)
+    observer       PredictorPace (--reward_updates_per_step): waits for the predictor's pair-updates
+    observer       LabelPace: where a person labels, waits for their labels (the run lasts as long as they do)
     before the first weights: random play (segments for the initial preferences), only while the
     preference interface wants segments, and paused while the predictor pretrains
 """
@@ -68,7 +70,8 @@ class SegmentFeed(RolloutObserver):
         t0 = time.perf_counter()
         segments, cut_returns = self.cutter.add(rollout.next_obs, rollout.true_rewards, rollout.rewards,
                                                 state.timesteps, budget=self.budget(),
-                                                states=getattr(rollout, "states", None))
+                                                states=getattr(rollout, "states", None),
+                                                falls=getattr(rollout, "falls", None))
         for seg in segments:
             if put_or_drop(self.queue, seg):
                 self.sent += 1
@@ -208,6 +211,55 @@ class PredictorPace(RolloutObserver):
                 "pair_updates_per_s": None if rate is None else round(rate, 1)}
 
 
+class LabelPace(RolloutObserver):
+    """A person's labels pace the policy (issue 40; why pacing and not training on: pref_interface.process's
+    docstring): where a person labels, the preference interface publishes on ``ports.segment_flow`` the step the
+    policy may not pass until more labels are given (its ``step_limit``; None: no limit, as in every oracle's run,
+    which never sets one). Before an update at or past that step, and at the end of the run's budget, the policy
+    reports its step (the schedule's clock, so the labels it waits for are allowed) and waits until the limit moves
+    on or the stop event is set (Ctrl-C: saved and resumable as ever). Its figures: the seconds it waited."""
+
+    paces = True
+    POLL_S = 0.05
+
+    def __init__(self, ports: PolicyPorts, total_timesteps: int):
+        self.flow, self.stop_event, self.total = ports.segment_flow, ports.stop_event, total_timesteps
+        self.waited_s = 0.0
+        self.waits = 0
+
+    def _held(self, timesteps: int) -> bool:
+        limit = self.flow.step_limit()
+        stopping = self.stop_event is not None and self.stop_event.is_set()
+        return limit is not None and timesteps >= limit and not stopping
+
+    def wait(self, timesteps: int) -> None:
+        if not self._held(timesteps):
+            return
+        self.flow.report_step(timesteps)
+        self.waits += 1
+        t0 = time.perf_counter()
+        while self._held(timesteps):
+            time.sleep(self.POLL_S)
+        self.waited_s += time.perf_counter() - t0
+
+    def before_update(self, timesteps: int) -> None:
+        self.wait(timesteps)
+
+    def before_end(self, timesteps: int) -> None:
+        """At the end of the budget (not of a sitting cut short): the labels still planned come first."""
+        if timesteps >= self.total:
+            self.wait(timesteps)
+
+    def metrics(self) -> dict:
+        return {"feed/waited_for_labels_s": self.waited_s}
+
+    def progress_text(self) -> str:
+        return f" | waited for labels {self.waited_s:,.0f} s" if self.waits else ""
+
+    def summary(self) -> dict:
+        return {"waited_for_labels_s": round(self.waited_s, 1), "waits_for_labels": self.waits}
+
+
 def _train(trainer) -> dict:
     """The trainer's run; on Ctrl-C (only where this runs in the parent: --no_labelling) a checkpoint first."""
     try:
@@ -263,6 +315,8 @@ def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixe
             observers.append(EpisodeFeed(env, ports.agent_episode))
         if ports.pair_updates is not None:
             observers.append(PredictorPace(cfg.reward.updates_per_step, ports))
+        if ports.segment_flow is not None:
+            observers.append(LabelPace(ports, cfg.total_timesteps))
         trainer = trainer_class(cfg, Agent(env, policy, reward), Outputs(RunRecord(run_dir), logger, log), ports,
                                 observers)
         return _train(trainer)
@@ -312,6 +366,8 @@ def run_ppo_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, 
         observers = [SegmentFeed(cfg, BoxSegments(cfg.ppo.n_envs, shape, n_state), reward, ports)]
         if ports.pair_updates is not None:
             observers.append(PredictorPace(cfg.reward.updates_per_step, ports))
+        if ports.segment_flow is not None:
+            observers.append(LabelPace(ports, cfg.total_timesteps))
         trainer = PPOTrainer(cfg, Agent(envs, policy, reward), Outputs(RunRecord(run_dir), logger, log), ports,
                              observers, episodes=episodes, record_states=n_state > 0)
         return _train(trainer)

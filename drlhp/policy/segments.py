@@ -11,7 +11,8 @@ watches show no score: uint8. On a Box-action env (PPO) they are float32 (D + A,
 observation and the clipped action (drlhp.policy.ppo_prefs), and ``frames_to_watch`` may give an empty
 (T, 0, 0) array (nothing rendered). A cutter takes only the dtype it was built for (``obs_dtype``). A cutter
 built with ``state_size`` S > 0 also cuts each step's recorded simulator state ((T, N, S) float64 given to ``add``:
-a MuJoCo env's, recorded where a person labels) into ``Segment.states``, for the labeller to draw the clip from.
+a MuJoCo env's, recorded where a person labels) into ``Segment.states``, for the labeller to draw the clip from, and
+each step's fall flag (``falls``, (T, N) bool, where given) into ``Segment.falls``, for the drawn clip to show a fall.
 Their compact form on the wire: drlhp.runtime.segment_wire.
 """
 from __future__ import annotations
@@ -34,18 +35,20 @@ class SegmentCutter:
         self._true = np.zeros((segment_length, n_envs), np.float32)
         self._pred = np.zeros((segment_length, n_envs), np.float32)
         self._states = np.zeros((segment_length, n_envs, state_size), np.float64) if state_size > 0 else None
+        self._falls = np.zeros((segment_length, n_envs), np.bool_) if state_size > 0 else None
         self._filled = 0
         self._next_worker = 0
         self.not_cut = 0  # segments a cut could have made (segments_per_cut) that the budget left out
 
     def add(self, obs: np.ndarray, true_rewards: np.ndarray, predicted: np.ndarray | None,
             step: int, budget: int | None = None, states: np.ndarray | None = None,
-            ) -> tuple[list[Segment], list[tuple[np.ndarray, np.ndarray]]]:
+            falls: np.ndarray | None = None) -> tuple[list[Segment], list[tuple[np.ndarray, np.ndarray]]]:
         """Add a rollout's (T, N, ...) observations after each step and the rewards of those steps
         (copied). Returns the segments to offer (possibly none; at most ``budget`` in all, None: no
         limit) and, per cut, the (predicted, true) returns of ALL workers' windows (predicted is NaN
         where no prediction was made): fresh segments to check the predictor on. ``states``: (T, N, S) float64,
-        each step's recorded simulator state, given exactly when the cutter was built with ``state_size`` S."""
+        each step's recorded simulator state, given exactly when the cutter was built with ``state_size`` S; ``falls``
+        (T, N) bool, with states: where the robot fell (None: nowhere)."""
         if obs.dtype != self.obs_dtype:  # what the predictor sees, as it sees it: never cast silently
             raise ValueError(f"SegmentCutter wants the predictor's view of observations ({self.obs_dtype}), "
                              f"got {obs.dtype}")
@@ -58,6 +61,7 @@ class SegmentCutter:
             self._pred[self._filled] = np.nan if predicted is None else predicted[t]
             if states is not None:
                 self._states[self._filled] = states[t]
+                self._falls[self._filled] = False if falls is None else falls[t]
             self._filled += 1
             if self._filled == self.length:
                 n_cut = self.per_cut if budget is None else max(0, min(self.per_cut, budget - len(segments)))
@@ -67,8 +71,10 @@ class SegmentCutter:
                     self._next_worker = (w + 1) % self.n_envs
                     seg_obs = self._obs[:, w].copy()
                     seg_states = None if self._states is None else self._states[:, w].copy()
+                    seg_falls = None if self._falls is None else self._falls[:, w].copy()
                     segments.append(Segment(seg_obs, np.ascontiguousarray(self.frames_to_watch(seg_obs)),
-                                            self._true[:, w].copy(), self.env_id, w, step, seg_states).check())
+                                            self._true[:, w].copy(), self.env_id, w, step, seg_states,
+                                            seg_falls).check())
                 cut_returns.append((self._pred.sum(axis=0), self._true.sum(axis=0)))
                 self._filled = 0
         return segments, cut_returns

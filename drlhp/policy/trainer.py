@@ -10,7 +10,8 @@
         observers see the rollout         (segments for the labeller, metrics)
         learn(rollout)                    (A2C: lr decays linearly to 0 at the horizon; PPO: ppo_trainer)
         after_update: milestones, checkpoints, the progress line + metrics every log_interval s
-    then end_sitting: a final checkpoint and the HParams record; it returns the summary (for summary.json)
+    then the pacing observers' before_end (a person's last labels), and end_sitting: a final checkpoint and the
+    HParams record; it returns the summary (for summary.json)
 
 Metrics: drlhp's own names (``policy/``, ``system/``) and the usual Stable-Baselines3 ones beside them
 (``rollout/ep_rew_mean``, ``rollout/ep_len_mean``, ``rollout/success_rate``, ``train/entropy_loss``,
@@ -51,6 +52,9 @@ class RolloutObserver:
 
     def before_update(self, timesteps: int) -> None:
         """(``paces`` only) wait before the update at ``timesteps``, e.g. for the predictor's pace."""
+
+    def before_end(self, timesteps: int) -> None:
+        """(``paces`` only) wait before the sitting ends at ``timesteps``, e.g. for a person's last labels."""
 
     def holds_random_play(self) -> bool:
         return False
@@ -276,6 +280,9 @@ class PolicyTrainer:
             timing["env_s"] += rollout.env_s
             timing["act_s"] += rollout.act_s
             self.after_update(rollout, losses, rollout.true_rewards.size, timing, clock)
+        for obs in self.observers:
+            if getattr(obs, "paces", False) and not self.should_stop():
+                obs.before_end(s.timesteps)
         return self.end_sitting()
 
     def play(self, timing: dict):

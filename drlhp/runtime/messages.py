@@ -31,6 +31,8 @@ class Segment:
     env_id, worker: where it came from; step: the policy's agent-step count when it was cut.
     states: (T, S) float64, the simulator's state each step was taken in (a MuJoCo env's concat(qpos, qvel):
         envs/mujoco_state.py), recorded only where a person labels, to re-render the clip from; else None.
+    falls: (T,) bool, with ``states`` only: True at a step where the robot fell (info["fell"]: envs/fixed_length.py),
+        for the drawn clip to show it (pref_interface.fall_mark); else None.
     """
 
     obs: np.ndarray
@@ -40,6 +42,7 @@ class Segment:
     worker: int
     step: int
     states: np.ndarray | None = None
+    falls: np.ndarray | None = None
 
     def check(self) -> "Segment":
         t = len(self.true_rewards)
@@ -58,6 +61,10 @@ class Segment:
         states = self.states
         if states is not None and (states.dtype != np.float64 or states.ndim != 2 or len(states) != t):
             raise ValueError(f"Segment.states must be (T={t}, S) float64 or None, got {states.shape} {states.dtype}")
+        falls = self.falls
+        if falls is not None and (states is None or falls.dtype != np.bool_ or falls.shape != (t,)):
+            raise ValueError(f"Segment.falls must be (T={t},) bool, and only with states, or None, got {falls.shape} "
+                             f"{falls.dtype}")
         return self
 
     @property

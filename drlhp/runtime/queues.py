@@ -122,11 +122,15 @@ class SegmentFlow:
                      a full queue stays the exception (when it happens, the segment is dropped and counted).
         policy_step  written by the policy (``report_step``): its agent-step count, the interface's clock
                      for the label schedule, which no longer ticks with every segment.
+        step_limit   written by the preference interface where a person labels (``hold_at``): the agent step
+                     the policy may not start an update at, nor end its run at, until more labels are given
+                     (None: no limit, the oracle's runs, which never write it). Stored as limit + 1, 0 for None.
     """
 
     def __init__(self, ctx):
         self._wanted = ctx.RawValue("q", 0)
         self._policy_step = ctx.RawValue("q", 0)
+        self._step_limit = ctx.RawValue("q", 0)
 
     def ask_for(self, total: int) -> None:
         if total > self._wanted.value:
@@ -140,6 +144,13 @@ class SegmentFlow:
 
     def policy_step(self) -> int:
         return self._policy_step.value
+
+    def hold_at(self, step: int | None) -> None:
+        self._step_limit.value = 0 if step is None else step + 1
+
+    def step_limit(self) -> int | None:
+        value = self._step_limit.value
+        return None if value == 0 else value - 1
 
 
 def feeder_cpu_s(q) -> float | None:

@@ -10,7 +10,7 @@ multiprocessing versions, so the roles' code is the same on both backends.
     RayFlag      set / is_set / wait, as queues.SharedFlag (is_set is cached for FLAG_CACHE_S while unset:
                  the policy asks every step, and a flag is never cleared)
     RayInt       .value, as multiprocessing.Value("q")
-    RayFlow      ask_for / wanted / report_step / policy_step, as queues.SegmentFlow
+    RayFlow      ask_for / wanted / report_step / policy_step / hold_at / step_limit, as queues.SegmentFlow
 
 Ray's own ray.util.queue.Queue is an actor per queue (an asyncio actor, a worker process each); one hub
 for all channels costs one worker process. Every call is one Ray round trip (about 1 ms here).
@@ -192,6 +192,13 @@ class RayFlow(_Proxy):
 
     def policy_step(self) -> int:
         return ray.get(self.hub.get_int.remote(self.name + ".policy_step"))
+
+    def hold_at(self, step: int | None) -> None:
+        ray.get(self.hub.set_int.remote(self.name + ".step_limit", 0 if step is None else step + 1))
+
+    def step_limit(self) -> int | None:
+        value = ray.get(self.hub.get_int.remote(self.name + ".step_limit"))
+        return None if value == 0 else value - 1
 
 
 PROXIES = {"queue": RayQueue, "latest": RayLatest, "flag": RayFlag, "int": RayInt, "flow": RayFlow}

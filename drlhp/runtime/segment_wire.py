@@ -50,12 +50,14 @@ def _reduce_segment(seg: Segment):
     if newest is not None and frames.shape == newest.shape and np.array_equal(frames, newest):
         frames = None  # the receiver takes each stack's newest frame
     _Sent.nbytes += (sum(a.nbytes for a in wire_obs) + (0 if frames is None else frames.nbytes)
-                     + seg.true_rewards.nbytes + (0 if seg.states is None else seg.states.nbytes))
+                     + seg.true_rewards.nbytes + (0 if seg.states is None else seg.states.nbytes)
+                     + (0 if seg.falls is None else seg.falls.nbytes))
     return _rebuild_segment, (wire_obs, strip, frames, seg.true_rewards, seg.env_id, seg.worker, seg.step,
-                              seg.states)
+                              seg.states, seg.falls)
 
 
-def _rebuild_segment(wire_obs, strip: bool, frames, true_rewards, env_id, worker, step, states=None) -> Segment:
+def _rebuild_segment(wire_obs, strip: bool, frames, true_rewards, env_id, worker, step, states=None,
+                     falls=None) -> Segment:
     if strip:
         first, newest = wire_obs
         obs = np.empty((len(newest) + 1, *first.shape), first.dtype)
@@ -67,7 +69,7 @@ def _rebuild_segment(wire_obs, strip: bool, frames, true_rewards, env_id, worker
         (obs,) = wire_obs
     if frames is None:
         frames = np.ascontiguousarray(obs[..., -1])
-    return Segment(obs, frames, true_rewards, env_id, worker, step, states).check()
+    return Segment(obs, frames, true_rewards, env_id, worker, step, states, falls).check()
 
 
 def register_compact_pickling() -> None:
