@@ -81,8 +81,10 @@ def test_a_clip_that_cannot_be_drawn_is_one_line_and_the_worker_goes_on(worker):
 
 
 class _Seg:
+    """What the drawer reads of a Segment: its states, env id and fall flags (none here)."""
+
     def __init__(self, states, env_id="Hopper-v5"):
-        self.states, self.env_id = states, env_id
+        self.states, self.env_id, self.falls = states, env_id, None
 
 
 def test_the_drawer_gives_pairs_back_in_order_as_shown_pairs(worker):
