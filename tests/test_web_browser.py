@@ -314,7 +314,13 @@ def test_a_person_labels_mujoco_clips_drawn_from_recorded_states(browser_ok, tmp
         worker.close()
     ((_, frames, _),) = [d for d in drawn if d[0] == seen_clip]
     assert seen.shape == frames[index].shape == (256, 256, 3)
-    diff = np.abs(seen.astype(int) - frames[index].astype(int)).max(axis=-1)
+    # a frame of a step where the pendulum fell carries the fall's mark (pref_interface/fall_mark.py: a random policy's
+    # pendulum falls every few steps); the database keeps no fall flags, so the frame is compared with the re-render
+    # as drawn and as marked, and must equal one of them
+    from pref_interface.fall_mark import mark
+
+    diff = min((np.abs(seen.astype(int) - candidate.astype(int)).max(axis=-1)
+                for candidate in (frames[index], mark(frames[index]))), key=lambda d: d.mean())
     # the state rebuilt from float32 observations: equal but for a rare pixel (measured: equal, 0 of 65,536 off); one
     # step apart, frames of this clip differ by 0.04 to 1.3 levels on average
     assert diff.mean() < 0.02 and (diff <= 2).mean() > 0.999, (diff.mean(), diff.max())
