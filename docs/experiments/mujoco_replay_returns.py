@@ -4,7 +4,11 @@ taken both ways from the same episodes: with the control cost (the env's reward,
 it (info["reward_task"], the paper's: A.1 removed torque penalties from the tasks, and rl-teacher paid its RL
 baseline the same). One JSON line per run, appended to OUT (runs/mujoco/replay.jsonl); a run already there is
 skipped. The random policy's two returns: docs/experiments/mujoco_random.py.
-    python docs/experiments/mujoco_replay_returns.py RUN_DIR... [--episodes 100] [--seed 100] [--out FILE]"""
+With ``--fall_rule end`` the episodes are gymnasium's own (a fall ends one): the measure issue 38's H26 compares the
+fall rules by (each rule's own return counts a fall differently); ``standard_return`` is gymnasium's own reward
+(info["reward_standard"]), ``length`` the mean episode length. A run is keyed by (run, fall rule).
+    python docs/experiments/mujoco_replay_returns.py RUN_DIR... [--episodes 100] [--seed 100] [--fall_rule end]
+        [--out FILE]"""
 import argparse
 import json
 from pathlib import Path
@@ -21,36 +25,48 @@ p.add_argument("run_dirs", nargs="+")
 p.add_argument("--episodes", type=int, default=100)
 p.add_argument("--seed", type=int, default=100)
 p.add_argument("--out", default="runs/mujoco/replay.jsonl")
+p.add_argument("--fall_rule", default=None, help="the episodes' fall rule (default: the run's own)")
 args = p.parse_args()
 out = Path(args.out)
-done = {json.loads(line)["run"] for line in out.read_text().splitlines()} if out.exists() else set()
+done = ({(d["run"], d.get("fall_rule")) for d in map(json.loads, out.read_text().splitlines())} if out.exists()
+        else set())
 for run_dir in args.run_dirs:
-    if run_dir in done:
-        continue
     cfg = json.loads((Path(run_dir) / "config.json").read_text())
+    rule = args.fall_rule or cfg["ppo"].get("fall_rule", "reset")
+    if (run_dir, rule) in done:
+        continue
     arrays, meta = load_policy_checkpoint(run_dir)
-    env = fixed_length_env(cfg["env"])
+    env = fixed_length_env(cfg["env"], cfg["ppo"].get("fall_penalty", 100.0), fall_rule=rule,
+                           fall_step_penalty=cfg["ppo"].get("fall_step_penalty", 1.0))
     space = env.action_space
     policy = BoxMeanPolicy(arrays, env.observation_space.shape[0], space.low, space.high, cfg["ppo"]["obs_clip"])
     std = np.exp(np.asarray(arrays["weight_12"], np.float64))  # the state-independent log std
     rng = np.random.default_rng(args.seed)
-    env_returns, task_returns = [], []
+    env_returns, task_returns, standard_returns, lengths = [], [], [], []
     obs, _ = env.reset(seed=args.seed)
-    env_total = task_total = 0.0
+    env_total = task_total = standard_total = 0.0
+    length = 0
     while len(env_returns) < args.episodes:
         x = policy.obs_rms.normalize(obs[None], policy.obs_clip).astype(np.float32)
         action = np.clip(tanh_mlp(policy.actor, x)[0] + std * rng.standard_normal(std.shape), space.low, space.high)
         obs, reward, terminated, truncated, info = env.step(action)
         env_total += float(reward)
         task_total += float(info["reward_task"])
+        standard_total += float(info.get("reward_standard", reward))
+        length += 1
         if terminated or truncated:
             env_returns.append(env_total)
             task_returns.append(task_total)
-            env_total = task_total = 0.0
+            standard_returns.append(standard_total)
+            lengths.append(length)
+            env_total = task_total = standard_total = 0.0
+            length = 0
             obs, _ = env.reset()
     env.close()
-    line = {"run": run_dir, "task": cfg["env"], "timesteps": meta.get("timesteps"), "episodes": args.episodes,
-            "env_return": round(float(np.mean(env_returns)), 2), "task_return": round(float(np.mean(task_returns)), 2),
+    line = {"run": run_dir, "task": cfg["env"], "fall_rule": rule, "timesteps": meta.get("timesteps"),
+            "episodes": args.episodes, "env_return": round(float(np.mean(env_returns)), 2),
+            "task_return": round(float(np.mean(task_returns)), 2),
+            "standard_return": round(float(np.mean(standard_returns)), 2), "length": round(float(np.mean(lengths)), 1),
             "std": [round(float(s), 3) for s in std]}
     print(json.dumps(line), flush=True)
     with open(out, "a") as f:
