@@ -118,6 +118,25 @@ def adam_update(variables, grads, adam_m, adam_v, adam_t, lr, eps: float, beta1:
         var.assign_sub(step * m / (tf.sqrt(v) + eps))
 
 
+def adam_state(adam_m, adam_v, adam_t) -> dict[str, np.ndarray]:
+    """Adam's slots and step count as a checkpoint's arrays (both PPOs' get_state)."""
+    state = {f"adam_m_{i}": m.numpy() for i, m in enumerate(adam_m)}
+    state.update({f"adam_v_{i}": v.numpy() for i, v in enumerate(adam_v)})
+    state["adam_t"] = np.asarray(adam_t.numpy())
+    return state
+
+
+def restore_adam(state: dict, adam_m, adam_v, adam_t) -> bool:
+    """Adam's slots and step count from a checkpoint's arrays; False (nothing restored) for weights only."""
+    if "adam_t" not in state:
+        return False
+    for i, (m, v) in enumerate(zip(adam_m, adam_v)):
+        m.assign(state[f"adam_m_{i}"])
+        v.assign(state[f"adam_v_{i}"])
+    adam_t.assign(float(state["adam_t"]))
+    return True
+
+
 # --- the policy ----------------------------------------------------------------------------------------------
 @dataclass
 class Acting:
@@ -288,9 +307,7 @@ class PPOPolicy:
 
     def get_state(self) -> dict[str, np.ndarray]:
         state = {f"weight_{i}": np.asarray(w) for i, w in enumerate(self._weights())}
-        state.update({f"adam_m_{i}": m.numpy() for i, m in enumerate(self.adam_m)})
-        state.update({f"adam_v_{i}": v.numpy() for i, v in enumerate(self.adam_v)})
-        state["adam_t"] = np.asarray(self.adam_t.numpy())
+        state.update(adam_state(self.adam_m, self.adam_v, self.adam_t))
         state["rng_state"] = rng_state(self.rng)
         state.update({f"obs_rms_{k}": v for k, v in self.obs_rms.state().items()})
         state.update({f"reward_scaler_{k}": v for k, v in self.reward_scaler.state().items()})
@@ -313,12 +330,8 @@ class PPOPolicy:
         self.log_std.assign(weights[-1])
         self.obs_rms = obs_rms
         self._sync_numpy()
-        if "adam_t" not in state:  # weights only
+        if not restore_adam(state, self.adam_m, self.adam_v, self.adam_t):  # weights only
             return
-        for i, (m, v) in enumerate(zip(self.adam_m, self.adam_v)):
-            m.assign(state[f"adam_m_{i}"])
-            v.assign(state[f"adam_v_{i}"])
-        self.adam_t.assign(float(state["adam_t"]))
         set_rng_state(self.rng, state["rng_state"])
         self.reward_scaler.restore({k[14:]: v for k, v in state.items() if k.startswith("reward_scaler_")})
 

@@ -32,7 +32,7 @@ import numpy as np
 import tensorflow as tf
 
 from drlhp.policy.networks import policy_network
-from drlhp.policy.ppo import adam_update, clipped_surrogate, gae, ppo_value_loss
+from drlhp.policy.ppo import adam_state, adam_update, clipped_surrogate, gae, ppo_value_loss, restore_adam
 from drlhp.policy.running_norm import rng_state, set_rng_state
 from drlhp.ppo_config import PPOConfig
 
@@ -172,9 +172,7 @@ class DiscretePPOPolicy:
     # --- state for checkpoints -----------------------------------------------------------------------------------
     def get_state(self) -> dict[str, np.ndarray]:
         state = {f"weight_{i}": np.asarray(w) for i, w in enumerate(self.model.get_weights())}
-        state.update({f"adam_m_{i}": m.numpy() for i, m in enumerate(self.adam_m)})
-        state.update({f"adam_v_{i}": v.numpy() for i, v in enumerate(self.adam_v)})
-        state["adam_t"] = np.asarray(self.adam_t.numpy())
+        state.update(adam_state(self.adam_m, self.adam_v, self.adam_t))
         state["act_rng_state"] = self.act_rng.state.numpy()
         state["rng_state"] = rng_state(self.rng)
         return state
@@ -191,12 +189,8 @@ class DiscretePPOPolicy:
         if f"weight_{len(here)}" in state:
             raise ValueError(f"the policy checkpoint does not fit this network: it has more than {len(here)} weights")
         self.model.set_weights([np.asarray(state[f"weight_{i}"], np.float32) for i in range(len(here))])
-        if "adam_t" not in state:  # weights only
+        if not restore_adam(state, self.adam_m, self.adam_v, self.adam_t):  # weights only
             return
-        for i, (m, v) in enumerate(zip(self.adam_m, self.adam_v)):
-            m.assign(state[f"adam_m_{i}"])
-            v.assign(state[f"adam_v_{i}"])
-        self.adam_t.assign(float(state["adam_t"]))
         self.act_rng.reset(state["act_rng_state"])
         set_rng_state(self.rng, state["rng_state"])
 
