@@ -76,13 +76,14 @@ def test_the_ratio_the_normalized_reacher_score_and_the_seeds_named(tmp_path, ca
 
 
 def _run_dir(tmp_path, mode="train_policy_with_preferences", control_cost=True, fall_rule="reset", labels=(350, 1050),
-             status="finished", standard=2100.0):
+             status="finished", standard=2100.0, teacher=(0.0, 0.0)):
     run = tmp_path / "run"
     run.mkdir()
     (run / "config.json").write_text(json.dumps({
         "mode": mode, "env": "Hopper-v5", "seed": 2,
         "ppo": {"control_cost": control_cost, "fall_rule": fall_rule, "fall_penalty": 100.0},
-        "prefs": {"n_initial_prefs": labels[0], "n_labels": labels[1]}}))
+        "prefs": {"n_initial_prefs": labels[0], "n_labels": labels[1], "oracle_mistake_rate": teacher[0],
+                  "oracle_equal_threshold": teacher[1]}}))
     summary = {"timesteps": 1_001_472, "wall_s": 401.23, "true_return_last100": 2000.0, "task_return_last100": 2345.678}
     if standard is not None:
         summary["standard_return_last100"] = standard
@@ -116,6 +117,10 @@ def test_a_run_directory_becomes_its_row_and_replaces_the_old_one(tmp_path, caps
     ("standard", {"mode": "train_policy_with_original_rewards", "labels": (0, 0)}, "name it standard-reset"),
     ("1400", {"fall_rule": "penalty"}, "name the arm by its rule"),
     ("penalty-1400", {}, "name the arm by its rule"),
+    ("1400", {"teacher": (0.1, 0.0)}, "this run's are 0.1 and 0"),
+    ("mistake10", {}, "arm 'mistake10' is a teacher with mistake rate 0.1 and equal threshold 0"),
+    ("equal", {"teacher": (0.1, 0.0)}, "arm 'equal' is a teacher with mistake rate 0 and equal threshold 0.1"),
+    ("equal", {"teacher": (0.0, 0.1), "labels": (175, 525)}, "arm 'equal' is a preference run of 1400 labels"),
 ])
 def test_an_arm_that_does_not_fit_its_run_is_one_line_and_exit_2(tmp_path, capsys, arm, kwargs, words):
     run = _run_dir(tmp_path, **kwargs)
@@ -136,6 +141,12 @@ def test_arms_that_fit_and_a_run_without_the_standard_return(tmp_path, capsys):
     assert mujoco_record.main([str(run), "--arm", "penalty-baseline", "--csv", str(path)]) == 0
     row = next(r for r in read_rows(path) if r["arm"] == "penalty-baseline")
     assert row["arm"] == "penalty-baseline" and row["labels"] == "0" and row["return_standard"] == ""
+    run.rename(tmp_path / "penalty-baseline")
+    for arm, teacher in (("mistake10", (0.1, 0.0)), ("equal", (0.0, 0.1))):
+        run = _run_dir(tmp_path, teacher=teacher)
+        assert mujoco_record.main([str(run), "--arm", arm, "--csv", str(path)]) == 0
+        run.rename(tmp_path / arm)
+    assert {r["arm"]: r["labels"] for r in read_rows(path)}.items() >= {"mistake10": "1400", "equal": "1400"}.items()
 
 
 def test_the_queue_runs_each_missing_cell_once_and_skips_what_is_recorded(tmp_path):
@@ -185,3 +196,24 @@ def bad_usage(script, env) -> int:
     import subprocess
 
     return subprocess.run(["bash", str(script), "everything"], env=env, capture_output=True).returncode
+
+
+def test_label_efficiency_ratios_by_seed_and_the_fewest_labels_held_on_every_seed(tmp_path, capsys):
+    path = tmp_path / "runs.csv"
+    rows = [_row("Hopper-v5", "baseline", s, v) for s, v in zip((0, 1, 2), (3000.0, 2800.0, 3200.0))]  # mean 3000
+    rows += [_row("Hopper-v5", "175", s, v) for s, v in zip((0, 1, 2), (1500.0, 3000.0, 2970.0))]  # 0.5 fails
+    rows += [_row("Hopper-v5", "350", s, v) for s, v in zip((0, 1, 2), (2700.0, 2850.0, 3300.0))]  # all >= 0.9
+    rows += [_row("Hopper-v5", "700", s, 2400.0) for s in (0, 1)]  # two seeds: not enough to hold
+    upsert(rows, path)
+    plot = tmp_path / "efficiency.png"
+    code, out, err = _table(path, "--efficiency", "--plot", str(plot), capsys=capsys)
+    assert code == 0, err
+    hopper = next(line for line in out.splitlines() if line.startswith("| Hopper-v5 "))
+    cells = [c.strip() for c in hopper.strip("|").split("|")]
+    assert cells[2] == "0.83 (0: 0.50, 1: 1.00, 2: 0.99)"
+    assert cells[3] == "0.98 (0: 0.90, 1: 0.95, 2: 1.10)"
+    assert cells[4].startswith("0.80 (0: 0.80, 1: 0.80; 2 seeds, fewer than 3")
+    assert cells[5] == "-" and cells[6] == "350"
+    assert plot.stat().st_size > 1000
+    cheetah = next(line for line in out.splitlines() if line.startswith("| HalfCheetah-v5 "))
+    assert cheetah.rstrip().endswith("| none measured |")

@@ -15,7 +15,10 @@ An arm must fit its run, else one line and exit 2: a number (``700``, ``1400``, 
 that many labels; ``baseline`` (and ``baseline-*``) PPO paid exactly the oracle's reward
 (train_policy_with_original_rewards --no-ppo_control_cost); ``standard-*`` PPO paid the env's own reward (control
 cost in), and ``standard`` itself that in gymnasium's own episodes (--fall_rule end: the side column, beside
-published PPO); an arm whose name says ``penalty`` a run with --fall_rule penalty, and no other.
+published PPO); an arm whose name says ``penalty`` a run with --fall_rule penalty, and no other. The teachers
+(issue 39): ``mistake10`` is 1,400 labels from a teacher wrong 10% of the time (--oracle_mistake_rate 0.1), ``equal``
+1,400 from B-Pref's equal teacher (--oracle_equal_threshold 0.1); every other preference arm's teacher is the
+perfect oracle (both 0).
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from pathlib import Path
 from mujoco_runs_csv import CSV_PATH, finished, upsert
 
 PREFS_MODE, TRUE_MODE = "train_policy_with_preferences", "train_policy_with_original_rewards"
+TEACHERS = {"mistake10": (0.1, 0.0), "equal": (0.0, 0.1)}  # arm: (--oracle_mistake_rate, --oracle_equal_threshold)
 
 
 def _read(run_dir: Path, name: str) -> dict:
@@ -60,7 +64,16 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
         return f"arm {arm!r} on a run with --fall_rule {ppo.get('fall_rule', 'reset')}: name the arm by its rule"
     base = [part for part in arm.split("-") if part != "penalty"]
     head = base[0] if base else ""
-    if head.isdigit():
+    prefs = config.get("prefs", {})
+    teacher = (float(prefs.get("oracle_mistake_rate", 0.0)), float(prefs.get("oracle_equal_threshold", 0.0)))
+    wanted = TEACHERS.get(head, (0.0, 0.0))
+    if mode == PREFS_MODE and teacher != wanted:
+        return (f"arm {arm!r} is a teacher with mistake rate {wanted[0]:g} and equal threshold {wanted[1]:g}; this "
+                f"run's are {teacher[0]:g} and {teacher[1]:g}")
+    if head in TEACHERS:
+        if mode != PREFS_MODE or labels != 1400:
+            return f"arm {arm!r} is a preference run of 1400 labels; this is {mode} with {labels} labels"
+    elif head.isdigit():
         if mode != PREFS_MODE or int(head) != labels:
             return f"arm {arm!r} names a preference run of {head} labels; this is {mode} with {labels} labels"
     elif head == "baseline":

@@ -18,6 +18,10 @@ where the baseline's mean is not above 0 means nothing and is shown as "-". A ce
 **The side column**: PPO paid gymnasium's standard reward in gymnasium's own episodes (arm ``standard``: --fall_rule
 end), its ``return_standard`` (gymnasium's own return), beside published PPO at 1M steps
 (docs/experiments/ppo_published.md), which is measured the same way.
+``--tasks TASK ...``: those tasks only (the teachers' table: ``--arms 1400 mistake10 equal --tasks Hopper-v5
+Walker2d-v5``). ``--efficiency [--plot FILE]``: issue 39's label efficiency, the ratio against labels (``--arms``,
+default 175 350 700 1400) on ``--tasks`` (default Hopper-v5 HalfCheetah-v5): each seed's return / the baseline's
+mean, their mean, and the fewest labels at which every one of 3 or more seeds holds 0.9; the picture with --plot.
 ``--compare ARM ...``: both measures of each named arm per task (the fall comparison: baseline 1400
 penalty-baseline penalty-1400; under the two rules the oracle's returns differ by construction, gymnasium's
 ``return_standard`` is the common measure).
@@ -101,18 +105,22 @@ def score_text(task: str, value: float | None) -> str:
     return f"{value:.2f}" + (" (normalized)" if task in NORMALIZED_TASKS else "")
 
 
-def table(rows: list[dict], baseline: str, arms: list[str], readme: bool) -> list[str]:
+def arm_title(arm: str) -> str:
+    return f"{arm} labels" if arm.isdigit() else arm
+
+
+def table(rows: list[dict], baseline: str, arms: list[str], readme: bool, tasks=TASKS) -> list[str]:
     out = []
     if readme:
-        out.append("| task | PPO, oracle's reward | " + " | ".join(f"{a} labels" for a in arms) + " |")
+        out.append("| task | PPO, oracle's reward | " + " | ".join(arm_title(a) for a in arms) + " |")
         out.append("| --- | --- | " + " | ".join("---" for _ in arms) + " |")
     else:
         out.append("| task | random | PPO, oracle's reward (baseline) | "
-                   + " | ".join(f"{a} labels | ratio {a}" for a in arms)
+                   + " | ".join(f"{arm_title(a)} | ratio {a}" for a in arms)
                    + " | PPO, standard reward (standard) | published PPO, 1M |")
         out.append("| --- | --- | --- | " + " | ".join("--- | ---" for _ in arms) + " | --- | --- |")
     counts = {a: {0.9: 0, 1.0: 0} for a in arms}
-    for task in TASKS:
+    for task in tasks:
         base, rand = arm_values(rows, task, baseline), arm_values(rows, task, "random")
         cells = []
         for a in arms:
@@ -131,9 +139,60 @@ def table(rows: list[dict], baseline: str, arms: list[str], readme: bool) -> lis
     out.append("")
     out.append(f"The ratio of returns to the `{baseline}` arm (PPO paid the oracle's reward); Reacher: "
                f"(prefs - random) / (baseline - random). " + "; ".join(
-                   f"{a} labels: {counts[a][0.9]} of {len(TASKS)} tasks at 0.9 or more, {counts[a][1.0]} at 1.0 or more"
+                   f"{arm_title(a)}: {counts[a][0.9]} of {len(tasks)} tasks at 0.9 or more, {counts[a][1.0]} at 1.0 or more"
                    for a in arms) + ".")
     return out
+
+
+def efficiency(rows: list[dict], baseline: str, arms: list[str], tasks) -> tuple[list[str], dict]:
+    """Issue 39's table: per task and label count, each seed's ratio to the baseline's mean, and the fewest labels
+    at which every seed (3 or more) holds 0.9. Returns the lines and {task: {labels: [ratios]}} for the picture."""
+    out = ["| task | baseline (PPO, oracle's reward) | " + " | ".join(f"{a} labels: ratio (seeds' ratios)" for a in arms)
+           + " | fewest labels at 0.9 on every seed |",
+           "| --- | --- | " + " | ".join("---" for _ in arms) + " | --- |"]
+    ratios: dict[str, dict[int, list[float]]] = {}
+    for task in tasks:
+        base = arm_values(rows, task, baseline)
+        b = statistics.mean(base.values()) if base else None
+        ratios[task], cells, fewest = {}, [], None
+        for a in arms:
+            prefs = arm_values(rows, task, a)
+            if not prefs or b is None or b <= 0:
+                cells.append("-")
+                continue
+            seed_ratios = {s: v / b for s, v in sorted(prefs.items())}
+            ratios[task][int(a)] = list(seed_ratios.values())
+            few = f"; {len(prefs)} seed{'s' * (len(prefs) > 1)}, fewer than {MIN_SEEDS}" if len(prefs) < MIN_SEEDS else ""
+            cells.append(f"{statistics.mean(seed_ratios.values()):.2f} ("
+                         + ", ".join(f"{s}: {r:.2f}" for s, r in seed_ratios.items()) + few + ")")
+            if fewest is None and len(prefs) >= MIN_SEEDS and min(seed_ratios.values()) >= 0.9:
+                fewest = a
+        out.append(f"| {task} | {cell(base)} | " + " | ".join(cells) + f" | {fewest or 'none measured'} |")
+    return out, ratios
+
+
+def plot_efficiency(ratios: dict, path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for task, by_labels in ratios.items():
+        xs = sorted(by_labels)
+        if not xs:
+            continue
+        line, = ax.plot(xs, [statistics.mean(by_labels[x]) for x in xs], marker="o", label=task)
+        for x in xs:
+            ax.scatter([x] * len(by_labels[x]), by_labels[x], color=line.get_color(), alpha=0.35, s=14)
+    ax.axhline(0.9, color="grey", linestyle="--", linewidth=1)
+    ax.axhline(1.0, color="grey", linewidth=1)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("labels (synthetic oracle)")
+    ax.set_ylabel("return / PPO on the oracle's reward")
+    ax.set_title("Label efficiency, 1M agent steps (dots: seeds)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
 
 
 def compare(rows: list[dict], arms: list[str]) -> list[str]:
@@ -154,6 +213,9 @@ def main(argv=None) -> int:
     p.add_argument("--baseline", default="baseline")
     p.add_argument("--arms", nargs="+", default=["700", "1400"])
     p.add_argument("--compare", nargs="+", metavar="ARM", help="both measures of these arms, per task")
+    p.add_argument("--tasks", nargs="+", help="these tasks only")
+    p.add_argument("--efficiency", action="store_true", help="the ratio against labels (issue 39)")
+    p.add_argument("--plot", type=Path, help="with --efficiency: the picture, as a PNG")
     args = p.parse_args(argv)
     try:
         rows = read_rows(args.csv)
@@ -161,7 +223,15 @@ def main(argv=None) -> int:
     except (Refused, ValueError) as e:
         print(f"mujoco_table: refused: {e}", file=sys.stderr)
         return 2
-    lines = compare(rows, args.compare) if args.compare else table(rows, args.baseline, args.arms, args.readme)
+    if args.efficiency:
+        arms = args.arms if args.arms != ["700", "1400"] else ["175", "350", "700", "1400"]
+        lines, ratios = efficiency(rows, args.baseline, arms, args.tasks or ["Hopper-v5", "HalfCheetah-v5"])
+        if args.plot:
+            plot_efficiency(ratios, args.plot)
+    elif args.compare:
+        lines = compare(rows, args.compare)
+    else:
+        lines = table(rows, args.baseline, args.arms, args.readme, args.tasks or TASKS)
     print("\n".join(lines))
     return 0
 

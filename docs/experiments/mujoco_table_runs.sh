@@ -14,6 +14,13 @@
 #                                                         reset): Hopper and Walker2d, seeds 0-2, arms baseline, 1400
 #                                                         (the table's cells, reset), penalty-baseline and penalty-1400,
 #                                                         and their random-penalty rows
+#   bash docs/experiments/mujoco_table_runs.sh efficiency label efficiency (issue 39): Hopper and HalfCheetah,
+#                                                         arms 175 and 350, seeds 0-2 (700 and 1400 are the
+#                                                         table's own cells)
+#   bash docs/experiments/mujoco_table_runs.sh teachers   imperfect teachers (issue 39): Hopper and Walker2d, 1,400
+#                                                         labels, arms mistake10 (--oracle_mistake_rate 0.1) and
+#                                                         equal (--oracle_equal_threshold 0.1), seeds 0-2 (the
+#                                                         perfect oracle is the table's 1400)
 #
 # Arms: baseline = PPO paid exactly the oracle's reward (train_policy_with_original_rewards --no-ppo_control_cost,
 # the mujoco preset, the same fixed-length episodes); 700 and 1400 = PPO from that many synthetic labels on the
@@ -40,11 +47,16 @@ run_one() {  # TASK ARM SEED: run (or resume) it unless it is recorded finished,
     penalty-baseline) args=(train_policy_with_original_rewards --no-ppo_control_cost --fall_rule penalty
                             ${BASELINE_FLAGS:-}) ;;
     standard) args=(train_policy_with_original_rewards --fall_rule end ${BASELINE_FLAGS:-}) ;;
-    700|1400|penalty-1400)
+    175|350|700|1400|penalty-1400|mistake10|equal)
       local labels=${arm#penalty-}
+      case $arm in mistake10|equal) labels=1400 ;; esac
       args=(train_policy_with_preferences --synthetic_prefs --n_initial_prefs $((labels / 4))
             --n_labels $((labels - labels / 4)) ${PREFS_FLAGS:-})
-      [ "$arm" = penalty-1400 ] && args+=(--fall_rule penalty) ;;
+      case $arm in
+        penalty-1400) args+=(--fall_rule penalty) ;;
+        mistake10) args+=(--oracle_mistake_rate 0.1) ;;
+        equal) args+=(--oracle_equal_threshold 0.1) ;;
+      esac ;;
     *) echo "mujoco_table_runs.sh: no recipe for arm $arm" >&2; return 2 ;;
   esac
   mkdir -p "$(dirname "$dir")"
@@ -70,5 +82,13 @@ case ${1:-} in
       for arm in baseline 1400 penalty-baseline penalty-1400; do  # the reset arms are the table's own cells
       run_one "$task" "$arm" "$seed"
     done; done; done ;;
-  *) echo "usage: bash docs/experiments/mujoco_table_runs.sh table|standard|falls" >&2; exit 2 ;;
+  efficiency)
+    for seed in 0 1 2; do for task in Hopper-v5 HalfCheetah-v5; do for arm in baseline 1400 700 350 175; do
+      run_one "$task" "$arm" "$seed"
+    done; done; done ;;
+  teachers)
+    for seed in 0 1 2; do for task in Hopper-v5 Walker2d-v5; do for arm in baseline 1400 mistake10 equal; do
+      run_one "$task" "$arm" "$seed"
+    done; done; done ;;
+  *) echo "usage: bash docs/experiments/mujoco_table_runs.sh table|standard|falls|efficiency|teachers" >&2; exit 2 ;;
 esac
