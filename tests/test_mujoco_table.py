@@ -189,6 +189,26 @@ exit 0
     subprocess.run(["bash", str(script), "standard"], check=True, env=env, capture_output=True, text=True)
     runs = [c for c in log.read_text().splitlines() if c.startswith("run.py")]
     assert len(runs) == 8 * 3 and all("--fall_rule end" in c and "--no-ppo_control_cost" not in c for c in runs)
+    log.unlink()
+    subprocess.run(["bash", str(script), "entropy", "0"], check=True, env=env, capture_output=True, text=True)
+    calls = log.read_text().splitlines()
+    runs = [c for c in calls if c.startswith("run.py")]
+    assert len(runs) == 2 * 4 - 1  # Hopper's baseline seed 0 is recorded
+    ent01 = [c for c in runs if "--ppo_ent_coef 0.01" in c]
+    ent0 = [c for c in runs if c.rstrip().endswith("--ppo_ent_coef 0") or "--ppo_ent_coef 0 " in c]
+    assert len(ent01) == 2 and all("--no-ppo_control_cost" in c and "baseline-ent01-seed-0" in c for c in ent01)
+    assert len(ent0) == 2 and all("--synthetic_prefs" in c and "1400-ent0-seed-0" in c for c in ent0)
+    assert sum("--arm baseline-ent01" in c for c in calls) == 2 and sum("--arm 1400-ent0" in c for c in calls) == 2
+    log.unlink()
+    subprocess.run(["bash", str(script), "teachers"], check=True, env=env, capture_output=True, text=True)
+    runs = [c for c in log.read_text().splitlines() if c.startswith("run.py")]
+    assert sum("--oracle_mistake_rate 0.1" in c and "--n_labels 1050" in c for c in runs) == 2 * 3
+    assert sum("--oracle_equal_threshold 0.1" in c and "--n_labels 1050" in c for c in runs) == 2 * 3
+    log.unlink()
+    subprocess.run(["bash", str(script), "efficiency"], check=True, env=env, capture_output=True, text=True)
+    runs = [c for c in log.read_text().splitlines() if c.startswith("run.py")]
+    assert sum("--n_initial_prefs 43 --n_labels 132" in c for c in runs) == 2 * 3  # 175 labels
+    assert sum("--n_initial_prefs 87 --n_labels 263" in c for c in runs) == 2 * 3  # 350
     assert bad_usage(script, env) == 2
 
 

@@ -14,6 +14,10 @@
 #                                                         reset): Hopper and Walker2d, seeds 0-2, arms baseline, 1400
 #                                                         (the table's cells, reset), penalty-baseline and penalty-1400,
 #                                                         and their random-penalty rows
+#   bash docs/experiments/mujoco_table_runs.sh entropy [SEED...]  H27 (tuning both arms alike): the grid {0, 0.01}
+#                                                         of --ppo_ent_coef on both arms, Hopper and Walker2d:
+#                                                         arms baseline-ent01 and 1400-ent0 beside the table's
+#                                                         baseline (0) and 1400 (the preset's 0.01); seeds 0 1
 #   bash docs/experiments/mujoco_table_runs.sh efficiency label efficiency (issue 39): Hopper and HalfCheetah,
 #                                                         arms 175 and 350, seeds 0-2 (700 and 1400 are the
 #                                                         table's own cells)
@@ -82,6 +86,14 @@ case ${1:-} in
       for arm in baseline 1400 penalty-baseline penalty-1400; do  # the reset arms are the table's own cells
       run_one "$task" "$arm" "$seed"
     done; done; done ;;
+  entropy)
+    shift; seeds=("$@"); [ ${#seeds[@]} -gt 0 ] || seeds=(0 1)
+    for seed in "${seeds[@]}"; do for task in Hopper-v5 Walker2d-v5; do
+      run_one "$task" baseline "$seed"
+      run_one "$task" 1400 "$seed"
+      suffix=-ent01 BASELINE_FLAGS="--ppo_ent_coef 0.01" run_one "$task" baseline "$seed"
+      suffix=-ent0 PREFS_FLAGS="--ppo_ent_coef 0" run_one "$task" 1400 "$seed"
+    done; done ;;
   efficiency)
     for seed in 0 1 2; do for task in Hopper-v5 HalfCheetah-v5; do for arm in baseline 1400 700 350 175; do
       run_one "$task" "$arm" "$seed"
@@ -90,5 +102,5 @@ case ${1:-} in
     for seed in 0 1 2; do for task in Hopper-v5 Walker2d-v5; do for arm in baseline 1400 mistake10 equal; do
       run_one "$task" "$arm" "$seed"
     done; done; done ;;
-  *) echo "usage: bash docs/experiments/mujoco_table_runs.sh table|standard|falls|efficiency|teachers" >&2; exit 2 ;;
+  *) echo "usage: bash docs/experiments/mujoco_table_runs.sh table|standard|falls|entropy|efficiency|teachers" >&2; exit 2 ;;
 esac
