@@ -14,20 +14,29 @@ arrow for the right, Up arrow for equal scores (the goal oracle's rule: pref_int
 RUN.PY ARGS default to the run a person gets for the Hopper backflip: `train_policy_with_preferences --env
 Hopper-v5 --labeller web` (the mujoco preset for a person: 2M agent steps, 250 labels from the random policy first
 and 650 on the paper's schedule; the policy waits for the person's labels). --labeller web and --run_dir are added
-where missing. Prints the CPU model and the load at start, then a line a minute, and at the end the answers, the
-person's time and the waits.
+where missing. Note: that run makes Hopper-v5 as gymnasium registers it, where a torso pitched beyond 0.2 rad is a fall
+and the fall rule "reset" puts the robot back at its start pose (the goals' own runs make it with
+terminate_when_unhealthy=False, which a person's run cannot ask for): a whole backward turn cannot happen in it. Add
+--fall_rule penalty to the run's args for a backflip to be possible (nothing put back; every step out of the healthy
+range, a flip's turn included, then carries the fall's mark on the page).
 
-Per answer it logs (DIR/page_person.csv, rewritten atomically after each answer): the pair's number, its two clips'
-ids, both scores, the answer, when the pair became playable (its clips loaded and on the page's canvases: the page's
-body data-pair attribute set, seen by a MutationObserver in the page, Date.now()), when the key was pressed, and
-the wait from that answer to the next playable pair.
+Prints the CPU model and the load at start, then a line a minute, and at the end the answers, the person's time and
+the waits.
+
+Per answer it logs (RUN_DIR.page_person.csv beside the run directory, rewritten atomically after each answer; the
+run's output is RUN_DIR.out): the pair's number, its two clips' ids, both scores, the answer, when the pair became
+playable (its clips loaded and on the page's canvases: the page's body data-pair attribute set, seen by a
+MutationObserver in the page, Date.now()), when the key was pressed, and the wait from that answer to the next
+playable pair.
 
 Modes:
   whole run      (no --minutes) until run.py ends by itself (every planned label given and the budget done), or
                  --answers N answers (then Ctrl-C: the run saves; the held answer is sent)
   --minutes M    the wait measurement (issue 40's "waiting with another run on the cores"): the person answers
                  after --initial_think_s (0: at once) until the initial labels (config.json's n_initial_prefs) are
-                 all given, so the policy trains; then for M minutes after --think_s; then Ctrl-C. Prints the
+                 all given, then after --think_s; the window opens once the policy trains (its progress.csv's step
+                 moves past the one logged when the initial labels were given: the predictor has pretrained) and
+                 lasts M minutes; then Ctrl-C. Prints the
                  median and 95th percentile of the wait from an answer to the next playable pair over the window,
                  the person's run's agent steps/s over it (its progress.csv: the rows logged in the window), and
                  with --other_run DIR that run's agent steps/s over the same window (its progress.csv likewise)
@@ -180,7 +189,8 @@ class PagePerson:
         if shown and shown not in self.playable:  # shown before the observer was in place
             self.playable[shown] = time.time()
         if self.rows and self.rows[-1]["wait_to_next_s"] == "":
-            later = [t for p, t in self.playable.items() if t >= self.rows[-1]["answer_t"] and p != self.rows[-1]["pair"]]
+            last = self.rows[-1]
+            later = [t for p, t in self.playable.items() if t >= last["answer_t"] and p != last["pair"]]
             if later:
                 self.rows[-1]["wait_to_next_s"] = round(min(later) - self.rows[-1]["answer_t"], 3)
                 write_log(self.log_path, self.rows)
@@ -295,6 +305,7 @@ def main(argv=None) -> int:
         started = time.time()
         with chromium() as driver:
             person = PagePerson(driver, address, judge, run_dir.parent / f"{run_dir.name}.page_person.csv")
+            given_at = None  # (time, progress point) when the initial labels were all given
             window = None  # (start time, the person's progress point, the other run's) once the window opens
             initial = n_initial_prefs(run_dir) if args.minutes is not None else None
             next_line = time.time() + 60
@@ -302,11 +313,16 @@ def main(argv=None) -> int:
                 think = args.think_s
                 if args.minutes is not None and window is None:
                     initial = initial if initial is not None else n_initial_prefs(run_dir)
-                    if initial is not None and len(person.rows) >= initial:
-                        window = (time.time(), progress_point(run_dir), progress_point(args.other_run))
-                        print(f"[person] the initial {initial} labels given in {window[0] - started:.0f} s; the "
-                              f"{args.minutes:g}-minute window starts", flush=True)
-                    else:
+                    if initial is not None and len(person.rows) >= initial and given_at is None:
+                        given_at = (time.time(), progress_point(run_dir))
+                        print(f"[person] the initial {initial} labels given in {given_at[0] - started:.0f} s; the "
+                              f"window starts once the policy trains (its progress.csv's step moves on)", flush=True)
+                    if given_at is not None and (point := progress_point(run_dir)) is not None and (
+                            given_at[1] is None or point[0] > given_at[1][0]):
+                        window = (time.time(), point, progress_point(args.other_run))
+                        print(f"[person] the policy trains (step {point[0]:.0f}) {window[0] - started:.0f} s in; "
+                              f"the {args.minutes:g}-minute window starts", flush=True)
+                    if given_at is None:
                         think = args.initial_think_s
                 person.step(think)
                 if time.time() >= next_line:

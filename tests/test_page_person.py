@@ -55,6 +55,10 @@ def test_the_page_person_s_answers_are_exactly_the_database_s_and_follow_the_goa
     entries = sorted(db.entries("train") + db.entries("val"), key=lambda e: e.order)
     assert [(e.id1, e.id2, tuple(e.mu)) for e in entries] == [(r["clip_left"], r["clip_right"], MU[r["answer"]])
                                                                for r in rows]
+    # the database kept what the page drew each clip from: its states, and its fall flags (review's marks)
+    for e in entries:
+        for sid in (e.id1, e.id2):
+            assert db.segment(sid).states is not None and db.segment(sid).falls is not None
     # each answer is the goal's judgement of the two clips' states as the database kept them (the person's own
     # states -> observations route: bench/page_person.py's Judge), and its scores are the goal oracle's on the
     # predictor's observations of those clips (float32: to 1e-4)
@@ -64,7 +68,8 @@ def test_the_page_person_s_answers_are_exactly_the_database_s_and_follow_the_goa
     for e, r in zip(entries, rows):
         s1, s2 = db.segment(e.id1), db.segment(e.id2)
         answer, a, b = judge.answer("Hopper-v5", s1.states, s2.states)
-        assert answer == r["answer"] and round(a, 6) == float(r["score_left"]) and round(b, 6) == float(r["score_right"])
+        assert answer == r["answer"]
+        assert round(a, 6) == float(r["score_left"]) and round(b, 6) == float(r["score_right"])
         assert np.isclose(oracle.score(s1), a, atol=1e-4) and np.isclose(oracle.score(s2), b, atol=1e-4)
     for r in rows:
         assert float(r["answer_t"]) - float(r["playable_t"]) >= 0.5
