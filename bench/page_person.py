@@ -135,7 +135,7 @@ def rate(first, last) -> str:
     if first is None or last is None or last[1] <= first[1]:
         return "no progress rows in the window"
     return f"{(last[0] - first[0]) / (last[1] - first[1]):.0f} agent steps/s ({last[0] - first[0]:.0f} steps " \
-           f"over {last[1] - first[1]:.0f} s of its rows)"
+           f"over {last[1] - first[1]:.0f} s: its last progress row before the window to its last at the end)"
 
 
 def percentile(values, q: float) -> float:
@@ -337,12 +337,15 @@ def main(argv=None) -> int:
                     break
                 time.sleep(0.05)
             end = time.time()
+            last_points = (progress_point(run_dir), progress_point(args.other_run))
+            open_wait = None  # the last answer's wait, still running: at least this (a lower bound)
             if proc.poll() is None:  # one more look: the wait after the last answer
                 deadline = time.time() + 30
                 while person.rows and person.rows[-1]["wait_to_next_s"] == "" and time.time() < deadline:
                     person.look()
                     time.sleep(0.05)
-            last_points = (progress_point(run_dir), progress_point(args.other_run))
+                if person.rows and person.rows[-1]["wait_to_next_s"] == "":
+                    open_wait = time.time() - person.rows[-1]["answer_t"]
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)  # Ctrl-C, as in the run's terminal: everything saved, held answers sent
         code = proc.wait(timeout=600)
@@ -364,15 +367,20 @@ def main(argv=None) -> int:
               f"95th percentile {percentile(w, 95):.2f} s, max {max(w):.2f} s", flush=True)
     if args.minutes is not None:
         if window is None:
-            print("the window never opened: the initial labels were not all given", flush=True)
+            print("the window never opened: the initial labels were not all given, or the policy did not train "
+                  "after them", flush=True)
         else:
             ww = person.waits(since=window[0])
+            note = ""
+            if open_wait is not None:  # it runs into the window; left out, it would flatter the figures
+                ww.append(open_wait)
+                note = f", the last still waiting at the end and counted as its {open_wait:.1f} s so far"
             span = end - window[0]
             print(f"window of {span / 60:.1f} min (load average now {' '.join(f'{x:.2f}' for x in os.getloadavg())}):"
                   f" {len([r for r in rows if r['answer_t'] >= window[0]])} answers; wait from an answer to the next "
                   f"playable pair: median {statistics.median(ww) if ww else float('nan'):.2f} s, 95th percentile "
                   f"{percentile(ww, 95) if ww else float('nan'):.2f} s, max {max(ww) if ww else float('nan'):.2f} s "
-                  f"({len(ww)} waits)", flush=True)
+                  f"({len(ww)} waits{note})", flush=True)
             print(f"  the person's run: {rate(window[1], last_points[0])}", flush=True)
             if args.other_run is not None:
                 print(f"  the other run ({args.other_run}): {rate(window[2], last_points[1])}", flush=True)
