@@ -9,7 +9,7 @@ the pair became playable on the page presses the page's key: Left arrow for the 
 arrow for the right, Up arrow for equal scores (the goal oracle's rule: pref_interface/goal_oracle.py).
 
     python bench/page_person.py [--think_s 3] [--goal MODULE:FUNCTION] [--run_dir DIR] [--answers N]
-                                [--minutes M [--initial_think_s 0] [--other_run DIR]] [-- RUN.PY ARGS ...]
+                                [--minutes [M] [--initial_think_s 0] [--other_run DIR]] [-- RUN.PY ARGS ...]
 
 RUN.PY ARGS default to the run a person gets for the Hopper backflip: `train_policy_with_preferences --env
 Hopper-v5 --labeller web` (the mujoco preset for a person: 2M agent steps, 250 labels from the random policy first
@@ -32,14 +32,15 @@ playable pair.
 Modes:
   whole run      (no --minutes) until run.py ends by itself (every planned label given and the budget done), or
                  --answers N answers (then Ctrl-C: the run saves; the held answer is sent)
-  --minutes M    the wait measurement (issue 40's "waiting with another run on the cores"): the person answers
-                 after --initial_think_s (0: at once) until the initial labels (config.json's n_initial_prefs) are
-                 all given, then after --think_s; the window opens once the policy trains (its progress.csv's step
-                 moves past the one logged when the initial labels were given: the predictor has pretrained) and
-                 lasts M minutes; then Ctrl-C. Prints the
-                 median and 95th percentile of the wait from an answer to the next playable pair over the window,
-                 the person's run's agent steps/s over it (its progress.csv: the rows logged in the window), and
-                 with --other_run DIR that run's agent steps/s over the same window (its progress.csv likewise)
+  --minutes [M]  the wait measurement (issue 40's "waiting with another run on the cores"; M: 10 where not given):
+                 the person answers after --initial_think_s (0: at once) until the initial labels (config.json's
+                 n_initial_prefs) are all given, then after --think_s; the window opens once the policy trains (its
+                 progress.csv's step moves past the one logged when the initial labels were given: the predictor has
+                 pretrained) and lasts M minutes; then Ctrl-C. Prints the median and 95th percentile of the wait from
+                 an answer to the next playable pair over the window (a wait still running at its end counted as its
+                 time so far), the person's run's agent steps/s over it (its progress.csv: its last row before the
+                 window to its last at the end), and with --other_run DIR that run's agent steps/s over the same
+                 window (its progress.csv likewise)
 
 Run it beside another run at normal priority to measure what a person waits on a shared machine.
 """
@@ -275,8 +276,9 @@ def main(argv=None) -> int:
     p.add_argument("--goal", default=GOAL, help="MODULE:FUNCTION the person judges by (pref_interface/goals.py)")
     p.add_argument("--run_dir", type=Path, default=None, help="the run's directory (default: a new one under runs/)")
     p.add_argument("--answers", type=int, default=0, help="stop (Ctrl-C the run) after this many answers (0: never)")
-    p.add_argument("--minutes", type=float, default=None, help="the wait measurement: this many minutes of it "
-                   "(10 is the issue's), from when the initial labels are given")
+    p.add_argument("--minutes", type=float, nargs="?", const=10.0, default=None,
+                   help="the wait measurement: this many minutes of it (--minutes alone: 10, the issue's), from when "
+                   "the policy trains")
     p.add_argument("--initial_think_s", type=float, default=0.0,
                    help="with --minutes: the seconds per pair before the window (the initial labels)")
     p.add_argument("--other_run", type=Path, default=None, help="a second run's directory: its agent steps/s over "
