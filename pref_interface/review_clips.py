@@ -4,7 +4,9 @@ An Atari or MovingDot segment keeps the frames a person watched: shown as they a
 keeps no frames (``Segment.frames`` is empty) but the simulator states it recorded, which the preference database
 keeps (drlhp.reward.pref_db): review draws them as the labelling did, in a render worker (pref_interface.clip_drawer:
 the same SIZE, QUALITY and MAX_FPS, so a reviewed frame is the frame the person was shown), each frame ``frame_s``
-seconds (k steps of the task's dt: real speed). Drawn clips are kept for the last few segments asked.
+seconds (k steps of the task's dt: real speed), the frames after a fall marked as the labelling marked them
+(pref_interface.fall_mark, from the fall flags the database keeps; a database from before it kept them shows no
+marks). Drawn clips are kept for the last few segments asked.
 
 ``states_problem(db)`` and ``drawing_problem(db)`` are review's checks before it opens anything: a database whose
 MuJoCo clips have no states (one from before the database kept them, or an oracle's run, which records none) cannot
@@ -75,13 +77,14 @@ class ReviewClips:
             elif seg.states is None:
                 raise ValueError(f"clip {seg_id[:12]} of {seg.env_id} has neither frames nor recorded states")
             else:
-                shown = self._draw(seg_id, seg.env_id, seg.states)
+                shown = self._draw(seg_id, seg.env_id, seg.states, seg.falls)
             self._kept[seg_id] = shown
             while len(self._kept) > KEEP:
                 self._kept.popitem(last=False)
             return shown
 
-    def _draw(self, seg_id: str, env_id: str, states: np.ndarray) -> tuple[np.ndarray, float]:
+    def _draw(self, seg_id: str, env_id: str, states: np.ndarray, falls: np.ndarray | None = None
+              ) -> tuple[np.ndarray, float]:
         if self._worker is None:
             from pref_interface.clip_drawer import RenderWorker
 
@@ -90,8 +93,10 @@ class ReviewClips:
         deadline = time.monotonic() + DRAW_TIMEOUT_S
         while time.monotonic() < deadline:
             for key, frames, head in self._worker.results():  # RenderError: the clip cannot be drawn
-                if key == seg_id:
-                    return frames, float(head["frame_s"])
+                if key == seg_id:  # a fall marked as the labelling marked it (none where the database kept no flags)
+                    from pref_interface.fall_mark import mark_falls
+
+                    return mark_falls(frames, falls, head["every"], head["frame_s"]), float(head["frame_s"])
             time.sleep(0.01)
         raise TimeoutError(f"the render worker drew no {env_id} clip in {DRAW_TIMEOUT_S:g} s")
 

@@ -26,6 +26,10 @@ Routes (each needs the token: ?token=T, or the header X-Token: T; without it: 40
     GET  /clip/N/left|right     pair N's clip: one PNG, its frames stacked top to bottom (Pillow); a MuJoCo
                                 pair's are the frames drawn from its states (pref_interface.clip_drawer), each
                                 shown the pair's frame_ms (the page's clock follows the pair on screen)
+    GET  /states/N/left|right   pair N's clip as the simulator states it was drawn from (JSON: "states", (T, S)
+                                concat(qpos, qvel) per step, floats exact; "falls", (T,) or null; "clip", "env_id"):
+                                for a scripted person that judges what the page shows (bench/page_person.py);
+                                404 for a pair whose clips carry no states (Atari, MovingDot, the oracle's)
     POST /api/answer            {"page": P, "pair": N, "answer": "left|right|equal|cant_tell"} -> state
     POST /api/undo              {"page": P} -> state
     POST /api/bye               {"page": P}: the page is closing; its pairs go back to the pool now
@@ -133,6 +137,7 @@ class WebLabeller:
         app.router.add_get("/", self._page)
         app.router.add_get("/api/state", self._state)
         app.router.add_get(r"/clip/{number:\d{1,9}}/{side:left|right}", self._clip)
+        app.router.add_get(r"/states/{number:\d{1,9}}/{side:left|right}", self._states)
         app.router.add_post("/api/answer", self._answer)
         app.router.add_post("/api/undo", self._undo)
         app.router.add_post("/api/bye", self._bye)
@@ -294,6 +299,20 @@ class WebLabeller:
         frames = pair.clips[0 if side == "left" else 1]
         png = await asyncio.get_running_loop().run_in_executor(None, clip_png, frames)
         return web.Response(body=png, content_type="image/png", headers={"Cache-Control": "private, max-age=600"})
+
+    async def _states(self, request):
+        from aiohttp import web
+
+        number, side = int(request.match_info["number"]), request.match_info["side"]
+        pair = self.out.get(number)
+        if pair is None:
+            raise BadRequest(404, f"no pair {number} is waiting for an answer")
+        segment = pair[0 if side == "left" else 1]
+        if segment.states is None:
+            raise BadRequest(404, f"pair {number}'s clips carry no simulator states")
+        falls = None if segment.falls is None else [bool(f) for f in segment.falls]
+        return web.json_response({"number": number, "side": side, "clip": segment.id, "env_id": segment.env_id,
+                                  "states": segment.states.tolist(), "falls": falls})
 
     async def _answer(self, request):
         from aiohttp import web

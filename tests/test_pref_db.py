@@ -39,6 +39,9 @@ def assert_same_db(a: PrefDB, b: PrefDB) -> None:
             assert (sa.states is None) == (sb.states is None)
             if sa.states is not None:
                 np.testing.assert_array_equal(sa.states, sb.states)
+            assert (sa.falls is None) == (sb.falls is None)
+            if sa.falls is not None:
+                np.testing.assert_array_equal(sa.falls, sb.falls)
 
 
 def test_bound_keeps_newest_and_frees_segments():
@@ -525,3 +528,51 @@ def test_a_mujoco_clips_recorded_states_are_kept_through_appending_saves_and_bou
         assert not any("states_offset" in m for m in json.loads(str(data["meta"]))["segments"])
     old = PrefDB.load(tmp_path / "old.npz")
     assert all(old.segment(sid).states is None for sid in old.segment_ids())
+
+
+def test_a_clips_fall_flags_are_kept_with_its_states_and_older_files_load_without_them(tmp_path):
+    """Segment.falls (the steps where the robot fell: review marks them) come back as they were added, through
+    appending saves; a clip without flags, or without states, comes back with None; a file from before the flags were
+    kept (no "falls" in its meta) loads with None; flags that are no steps of the clip are damage, one line."""
+    from drlhp.runtime import npz_json
+
+    def with_falls(step: int, at) -> Segment:
+        seg = mujoco_segment(step)
+        falls = None if at is None else np.isin(np.arange(T), at)
+        return Segment(seg.obs, seg.frames, seg.true_rewards, seg.env_id, seg.worker, seg.step, seg.states,
+                       falls).check()
+
+    db = PrefDB()
+    path = tmp_path / "prefs.npz"
+    added = [Preference(with_falls(0, [1]), with_falls(1, []), MU_LEFT),
+             Preference(with_falls(2, None), mujoco_segment(3, states=False), MU_RIGHT),
+             Preference(with_falls(4, [0, T - 1]), with_falls(5, [2, 3]), MU_LEFT)]
+    for pref in added:
+        db.add(pref)
+        db.save(path)  # appended chunks
+    loaded = PrefDB.load(path)
+    assert_same_db(db, loaded)
+    for pref in added:
+        for seg in (pref.segment_1, pref.segment_2):
+            back = loaded.segment(seg.id)
+            if seg.falls is None:
+                assert back.falls is None
+            else:
+                assert back.falls.dtype == np.bool_ and np.array_equal(back.falls, seg.falls)
+    # a database from before the flags were kept: the same chunks without "falls"
+    for chunk in chunks_dir(path).glob("*.npz"):
+        arrays, meta = npz_json.read(chunk, "chunk")
+        assert chunk.name != "000000.npz" or any("falls" in m for m in meta["segments"])
+        for m in meta["segments"]:
+            m.pop("falls", None)
+        npz_json.write(chunk, arrays, meta)
+    old = PrefDB.load(path)
+    assert all(old.segment(sid).falls is None for sid in old.segment_ids())
+    assert np.array_equal(old.segment(added[0].segment_1.id).states, added[0].segment_1.states)
+    # damage: a fall step outside the clip
+    first = chunks_dir(path) / "000000.npz"
+    arrays, meta = npz_json.read(first, "chunk")
+    meta["segments"][0]["falls"] = [T]
+    npz_json.write(first, arrays, meta)
+    with pytest.raises(PrefDBError, match="fall steps"):
+        PrefDB.load(path)

@@ -130,3 +130,50 @@ def test_review_on_a_machine_that_cannot_draw_gets_the_run_checks_line_and_exit_
     assert proc.returncode == 2 and len(lines) == 1, proc.stderr
     assert lines[0].startswith("python -m pref_interface.review: error: this machine cannot draw MuJoCo clips "
                                "offscreen") and "install libegl1 libegl-mesa0 libgl1-mesa-dri" in lines[0]
+
+
+class _FlatWorker:
+    """A stand-in render worker: every 5th state drawn as a flat grey frame, 40 ms each (Hopper's)."""
+
+    def __init__(self):
+        self.done = []
+
+    def submit(self, key, env_id, states):
+        n = -(-len(states) // 5)
+        self.done.append((key, np.full((n, 64, 64, 3), 90, np.uint8), {"every": 5, "frame_s": 0.04}))
+
+    def results(self):
+        out, self.done = self.done, []
+        return out
+
+    def close(self):
+        pass
+
+
+def test_review_marks_a_fall_the_database_kept_and_an_older_database_shows_none(tmp_path):
+    """A clip whose robot fell at step 10 (Segment.falls, kept by the database): review's frames from frame 2 (step 10
+    // 5) for half a second carry the fall's mark, as the labelling marked them, and the frames before do not; the same
+    clip from a database saved without fall flags shows no mark."""
+    from drlhp.reward.pref_db import PrefDB
+    from pref_interface.fall_mark import mark
+    from pref_interface.review_clips import ReviewClips
+
+    seg = hopper_segment(5)
+    falls = np.zeros(T, bool)
+    falls[10] = True
+    fell = Segment(seg.obs, seg.frames, seg.true_rewards, seg.env_id, seg.worker, seg.step, seg.states, falls).check()
+    for kept in (True, False):
+        path = tmp_path / f"{kept}.npz"
+        db = PrefDB(seed=0)
+        db.add(Preference(fell if kept else seg, hopper_segment(6), MU_LEFT))
+        db.save(path)
+        clips = ReviewClips(PrefDB.load(path), worker_factory=_FlatWorker)
+        frames, frame_s = clips.clip(seg.id)
+        flat = np.full((64, 64, 3), 90, np.uint8)
+        assert frames.shape == (6, 64, 64, 3) and frame_s == 0.04
+        if kept:
+            assert all(np.array_equal(f, flat) for f in frames[:2])
+            assert all(np.array_equal(f, mark(flat)) for f in frames[2:])  # 0.5 s from step 10: frames 2 to 5
+        else:
+            assert all(np.array_equal(f, flat) for f in frames)
+        assert not np.array_equal(mark(flat), flat)

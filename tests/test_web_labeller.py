@@ -33,11 +33,11 @@ def seg(value: int, colour: bool = True) -> Segment:
 class Served:
     """A WebLabeller on a free port of 127.0.0.1, its loop in a thread, over a PrefInterface with real queues."""
 
-    def __init__(self, tmp_path, n_segments=8, n_labels=20, **options):
+    def __init__(self, tmp_path, n_segments=8, n_labels=20, segments=None, **options):
         cfg = RunConfig(mode="gather_initial_prefs", env="MovingDot-v0", log_interval=0.2,
                         prefs=PrefConfig(n_initial_prefs=n_labels, segment_pool_size=20))
         self.segment_queue, self.preference_queue, self.stop_event = queue.Queue(), queue.Queue(64), threading.Event()
-        self.segments = [seg(v) for v in range(n_segments)]
+        self.segments = segments if segments is not None else [seg(v) for v in range(n_segments)]
         for s in self.segments:
             self.segment_queue.put(s)
         ports = PrefInterfacePorts(stop_event=self.stop_event, segment_queue=self.segment_queue,
@@ -256,6 +256,45 @@ def test_a_clip_is_its_frames_lossless_in_colour(served):
     grey = seg(3, colour=False).frames
     np.testing.assert_array_equal(np.asarray(Image.open(io.BytesIO(clip_png(grey)))).reshape(grey.shape), grey)
     s.stop()
+
+
+def test_a_clip_s_simulator_states_are_served_exactly_and_only_for_a_pair_that_has_them(served):
+    """/states/N/left|right gives the states a MuJoCo clip was drawn from (what a scripted person judges: bench/
+    page_person.py), every float as recorded, with the fall flags; 404 for clips without states, or no such pair;
+    403 without the token."""
+    rng = np.random.default_rng(7)
+    standing = np.array([0, 1.25, 0, 0, 0, 0] + [0] * 6, np.float64)  # Hopper-v5's qpos, qvel at rest: the drawer
+    with_states = []  # draws them (a MuJoCo pair is offered once drawn)
+    for v in range(4):
+        base = seg(v)
+        falls = np.zeros(T, bool)
+        falls[v % T] = True
+        with_states.append(Segment(base.obs, base.frames, base.true_rewards, "Hopper-v5", 0, v,
+                                   states=standing + rng.normal(scale=0.01, size=(T, 12)),
+                                   falls=falls if v % 2 else None).check())
+    s = served(segments=with_states)
+    deadline = time.monotonic() + 180
+    while not (pairs := s.state("states-page-1")["pairs"]):
+        assert time.monotonic() < deadline, "no pair drawn after 180 s"
+        time.sleep(0.2)
+    number = pairs[0]["number"]
+    pair = s.server.out[number]
+    for side, segment in (("left", pair[0]), ("right", pair[1])):
+        reply = s.get(f"/states/{number}/{side}")
+        assert reply.status_code == 200 and reply.headers["Content-Type"].startswith("application/json")
+        got = reply.json()
+        assert got["clip"] == segment.id and got["env_id"] == "Hopper-v5" and got["number"] == number
+        states = np.array(got["states"], np.float64)
+        assert states.shape == (T, 12) and np.array_equal(states, segment.states)  # bit for bit
+        assert got["falls"] == (None if segment.falls is None else segment.falls.tolist())
+    assert requests.get(f"{s.url}/states/{number}/left", timeout=10).status_code == 403
+    assert s.get(f"/states/{number + 100}/left").status_code == 404
+    s.stop()
+    plain = served()
+    number = plain.state("states-page-2")["pairs"][0]["number"]
+    reply = plain.get(f"/states/{number}/left")
+    assert reply.status_code == 404 and "no simulator states" in reply.json()["error"]
+    plain.stop()
 
 
 def test_the_address_has_the_token_and_a_taken_port_is_one_line(served):

@@ -5,8 +5,9 @@ preference goes to validation with probability ``val_fraction``, 1/e as in the p
 seeded ``numpy.random.Generator``); ``order`` is a global insertion counter, so "oldest" is defined
 across both splits. When more than ``max_prefs`` entries are held, the oldest is dropped. Segments
 are stored once each, keyed by ``Segment.id`` (sha1 content hash), and reference-counted; a MuJoCo segment keeps
-its recorded simulator states (``Segment.states``), which ``review`` draws it from (a segment's id does not
-depend on them: the first copy stored keeps its states).
+its recorded simulator states (``Segment.states``), which ``review`` draws it from, and its fall flags
+(``Segment.falls``, kept as the steps where the robot fell), which review marks (a segment's id depends on neither:
+the first copy stored keeps its states and flags).
 
 Memory: observations decoded in one array of rows, frame stacks as their frames
 (drlhp.reward.pref_store); uint8, or float32 for a Box-action env's segments (the first segment sets which,
@@ -139,7 +140,8 @@ class PrefDB(PrefDBFiles):
         """The segment as it was added: its observations, frames, rewards and recorded states (None: none recorded)."""
         s = self._segments[seg_id]
         return Segment(self.segment_obs(seg_id), _unzip(s.frames_z, s.frames_shape),
-                       s.true_rewards.copy(), s.env_id, s.worker, s.step, self.segment_states(seg_id))
+                       s.true_rewards.copy(), s.env_id, s.worker, s.step, self.segment_states(seg_id),
+                       self.segment_falls(seg_id))
 
     def segment_look(self, seg_id: str) -> tuple[str, tuple[int, ...], bool]:
         """(env id, its frames' shape, whether it recorded states), nothing decoded: what review needs to know of
@@ -151,6 +153,16 @@ class PrefDB(PrefDBFiles):
         """The segment's recorded simulator states, (T, S) float64 (a new array), or None if none were recorded."""
         s = self._segments[seg_id]
         return None if s.states_z is None else _unzip(s.states_z, s.states_shape, np.float64).copy()
+
+    def segment_falls(self, seg_id: str) -> np.ndarray | None:
+        """The segment's fall flags, (T,) bool (a new array: Segment.falls), or None where none were kept (no states,
+        or a database from before the fall flags were kept)."""
+        s = self._segments[seg_id]
+        if s.falls is None or s.states_z is None:
+            return None
+        falls = np.zeros(len(s.true_rewards), bool)
+        falls[list(s.falls)] = True
+        return falls
 
     def batch(self, split: str, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """obs1 (B, T, ...), obs2 (B, T, ...) (the database's dtype) and mu (B, 2) float32 of the chosen entries."""
@@ -194,7 +206,9 @@ class PrefDB(PrefDBFiles):
                 self._store_segment(sid, seg.obs, zlib.compress(np.ascontiguousarray(seg.frames).data, 1),
                                     tuple(seg.frames.shape), seg.true_rewards, seg.env_id, seg.worker, seg.step,
                                     None if states is None else zlib.compress(np.ascontiguousarray(states).data, 1),
-                                    None if states is None else tuple(states.shape))
+                                    None if states is None else tuple(states.shape),
+                                    None if states is None or seg.falls is None
+                                    else tuple(int(t) for t in np.flatnonzero(seg.falls)))
         split = "val" if self.rng.random() < self.val_fraction else "train"
         self._insert(entry, split)
         self._log.append(["add", entry.id1, entry.id2, entry.mu[0], entry.mu[1], entry.order, split])
@@ -249,12 +263,13 @@ class PrefDB(PrefDBFiles):
         self._log.append(["remove", order])
 
     def _store_segment(self, sid, obs, frames_z, frames_shape, true_rewards, env_id, worker, step,
-                       states_z: bytes | None = None, states_shape=None) -> None:
+                       states_z: bytes | None = None, states_shape=None, falls=None) -> None:
         if self._store is None:
             self._store = _RowStore(tuple(obs.shape[1:]), obs.dtype)
         self._segments[sid] = _Stored(self._store.put(obs), frames_z, tuple(frames_shape),
                                       np.array(true_rewards, np.float32), str(env_id), int(worker), int(step),
-                                      states_z=states_z, states_shape=None if states_z is None else tuple(states_shape))
+                                      states_z=states_z, states_shape=None if states_z is None else tuple(states_shape),
+                                      falls=None if states_z is None or falls is None else tuple(falls))
 
     def _insert(self, entry: Entry, split: str) -> None:
         self._segments[entry.id1].refs += 1

@@ -7,7 +7,8 @@ chunks, each holding the segments first saved in it (zlib-compressed observation
 clip's recorded simulator states where it has them, in one ``blob``, ``true_rewards``; each segment's meta says
 its observations' dtype, ``obs_dtype``: uint8 or float32, uint8 where absent, as in files written before float
 segments; and where it has states, their ``states_shape``, ``states_offset`` and ``states_nbytes``: absent in a file
-from before states were kept, or for a segment that recorded none)
+from before states were kept, or for a segment that recorded none; with states, ``falls``: the steps where the robot
+fell (``Segment.falls``), absent in a file from before fall flags were kept: no marks then)
 and the log of changes since the previous save (``add``, ``remove``, ``relabel``).
 A save writes one chunk (what is new) and the manifest, so it costs the same at 500 and at 10,000
 preferences; when the log holds more than twice what is live (evictions), the save writes one
@@ -143,6 +144,8 @@ class PrefDBFiles:
                                  "states_nbytes": len(s.states_z)})
                 parts.append(s.states_z)
                 offset += len(s.states_z)
+                if s.falls is not None:  # the steps where the robot fell (Segment.falls), for review's fall mark
+                    segs[-1]["falls"] = list(s.falls)
             rewards.append(s.true_rewards)
             r_offset += len(s.true_rewards)
         npz_json.write(path, {"blob": np.frombuffer(b"".join(parts), np.uint8),
@@ -309,12 +312,19 @@ class PrefDBFiles:
                 if len(states_shape) != 2 or states_shape[0] != m["length"]:
                     raise ValueError(f"states of shape {states_shape}, want ({m['length']}, S)")
                 _unzip(states_z, states_shape, np.float64)
+            falls = m.get("falls")  # absent: no fall flags kept (a file from before they were, or no states)
+            if falls is not None:
+                if states_z is None:
+                    raise ValueError("fall flags without states")
+                if (not isinstance(falls, list) or any(isinstance(t, bool) or not isinstance(t, int) for t in falls)
+                        or any(not 0 <= t < m["length"] for t in falls) or falls != sorted(set(falls))):
+                    raise ValueError(f"fall steps {str(falls)[:80]}: want increasing steps in [0, {m['length']})")
         except (zlib.error, ValueError) as e:
             raise _Bad(f"chunk {chunk}: segment {m['id']}: compressed data damaged ({e})") from None
         if len(r) != m["length"] or segment_id(obs, r) != m["id"]:
             raise _Bad(f"chunk {chunk}: segment {m['id']} does not match its content hash")
         self._store_segment(m["id"], obs, frames_z, m["frames_shape"], r, m["env_id"], m["worker"], m["step"],
-                            states_z, states_shape)
+                            states_z, states_shape, falls)
 
 
 class _Bad(Exception):

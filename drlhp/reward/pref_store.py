@@ -38,6 +38,7 @@ class _Stored:
     refs: int = 0
     states_z: bytes | None = None  # a MuJoCo clip's recorded simulator states (T, S) float64, zlib; None: none recorded
     states_shape: tuple[int, ...] | None = None
+    falls: tuple[int, ...] | None = None  # with states: the steps where the robot fell (Segment.falls); None: not kept
 
 
 class _RowStore:
