@@ -1,9 +1,11 @@
 """The project's import boundaries, by static analysis of its own source (and two subprocesses).
 
     cycles   no import cycle among the project's modules, through module-level imports nor through
-             imports inside functions (a lazy import defers the cost of a module, not the knot: a file
-             cycle, lazy or not, is two modules that each need the other); a "package.module:function"
-             string (the role table's entry points, the labellers' loops) is such a lazy import too
+             imports inside functions or under ``if TYPE_CHECKING:`` (a lazy import defers the cost of a
+             module, not the knot: a file cycle, lazy or for type hints only, is two modules that each need
+             the other); a "package.module:function" string (the role table's entry points, the labellers'
+             loops) is such a lazy import too, and so is a lazy export: a module with a ``__getattr__`` (PEP
+             562, drlhp/__init__.py's) imports the dotted module names its strings give
     envs     envs/ imports nothing of drlhp, pref_interface or floyd, anywhere in a file
     layers   every import, anywhere in a file (entry-point strings too), runs down the house or stays in its
              own unit; none runs back up, none goes sideways to another unit of the same layer:
@@ -116,10 +118,24 @@ def _imported_names(node: ast.AST, module: str, is_package: bool,
     return []
 
 
-def imports(path: Path, module: str, module_level_only: bool, type_checking: bool = True) -> list[str]:
+DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+
+
+def lazy_exports(tree: ast.Module) -> list[str]:
+    """The dotted module names in the strings of a module that has a module-level ``__getattr__`` (PEP 562: a
+    lazy export, ``{"LearnedReward": "drlhp.learned_reward"}`` imported on first use); [] in any other module."""
+    if not any(isinstance(node, ast.FunctionDef) and node.name == "__getattr__" for node in tree.body):
+        return []
+    return [node.value for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and DOTTED.fullmatch(node.value)]
+
+
+def imports(path: Path, module: str, module_level_only: bool, type_checking: bool = True,
+            lazy_export: bool = False) -> list[str]:
     """The modules ``path`` imports (each ``from a import b`` gives "a" and "a.b": b may be a module):
     at module level only, or anywhere (``type_checking``: those under ``if TYPE_CHECKING:`` too; and
-    anywhere, the "module:function" strings of entry-point tables, which importlib imports later)."""
+    anywhere, the "module:function" strings of entry-point tables, which importlib imports later; with
+    ``lazy_export``, the modules a ``__getattr__`` exports, ``lazy_exports``)."""
     tree = ast.parse(path.read_text(), filename=str(path))
     if module_level_only or not type_checking:
         nodes = _module_level_nodes(tree, in_functions=not module_level_only)
@@ -130,15 +146,19 @@ def imports(path: Path, module: str, module_level_only: bool, type_checking: boo
         for base, names in _imported_names(node, module, path.name == "__init__.py", strings=not module_level_only):
             out.append(base)
             out.extend(f"{base}.{name}" for name in names if name != "*")
+    if lazy_export and not module_level_only:
+        out.extend(lazy_exports(tree))
     return out
 
 
-def import_graph(modules: dict[str, Path], module_level_only: bool = True) -> dict[str, set[str]]:
-    """{module: the project modules it imports at module level (or anywhere in it, inside functions
-    too)}. The implicit import of a module's own parent packages is not an edge (every submodule has
-    it; a package importing its submodules is normal); an explicit ``from pkg import name`` or
-    ``import pkg`` is."""
-    return {module: {m for m in imports(path, module, module_level_only, type_checking=False)
+def import_graph(modules: dict[str, Path], module_level_only: bool = True,
+                 lazy_export: bool = True) -> dict[str, set[str]]:
+    """{module: the project modules it imports at module level (or anywhere in it: inside functions, under
+    ``if TYPE_CHECKING:``, an entry-point string, and with ``lazy_export`` a ``__getattr__``'s modules)}.
+    The implicit import of a module's own parent packages is not an edge (every submodule has it; a package
+    importing its submodules is normal); an explicit ``from pkg import name`` or ``import pkg`` is."""
+    return {module: {m for m in imports(path, module, module_level_only, type_checking=not module_level_only,
+                                        lazy_export=lazy_export)
                      if m in modules and m != module}
             for module, path in modules.items()}
 
@@ -304,8 +324,16 @@ def test_pref_interface_imports_nothing_of_the_policy():
     assert not bad, "pref_interface/ imports the policy's code:\n" + "\n".join(bad)
 
 
+def test_the_every_import_graph_reads_the_package_face_and_type_checking_imports():
+    graph = import_graph(project_modules(), module_level_only=False)
+    assert "drlhp.learned_reward" in graph["drlhp"]  # drlhp/__init__.py's lazy export (_LAZY, __getattr__)
+    assert "drlhp.learned_reward" not in import_graph(project_modules())["drlhp"]  # not run at import
+
+
 def test_no_import_runs_back_up_the_layers():
-    bad = arrows_up(import_graph(project_modules(), module_level_only=False))
+    # the package's face (drlhp/__init__, layer 1: every submodule's import runs it) exports the learned-reward
+    # wrapper lazily, on a caller's first use of the name: an import from outside the house, not up its layers
+    bad = arrows_up(import_graph(project_modules(), module_level_only=False, lazy_export=False))
     assert not bad, "imports up the layers (or sideways):\n" + "\n".join(bad)
 
 
@@ -371,10 +399,41 @@ def test_a_module_level_cycle_is_found_and_a_lazy_one_only_among_every_import(tm
     })
     found = cycles(import_graph(modules))
     assert sorted(found) == [["drlhp.a", "drlhp.b", "drlhp.c", "drlhp.a"], ["envs.atari", "envs.blank", "envs.atari"]]
-    # counting every import, the lazy one closes its cycle too (and TYPE_CHECKING's, never run, still not)
+    # counting every import, the lazy one closes its cycle too, and so does TYPE_CHECKING's (never run, but the
+    # two modules still need each other)
     found = cycles(import_graph(modules, module_level_only=False))
     assert sorted(found) == [["drlhp.a", "drlhp.b", "drlhp.c", "drlhp.a"], ["drlhp.d", "drlhp.e", "drlhp.d"],
-                             ["envs.atari", "envs.blank", "envs.atari"]]
+                             ["envs.atari", "envs.blank", "envs.atari"], ["floyd", "floyd.x", "floyd"]]
+
+
+def test_a_type_checking_import_closes_a_cycle_among_every_import(tmp_path):
+    modules = _tree(tmp_path, {  # the shape of ppo.py <-> ppo_rollout.py before issue 41
+        "drlhp/__init__.py": "",
+        "drlhp/policy/__init__.py": "",
+        "drlhp/policy/ppo.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                "    from drlhp.policy.ppo_rollout import PPORollout\nclass PPOPolicy:\n    pass\n"),
+        "drlhp/policy/ppo_rollout.py": "from drlhp.policy.ppo import PPOPolicy\nclass PPORollout:\n    pass\n",
+    })
+    assert cycles(import_graph(modules)) == []
+    assert cycles(import_graph(modules, module_level_only=False)) == [
+        ["drlhp.policy.ppo", "drlhp.policy.ppo_rollout", "drlhp.policy.ppo"]]
+
+
+def test_a_lazy_export_closes_a_cycle_and_a_string_elsewhere_does_not(tmp_path):
+    modules = _tree(tmp_path, {
+        "drlhp/__init__.py": (  # drlhp/__init__.py's shape: names -> modules, imported by __getattr__
+            '_LAZY = {"Wrapper": "drlhp.wrapper", "Other": "drlhp.other"}\n'
+            "def __getattr__(name):\n    import importlib\n"
+            "    return getattr(importlib.import_module(_LAZY[name]), name)\n"),
+        "drlhp/wrapper.py": "import drlhp\nclass Wrapper:\n    pass\n",  # drlhp -> wrapper -> drlhp
+        "drlhp/other.py": "class Other:\n    pass\n",
+        "drlhp/notes.py": '"""see drlhp.wrapper"""\nimport drlhp\nN = "drlhp.other"\n',  # no __getattr__: no import
+    })
+    assert cycles(import_graph(modules)) == []  # nothing of it runs at import
+    assert cycles(import_graph(modules, module_level_only=False)) == [["drlhp", "drlhp.wrapper", "drlhp"]]
+    graph = import_graph(modules, module_level_only=False)
+    assert graph["drlhp"] == {"drlhp.wrapper", "drlhp.other"} and graph["drlhp.notes"] == {"drlhp"}
+    assert import_graph(modules, module_level_only=False, lazy_export=False)["drlhp"] == set()
 
 
 def test_an_entry_point_string_is_a_lazy_import_and_closes_a_cycle(tmp_path):

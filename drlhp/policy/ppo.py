@@ -39,18 +39,15 @@ from __future__ import annotations
 import collections
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import tensorflow as tf
 
+from drlhp.policy.ppo_batches import PPORollout
 from drlhp.policy.ppo_networks import actor_mean, critic
 from drlhp.policy.ppo_numpy import tanh_mlp
 from drlhp.policy.running_norm import RewardScaler, RunningMeanStd, rng_state, set_rng_state
 from drlhp.ppo_config import PPOConfig  # noqa: F401 -- its old home: tests and bench import it from here
-
-if TYPE_CHECKING:
-    from drlhp.policy.ppo_rollout import PPORollout
 
 LOG_2PI = math.log(2.0 * math.pi)
 
@@ -272,7 +269,7 @@ class PPOPolicy:
         return tanh_mlp(self._np_critic, self.normalize(obs, update=False))[:, 0]
 
     # --- training -----------------------------------------------------------------------------------------------
-    def learn(self, rollout: "PPORollout", rewards: np.ndarray, lr: float, ent_coef: float | None = None
+    def learn(self, rollout: PPORollout, rewards: np.ndarray, lr: float, ent_coef: float | None = None
               ) -> dict[str, float]:
         """One PPO update on ``rollout`` paid ``rewards`` (T, n_envs): the env's, or the reward predictor's."""
         cfg = self.cfg

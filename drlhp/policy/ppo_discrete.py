@@ -26,18 +26,15 @@ One update (``DiscretePPOPolicy.learn``), on a rollout of n_steps x n_envs agent
 from __future__ import annotations
 
 import collections
-from typing import TYPE_CHECKING
 
 import numpy as np
 import tensorflow as tf
 
 from drlhp.policy.networks import policy_network
 from drlhp.policy.ppo import adam_state, adam_update, clipped_surrogate, gae, ppo_value_loss, restore_adam
+from drlhp.policy.ppo_batches import DiscreteRollout
 from drlhp.policy.running_norm import rng_state, set_rng_state
 from drlhp.ppo_config import PPOConfig
-
-if TYPE_CHECKING:
-    from drlhp.policy.ppo_discrete_rollout import DiscreteRollout
 
 N_FIGURES = 7  # what one minibatch step returns: losses, entropy, KL, clip fraction, grad norm, mean value
 
@@ -151,7 +148,7 @@ class DiscretePPOPolicy:
     def value(self, obs: np.ndarray) -> np.ndarray:
         return self._value(obs).numpy()
 
-    def learn(self, rollout: "DiscreteRollout", lr: float, ent_coef: float | None = None) -> dict[str, float]:
+    def learn(self, rollout: DiscreteRollout, lr: float, ent_coef: float | None = None) -> dict[str, float]:
         """One PPO update on ``rollout`` (its rewards: the env's clipped, or the predictor's)."""
         cfg = self.cfg
         ent_coef = cfg.ent_coef if ent_coef is None else ent_coef

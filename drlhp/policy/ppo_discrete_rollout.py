@@ -9,25 +9,13 @@ first weights it is None and the rollout is not trained on (random play: uniform
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
+from drlhp.policy.ppo_batches import DiscreteRollout
 from drlhp.policy.ppo_discrete import DiscretePPOPolicy
 from drlhp.policy.reward_source import RewardSource
-from drlhp.policy.rollout import Rollout
 from envs import EpisodeStats, VecEnv
-
-
-@dataclass
-class DiscreteRollout(Rollout):
-    """A2C's Rollout (b_obs, b_actions flattened time-major; b_returns None: PPO makes its own targets) and PPO's
-    per-step arrays, (T, N) time first."""
-
-    values: np.ndarray | None = None  # V(s_t) as acted
-    log_probs: np.ndarray | None = None  # log pi_old(a_t|s_t)
-    last_values: np.ndarray | None = None  # (N,) V(s_T), the observation after the last step
-    cuts: np.ndarray | None = None  # 1 where an episode's end stops the returns (dones, or 0 everywhere)
 
 
 class DiscreteRolloutCollector:
