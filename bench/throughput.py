@@ -65,8 +65,8 @@ def bench_ppo(env_id: str, seconds: float) -> dict:
 
     import envs
     from drlhp.config import build_parser, config_from_args
-    from drlhp.policy.ppo_discrete import DiscretePPOPolicy
-    from drlhp.policy.ppo_discrete_rollout import DiscreteRolloutCollector
+    from drlhp.policy.ppo.discrete import DiscretePPOPolicy
+    from drlhp.policy.ppo.discrete_rollout import DiscreteRolloutCollector
     from drlhp.policy.reward_source import ClippedEnvReward
     from drlhp.presets import DISCRETE_PPO
 
@@ -213,9 +213,9 @@ def main() -> None:
     tf = configure_tensorflow(2, 1, seed=0)
     import envs
     from drlhp.config import A2CConfig
-    from drlhp.policy.a2c import A2CPolicy
+    from drlhp.policy.a2c.rollout import RolloutRunner
+    from drlhp.policy.a2c.update import A2CPolicy
     from drlhp.policy.reward_source import ClippedEnvReward
-    from drlhp.policy.rollout import RolloutRunner
 
     cfg = A2CConfig(n_envs=args.n_envs)
     figures: dict[str, float] = {}

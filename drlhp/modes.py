@@ -79,7 +79,7 @@ def _train_in_this_process(cfg: RunConfig, record: RunRecord, make_env, make_tra
 def _train_ppo(cfg: RunConfig, record: RunRecord) -> int:
     """train_policy_with_original_rewards on Box actions: PPO on the env's own reward, in fixed-length episodes
     (envs/fixed_length.py) where the task would end on a fall."""
-    from drlhp.policy.ppo_trainer import EnvReward, PPOTrainer, build_ppo
+    from drlhp.policy.ppo.trainer import EnvReward, PPOTrainer, build_ppo
     from drlhp.policy.trainer import Agent, Outputs
     from envs.fixed_length import any_vector_env, describe
 
@@ -111,12 +111,12 @@ def _stopped(e: KeyboardInterrupt, trainer, cfg: RunConfig, record: RunRecord) -
 
 def watch(cfg: RunConfig, record: RunRecord) -> int:
     """A saved policy plays into a video. On discrete actions A2C's and PPO's checkpoints hold the same network
-    (drlhp.policy.networks.policy_network): A2C's policy plays either, sampling its actions."""
+    (drlhp.policy.a2c.network.policy_network): A2C's policy plays either, sampling its actions."""
     from envs import action_kind
 
     if cfg.algo == "ppo" and action_kind(cfg.env) == "box":
         return _watch_ppo(cfg, record)
-    from drlhp.policy.a2c import build_policy
+    from drlhp.policy.a2c.update import build_policy
     from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
     from drlhp.policy.watch import play_episodes, write_video
     from envs import make_vec_env

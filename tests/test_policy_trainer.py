@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import envs
-from drlhp.policy.rollout import RolloutRunner
+from drlhp.policy.a2c.rollout import RolloutRunner
 from drlhp.policy.trainer import env_seed, episode_ends_for
 
 
@@ -141,7 +141,7 @@ class _Runner:
         self.returns, self.per_rollout, self.successes, self.calls = returns, per_rollout, successes, 0
 
     def run(self, random_actions=False):
-        from drlhp.policy.rollout import Rollout
+        from drlhp.policy.a2c.rollout import Rollout
         from envs import EpisodeStats
 
         ret, success = self.returns(self.calls), self.successes(self.calls)

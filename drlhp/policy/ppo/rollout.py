@@ -1,17 +1,15 @@
 """PPO's rollouts on a gymnasium vector env: ``RolloutCollector`` (n_steps x n_envs agent steps with the policy
-acting: a ``PPORollout``, drlhp.policy.ppo_batches) and ``train_ppo`` (collect, learn, repeat: the true reward's
-loop, used by the tests and bench/ppo_speed.py). The algorithm itself is drlhp.policy.ppo.
+acting: a ``PPORollout``, drlhp.policy.ppo.batches). The algorithm itself is drlhp.policy.ppo.update; the loop that
+runs them, on the env's reward or the predictor's, PolicyTrainer's (drlhp.policy.ppo.trainer.PPOTrainer).
 """
 from __future__ import annotations
 
-import collections
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
-from drlhp.policy.ppo import PPOConfig, PPOPolicy
-from drlhp.policy.ppo_batches import Episode, PPORollout  # noqa: F401 -- Episode: importers' old home
+from drlhp.policy.ppo.batches import Episode, PPORollout  # noqa: F401 -- Episode: importers' old home
+from drlhp.policy.ppo.update import PPOPolicy
 
 
 class RolloutCollector:
@@ -109,51 +107,3 @@ def _info_value(info: dict, key: str, default: np.ndarray, ended: np.ndarray) ->
         has = final[f"_{key}"] & ended
         out[has] = final[key][has]
     return out
-
-
-@dataclass
-class PPOResult:
-    """What ``train_ppo`` returns."""
-
-    episode_returns: list[float]  # per finished episode, the env's reward summed (fall penalties included)
-    episode_task_returns: list[float]  # the same without the control cost (info["reward_task"])
-    steps: int  # agent steps trained on
-    wall_s: float
-    timing: dict[str, float]  # seconds in env steps, acting, learning
-    reached: bool  # stop_at_return reached
-    policy: PPOPolicy
-
-
-def train_ppo(envs, total_steps: int, seed: int, cfg: PPOConfig = PPOConfig(), stop_at_return: float | None = None,
-              window: int = 10, print_fn=None, log_every: int = 10) -> PPOResult:
-    """PPO on ``envs`` (a gymnasium vector env of Box actions, ``cfg.n_envs`` of them) paid the env's own reward,
-    for ``total_steps`` agent steps or until the mean return of the last ``window`` episodes reaches
-    ``stop_at_return``. TensorFlow's threads and seeds are the caller's (drlhp.runtime.tf_setup)."""
-    space = envs.single_action_space
-    policy = PPOPolicy(envs.single_observation_space.shape[0], space.shape[0], cfg, seed, space.low, space.high)
-    collector = RolloutCollector(envs, policy, seed)
-    returns, task_returns = [], []
-    timing = collections.defaultdict(float)
-    steps, updates, start, reached = 0, 0, time.perf_counter(), False
-    while steps < total_steps and not reached:
-        rollout = collector.run()
-        frac = 1.0 - steps / total_steps if cfg.anneal_lr else 1.0
-        t0 = time.perf_counter()
-        losses = policy.learn(rollout, rollout.rewards, cfg.lr * frac)
-        timing["learn_s"] += time.perf_counter() - t0
-        timing["env_s"] += rollout.env_s
-        timing["act_s"] += rollout.act_s
-        steps += cfg.batch
-        updates += 1
-        for episode in rollout.finished:
-            returns.append(episode.true_return)
-            task_returns.append(episode.task_return)
-        recent = float(np.mean(returns[-window:])) if returns else None
-        reached = stop_at_return is not None and len(returns) >= window and recent >= stop_at_return
-        if print_fn is not None and (updates % log_every == 0 or reached or steps >= total_steps):
-            wall = time.perf_counter() - start
-            print_fn(f"[ppo] {steps:>9,} steps | {steps / wall:6.0f} steps/s | {len(returns)} episodes | return "
-                     f"(last {min(window, len(returns))}) {'-' if recent is None else f'{recent:.1f}'} | "
-                     f"std {losses['std_mean']:.2f} | kl {losses['approx_kl']:.4f} | "
-                     f"clip {losses['clip_frac']:.2f} | ev {losses['explained_variance']:.2f}")
-    return PPOResult(returns, task_returns, steps, time.perf_counter() - start, dict(timing), reached, policy)
