@@ -11,12 +11,12 @@
              own unit; none runs back up, none goes sideways to another unit of the same layer:
 
                  6  floyd                                        the run archive, over run directories
-                 5  drlhp.cli, drlhp.pipeline, drlhp.roles, run  the parent: the modes, the role table
+                 5  drlhp.run (cli, pipeline, roles, ...), run   the parent: the modes, the role table
                  4  drlhp.policy | pref_interface                two roles, neither imports the other
                  3  drlhp.reward                                 the predictor's role; its model, database
                                                                  and checkpoint serve the other two
-                 2  drlhp.config, drlhp.presets,                 what a run is: its typed config, and the
-                    drlhp.labeller_names                         labellers' names its flag offers
+                 2  drlhp.config (its presets,                   what a run is: its typed config, and the
+                    its labeller_names)                          labellers' names its flag offers
                  1  drlhp.runtime (and drlhp's __init__)         the plumbing: channels, ports, messages,
                                                                  backends, run files; no config, no role
                  0  envs                                         knows nothing of learning
@@ -224,10 +224,10 @@ def _under(module: str, packages: tuple[str, ...]) -> bool:
 LAYERS = (
     ("envs",),
     ("drlhp.runtime =drlhp",),
-    ("drlhp.config drlhp.config_fields drlhp.learning_config drlhp.ppo_config drlhp.presets drlhp.labeller_names",),
+    ("drlhp.config",),
     ("drlhp.reward",),
     ("drlhp.policy", "pref_interface"),
-    ("drlhp.cli drlhp.pipeline drlhp.checks drlhp.parent drlhp.modes drlhp.outcome drlhp.roles run",
+    ("drlhp.run run",
      "drlhp.learned_reward"),
     ("floyd",),
 )
@@ -294,7 +294,7 @@ def heavy_modules_after(code: str, cwd: Path = REPO, heavy: tuple[str, ...] = HE
 
 def test_the_project_has_its_modules():
     modules = project_modules()
-    assert {"drlhp.pipeline", "drlhp.policy.process", "drlhp.cli", "envs", "envs.atari", "envs.score_blanking",
+    assert {"drlhp.run.pipeline", "drlhp.policy.process", "drlhp.run.cli", "envs", "envs.atari", "envs.score_blanking",
             "pref_interface.process", "floyd.__main__", "run"} <= set(modules)
 
 
@@ -362,7 +362,7 @@ def test_listing_runs_loads_no_tensorflow(tmp_path):
 
 def test_the_parent_process_modules_load_neither_tensorflow_nor_qt():
     code = """
-        import drlhp.config, drlhp.runtime.launcher, drlhp.pipeline
+        import drlhp.config, drlhp.runtime.launcher, drlhp.run.pipeline
         import run  # run.py
         from drlhp.config import build_parser, config_from_args
         cfg = config_from_args(build_parser().parse_args(["--env", "MovingDot-v0", "--synthetic_prefs"]))
@@ -393,7 +393,7 @@ def test_a_module_level_cycle_is_found_and_a_lazy_one_only_among_every_import(tm
         "envs/vec.py": "class V:\n    pass\n",
         "envs/atari.py": "if True:\n    from .blank import b\n",  # relative, under an if: counted
         "envs/blank.py": "class B:\n    from envs.atari import b\nb = 1\n",  # a class body runs at import
-        "run.py": "from drlhp.cli import main\n",
+        "run.py": "from drlhp.run.cli import main\n",
         "floyd/__init__.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import floyd.x\n",
         "floyd/x.py": "import floyd\n",
     })
@@ -439,8 +439,8 @@ def test_a_lazy_export_closes_a_cycle_and_a_string_elsewhere_does_not(tmp_path):
 def test_an_entry_point_string_is_a_lazy_import_and_closes_a_cycle(tmp_path):
     modules = _tree(tmp_path, {
         "drlhp/__init__.py": "",
-        "drlhp/config.py": "from pref_interface.table import T\n",  # config -> table -> window -> config
-        "drlhp/roles.py": '"""Not a table: drlhp.config:RunConfig in a sentence is no import."""\n',
+        "drlhp/config/__init__.py": "from pref_interface.table import T\n",  # config -> table -> window -> config
+        "drlhp/run/roles.py": '"""Not a table: drlhp.config:RunConfig in a sentence is no import."""\n',
         "pref_interface/__init__.py": "",
         "pref_interface/table.py": 'T = {"window": "pref_interface.window:label", "x": "http://a:b", "y": "a:b:c"}\n',
         "pref_interface/window.py": "def label():\n    from drlhp import config\n",  # closes the cycle
@@ -450,7 +450,7 @@ def test_an_entry_point_string_is_a_lazy_import_and_closes_a_cycle(tmp_path):
         ["drlhp.config", "pref_interface.table", "pref_interface.window", "drlhp.config"]]
     assert imports(modules["pref_interface.table"], "pref_interface.table", module_level_only=False) == [
         "pref_interface.window", "pref_interface.window.label"]
-    assert imports(modules["drlhp.roles"], "drlhp.roles", module_level_only=False) == []
+    assert imports(modules["drlhp.run.roles"], "drlhp.run.roles", module_level_only=False) == []
 
 
 def test_an_envs_import_of_drlhp_is_found_even_inside_a_function(tmp_path):
@@ -485,26 +485,26 @@ def test_an_import_up_the_layers_or_sideways_is_found(tmp_path):
         "drlhp/__init__.py": "",
         "drlhp/runtime/__init__.py": "",
         "drlhp/runtime/ports.py": "import drlhp\nimport envs\n",  # down, and the package's __init__
-        "drlhp/config.py": "from drlhp.runtime import ports\nT = 'pref_interface.human:loop'\n",  # a string, up
+        "drlhp/config/__init__.py": "from drlhp.runtime import ports\nT = 'pref_interface.human:loop'\n",  # string: up
         "drlhp/reward/model.py": "from drlhp.config import X\n",
         "drlhp/policy/source.py": "def f():\n    from drlhp.reward.model import M\n",  # down
         "drlhp/policy/leak.py": "def f():\n    import pref_interface.pool\n",  # sideways
         "pref_interface/__init__.py": "",
-        "pref_interface/human.py": "import drlhp.pipeline\n",  # up
+        "pref_interface/human.py": "import drlhp.run.pipeline\n",  # up
         "pref_interface/pool.py": "from pref_interface import human\n",  # its own unit
-        "drlhp/pipeline.py": "from drlhp import roles\nimport floyd.index\n",  # its own unit; up
-        "drlhp/roles.py": "R = 'pref_interface.process:run'\n",  # down
+        "drlhp/run/pipeline.py": "from drlhp.run import roles\nimport floyd.index\n",  # its own unit; up
+        "drlhp/run/roles.py": "R = 'pref_interface.process:run'\n",  # down
         "drlhp/stray.py": "",
         "envs/__init__.py": "",
         "floyd/__init__.py": "",
-        "floyd/index.py": "import drlhp.pipeline\n",
+        "floyd/index.py": "import drlhp.run.pipeline\n",
     })
     assert arrows_up(import_graph(modules, module_level_only=False)) == [
         "drlhp.config -> pref_interface.human (layer 2 -> 4)",
-        "drlhp.pipeline -> floyd.index (layer 5 -> 6)",
         "drlhp.policy.leak -> pref_interface.pool (layer 4 -> 4)",
+        "drlhp.run.pipeline -> floyd.index (layer 5 -> 6)",
         "drlhp.stray: no layer",
-        "pref_interface.human -> drlhp.pipeline (layer 4 -> 5)"]
+        "pref_interface.human -> drlhp.run.pipeline (layer 4 -> 5)"]
     assert place("drlhp") == (1, "drlhp.runtime =drlhp") and place("drlhp.runtimes") is None
 
 
@@ -512,7 +512,7 @@ def test_a_role_importing_a_backend_is_found(tmp_path):
     modules = _tree(tmp_path, {
         "drlhp/__init__.py": "",
         "drlhp/reward/process.py": "def close():\n    from drlhp.runtime.launcher import parent_gone\n",
-        "drlhp/pipeline.py": "from drlhp.runtime import launcher, ray_backend\n",  # the parent may
+        "drlhp/run/pipeline.py": "from drlhp.runtime import launcher, ray_backend\n",  # the parent may
         "drlhp/policy/process.py": "from drlhp.runtime.ports import PolicyPorts\n",
         "pref_interface/process.py": "import drlhp.runtime.ray_channels\n",
     })
@@ -531,7 +531,8 @@ def test_the_probe_sees_a_module_that_was_imported():
 def test_the_local_backend_loads_no_ray():
     """Ray is imported only with --backend ray (drlhp.runtime.ray_backend, inside run_processes)."""
     code = """
-        import drlhp.cli, drlhp.config, drlhp.runtime.launcher, drlhp.pipeline, drlhp.runtime.queues, floyd.seeds
+        import drlhp.run.cli, drlhp.config, drlhp.runtime.launcher, drlhp.run.pipeline, drlhp.runtime.queues
+        import floyd.seeds
         import run  # run.py
         from drlhp.config import build_parser, config_from_args
         cfg = config_from_args(build_parser().parse_args(["--env", "MovingDot-v0", "--synthetic_prefs"]))

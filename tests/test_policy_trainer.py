@@ -336,7 +336,7 @@ def test_a_run_that_reached_its_target_is_finished_and_says_so(tmp_path, capsys)
     import json
 
     from drlhp.config import RunConfig
-    from drlhp.outcome import finish
+    from drlhp.run.outcome import finish
     from drlhp.runtime.run_record import RunRecord
 
     # with a --stop_at_million_timesteps too: reaching the goal is what ended it, so "finished", not "stopped"

@@ -13,7 +13,7 @@ TINY = ("--ppo_n_envs", 4, "--ppo_n_steps", 64, "--ppo_n_epochs", 2, "--ppo_n_mi
 
 
 def _cfg(**kw):
-    from drlhp.ppo_config import PPOConfig
+    from drlhp.config.ppo import PPOConfig
 
     return PPOConfig(**{"clip_coef": 0.1, "vf_coef": 0.5, "clip_vloss": True, **kw})
 
@@ -114,9 +114,9 @@ def test_an_update_changes_the_policy_compiles_once_and_a_checkpoint_restores_ev
 
 
 def test_with_algo_ppo_the_discrete_presets_give_cleanrls_atari_settings_and_auto_stays_a2c():
-    from drlhp.checks import resolve_algo
     from drlhp.config import build_parser, config_from_args
-    from drlhp.presets import PRESETS, with_preset
+    from drlhp.config.presets import PRESETS, with_preset
+    from drlhp.run.checks import resolve_algo
 
     def cfg_of(argv):
         expanded, name, line = with_preset(argv)

@@ -37,8 +37,8 @@ def test_a_float32_cutter_cuts_vector_segments_with_empty_frames_and_refuses_oth
 
 @pytest.mark.parametrize("mode", ["train_policy_with_preferences", "gather_initial_prefs"])
 def test_the_synthetic_oracle_may_label_any_box_action_env_and_a_person_only_a_mujoco_one(mode, monkeypatch):
-    from drlhp.checks import UsageError, check_inputs
     from drlhp.config import RunConfig
+    from drlhp.run.checks import UsageError, check_inputs
 
     monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")  # the window's display is not what this test is about
     for env in ("InvertedPendulum-v5", "Pendulum-v1"):
@@ -231,7 +231,7 @@ def test_mujoco_clips_are_one_and_a_half_seconds_of_each_tasks_own_time_step():
     """round(1.5 s / dt) with gymnasium's own dt; Reacher, whose episodes are 50 steps (1 s), gets one episode."""
     import gymnasium as gym
 
-    from drlhp.presets import CLIP_SECONDS, MUJOCO_CLIP_STEPS, MUJOCO_ENV_IDS
+    from drlhp.config.presets import CLIP_SECONDS, MUJOCO_CLIP_STEPS, MUJOCO_ENV_IDS
 
     assert set(MUJOCO_CLIP_STEPS) == set(MUJOCO_ENV_IDS)
     for env_id, steps in MUJOCO_CLIP_STEPS.items():
@@ -244,15 +244,15 @@ def test_mujoco_clips_are_one_and_a_half_seconds_of_each_tasks_own_time_step():
 
 def _preset_cfg(*argv):
     from drlhp.config import build_parser, config_from_args
-    from drlhp.presets import with_preset
+    from drlhp.config.presets import with_preset
 
     expanded, name, line = with_preset(list(argv))
     return config_from_args(build_parser().parse_args(expanded)), name, line
 
 
 def test_the_mujoco_preset_adds_the_papers_settings_from_preferences_and_leaves_the_true_rewards_alone():
-    from drlhp.checks import check_inputs
-    from drlhp.presets import PRESETS
+    from drlhp.config.presets import PRESETS
+    from drlhp.run.checks import check_inputs
 
     cfg, name, line = _preset_cfg("--env", "Hopper-v5", "--synthetic_prefs")
     assert name == "mujoco" and "learning from preferences, so" in line and "--segment_length 188" in line

@@ -4,7 +4,7 @@ actions (drlhp.policy.ppo.update), whose formulas it reuses (gae, clipped_surrog
 Settings: CleanRL's ``ppo_atari.py`` and the SB3 zoo's Atari PPO (8 envs x 128 steps, 4 epochs of 4 minibatches,
 lr 2.5e-4 annealed, clip 0.1 on the surrogate and the value, entropy 0.01, vf_coef 0.5, max_grad_norm 0.5, gamma
 0.99, lambda 0.95, Adam eps 1e-5): PPOConfig's fields, which the presets set for --algo ppo on a discrete-action
-env (drlhp/presets.py, FOR_DISCRETE_PPO).
+env (drlhp/config/presets.py, FOR_DISCRETE_PPO).
 
 The network is A2C's (drlhp.policy.a2c.network.policy_network): the Nature CNN on uint8 84x84x4 frames, /255 inside
 the graph (an MLP for vector observations), one torso under the policy's logits and the value, orthogonal init
@@ -30,11 +30,11 @@ import collections
 import numpy as np
 import tensorflow as tf
 
+from drlhp.config.ppo import PPOConfig
 from drlhp.policy.a2c.network import policy_network
 from drlhp.policy.ppo.batches import DiscreteRollout
 from drlhp.policy.ppo.update import adam_state, adam_update, clipped_surrogate, gae, ppo_value_loss, restore_adam
 from drlhp.policy.running_norm import rng_state, set_rng_state
-from drlhp.ppo_config import PPOConfig
 
 N_FIGURES = 7  # what one minibatch step returns: losses, entropy, KL, clip fraction, grad norm, mean value
 

@@ -43,7 +43,7 @@ def states_to_record(cfg, envs) -> int:
     """S, the length of a simulator state to record per step (envs/mujoco_state.py), where a person labels this
     run's clips (--labeller window or web) on MuJoCo envs; else 0: nothing recorded, the oracle's path costs nothing
     more."""
-    from drlhp.labeller_names import PERSON_LABELLERS
+    from drlhp.config.labeller_names import PERSON_LABELLERS
     from envs.mujoco_state import vector_state_size
 
     if not cfg.labels or cfg.prefs.labeller not in PERSON_LABELLERS:

@@ -33,7 +33,7 @@ space's bounds for the env only (its log-probability is the unclipped sample's, 
 checkpoint, its weights alone); ``RolloutCollector`` (drlhp.policy.ppo.rollout) runs it on a gymnasium vector env;
 PPOTrainer (drlhp.policy.ppo.trainer) trains it, in PolicyTrainer's loop, on the env's reward
 (train_policy_with_original_rewards) or the predictor's (the policy process).
-Its settings: PPOConfig (drlhp.ppo_config), the flags --ppo_*.
+Its settings: PPOConfig (drlhp.config.ppo), the flags --ppo_*.
 """
 from __future__ import annotations
 
@@ -44,11 +44,11 @@ from dataclasses import dataclass
 import numpy as np
 import tensorflow as tf
 
+from drlhp.config.ppo import PPOConfig  # noqa: F401 -- its old home: tests and bench import it from here
 from drlhp.policy.ppo.batches import PPORollout
 from drlhp.policy.ppo.network import actor_mean, critic
 from drlhp.policy.ppo.numpy_mlp import tanh_mlp
 from drlhp.policy.running_norm import RewardScaler, RunningMeanStd, rng_state, set_rng_state
-from drlhp.ppo_config import PPOConfig  # noqa: F401 -- its old home: tests and bench import it from here
 
 LOG_2PI = math.log(2.0 * math.pi)
 

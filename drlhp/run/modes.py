@@ -1,4 +1,4 @@
-"""The modes that run in this process (the others are the parent's run of the processes, drlhp.parent):
+"""The modes that run in this process (the others are the parent's run of the processes, drlhp.run.parent):
 
     train_policy_with_original_rewards   A2C (or with --algo ppo discrete PPO) on the env's (clipped or scaled)
                                          reward; PPO on a Box-action env's own reward, in fixed-length episodes
@@ -7,7 +7,7 @@
     train_policy_without_labelling       train_policy_with_preferences --no_labelling: the policy alone, on a
                                          saved predictor's reward
 
-Each is ``mode(cfg, record) -> exit code``, run by drlhp.pipeline.run inside the run's record.
+Each is ``mode(cfg, record) -> exit code``, run by drlhp.run.pipeline.run inside the run's record.
 """
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from drlhp.checks import UsageError, lost_line
 from drlhp.config import RunConfig
-from drlhp.outcome import finish
+from drlhp.run.checks import UsageError, lost_line
+from drlhp.run.outcome import finish
 from drlhp.runtime.interrupts import SittingOver, end_sitting, mark_interrupted, sitting_timer
 from drlhp.runtime.run_paths import RunPaths
 from drlhp.runtime.run_record import RunRecord
