@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""drlhp entry point: parse arguments into a config and hand it to the pipeline (drlhp/cli.py; the same
+"""drlhp entry point: parse arguments into a config and hand it to the pipeline (drlhp/run/cli.py; the same
 as the ``drlhp`` console script).
 
     python run.py train_policy_with_original_rewards --env PongNoFrameskip-v4
@@ -8,7 +8,7 @@ as the ``drlhp`` console script).
 """
 import sys
 
-from drlhp.cli import console_main
+from drlhp.run.cli import console_main
 
 if __name__ == "__main__":
     sys.exit(console_main())

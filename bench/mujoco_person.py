@@ -9,7 +9,8 @@ Prints the CPU model and the load, then:
 
 worker   ms per frame drawn by the render worker (pref_interface.clip_drawer.RenderWorker: the child interpreter the
          preference interface uses, envs/render_worker.py) at --size x --size, quality "fast" (what a person is shown)
-         and "task", on clips of the task's own length (drlhp.presets.MUJOCO_CLIP_STEPS: 1.5 s) of random actions;
+         and "task", on clips of the task's own length (drlhp.config.presets.MUJOCO_CLIP_STEPS: 1.5 s) of random
+         actions;
          the frames one label costs (two clips, every k-th state: at most 30 frames a second) and its seconds
 record   the policy's rollout (RolloutCollector, a random-init PPOPolicy, 8 fixed-length envs) in agent steps/s with
          and without recording each step's simulator state (what a person's labeller adds to the policy's process)
@@ -57,7 +58,7 @@ def random_states(env_id: str, steps: int, seed: int) -> "np.ndarray":  # noqa: 
 
 
 def bench_worker(env_id: str, size: int, clips: int) -> None:
-    from drlhp.presets import MUJOCO_CLIP_STEPS
+    from drlhp.config.presets import MUJOCO_CLIP_STEPS
     from pref_interface.clip_drawer import RenderWorker
 
     steps = MUJOCO_CLIP_STEPS.get(env_id, 38)
@@ -94,8 +95,8 @@ def _wait(worker, n: int, timeout_s: float = 600.0) -> list:
 
 
 def bench_record(env_id: str, seconds: float) -> None:
-    from drlhp.policy.ppo import PPOConfig, PPOPolicy
-    from drlhp.policy.ppo_rollout import RolloutCollector
+    from drlhp.policy.ppo.rollout import RolloutCollector
+    from drlhp.policy.ppo.update import PPOConfig, PPOPolicy
     from envs.fixed_length import any_vector_env
 
     cfg = PPOConfig(n_envs=8, n_steps=256)

@@ -11,7 +11,7 @@ act        agent steps/s of PPOPolicy.act alone (observation normalization, the 
            observations, the sample and its clip); beside it, the same two networks in one tf.function call
 update     seconds of one PPOPolicy.learn on a 2,048-step rollout (reward scaling, GAE, 10 epochs x 32 minibatches)
            in one compiled call (fused_update, the default), and with one compiled call per minibatch step
-loop       agent steps/s of collection + update together (RolloutCollector.run + learn), as train_ppo runs them
+loop       agent steps/s of collection + update together (RolloutCollector.run + learn), as PPOTrainer runs them
 
 and the projected minutes for 1M agent steps: env + act per step, plus an update per 2,048 steps; without the
 reward predictor's forward pass and training, which the pipeline adds. Each figure is given as wall time and as
@@ -57,8 +57,8 @@ def main(argv=None) -> None:
     configure_tensorflow(args.threads, 1, seed=0)
     import numpy as np
 
-    from drlhp.policy.ppo import PPOConfig, PPOPolicy
-    from drlhp.policy.ppo_rollout import RolloutCollector
+    from drlhp.policy.ppo.rollout import RolloutCollector
+    from drlhp.policy.ppo.update import PPOConfig, PPOPolicy
     from envs.fixed_length import describe, fixed_length_vector_env
 
     cfg = PPOConfig(n_envs=args.n_envs, n_steps=2048 // args.n_envs)

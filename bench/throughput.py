@@ -60,15 +60,15 @@ def bench_env(env_id: str, n_envs: int, seconds: float) -> float:
 
 def bench_ppo(env_id: str, seconds: float) -> dict:
     """Discrete PPO's loop with original rewards (rollout, reward, update) and its update alone, in agent steps/s,
-    on the discrete presets' PPO settings (drlhp/presets.py, DISCRETE_PPO)."""
+    on the discrete presets' PPO settings (drlhp/config/presets.py, DISCRETE_PPO)."""
     import shlex
 
     import envs
     from drlhp.config import build_parser, config_from_args
-    from drlhp.policy.ppo_discrete import DiscretePPOPolicy
-    from drlhp.policy.ppo_discrete_rollout import DiscreteRolloutCollector
+    from drlhp.config.presets import DISCRETE_PPO
+    from drlhp.policy.ppo.discrete import DiscretePPOPolicy
+    from drlhp.policy.ppo.discrete_rollout import DiscreteRolloutCollector
     from drlhp.policy.reward_source import ClippedEnvReward
-    from drlhp.presets import DISCRETE_PPO
 
     cfg = config_from_args(build_parser().parse_args(shlex.split(DISCRETE_PPO))).ppo
     vec = envs.make_vec_env(env_id, cfg.n_envs)
@@ -213,9 +213,9 @@ def main() -> None:
     tf = configure_tensorflow(2, 1, seed=0)
     import envs
     from drlhp.config import A2CConfig
-    from drlhp.policy.a2c import A2CPolicy
+    from drlhp.policy.a2c.rollout import RolloutRunner
+    from drlhp.policy.a2c.update import A2CPolicy
     from drlhp.policy.reward_source import ClippedEnvReward
-    from drlhp.policy.rollout import RolloutRunner
 
     cfg = A2CConfig(n_envs=args.n_envs)
     figures: dict[str, float] = {}

@@ -13,10 +13,10 @@ each step in this process, with drlhp's own pieces (no copy of their math):
 * what it scores, on a predictor of a Box-action env (MuJoCo: float32 inputs, issue 39): the step's
   x_t = (o_t, clip(a_t, low, high)) as float32, the observation the action was taken in (the last one reset or
   step gave) followed by the action clipped to the action space, exactly as PPO's rollouts fed the predictor
-  (drlhp.policy.ppo_rollout; ``predictor_pair``); the predictor's network normalizes that input itself (its
+  (drlhp.policy.ppo.rollout; ``predictor_pair``); the predictor's network normalizes that input itself (its
   input normalization is among its weights), so no statistics of PPO's own reach it;
 * on any other predictor: the observation the step led to, as the policy's rollouts score ``next_obs``
-  (drlhp.policy.rollout), seen as the predictor saw it in training (``predictor_view``): an image as it comes
+  (drlhp.policy.a2c.rollout), seen as the predictor saw it in training (``predictor_view``): an image as it comes
   (a 2-D one gets a channel axis; a channels-first frame stack, gymnasium's ``FrameStackObservation``,
   is turned channels-last), Atari's score blanked unless the run kept it visible (envs.score_blanking) and
   its first stacks filled as baselines fills them (envs.atari.fill_stack), a float vector as one byte per
@@ -254,7 +254,7 @@ class LearnedRewardVector(gym.vector.VectorWrapper):
 
 def predictor_pair(obs_space: gym.Space, action_space: gym.Space, predictor: SavedPredictor):
     """(obs, action) -> the Box-action predictor's input x = (obs, clip(action, low, high)) as float32 (D + A,), as
-    PPO's rollouts made it (drlhp.policy.ppo_rollout); LearnedRewardError where the spaces cannot be the run's."""
+    PPO's rollouts made it (drlhp.policy.ppo.rollout); LearnedRewardError where the spaces cannot be the run's."""
     where = f"{predictor.path} (trained on {predictor.env_id})"
     if not isinstance(action_space, gym.spaces.Box) or not isinstance(obs_space, gym.spaces.Box):
         raise LearnedRewardError(f"{where} scores (observation, action) vectors of a Box-action env; this env's "

@@ -90,7 +90,7 @@ import gymnasium as gym
 
 FALL_PENALTY = 100.0  # the reset rule: reward lost per fall; why 100: the module's docstring
 FALL_STEP_PENALTY = 1.0  # the penalty rule: reward lost per step out of the healthy range; why 1: the docstring
-FALL_RULES = ("reset", "penalty", "end")  # what a fall does (the module's docstring); drlhp.ppo_config names them too
+FALL_RULES = ("reset", "penalty", "end")  # what a fall does (the module's docstring); drlhp.config.ppo names them too
 
 # Tasks whose gymnasium episode ends when the agent falls (leaves its healthy range): made fixed-length here.
 FALLING_ENV_IDS = ("Hopper-v5", "Walker2d-v5", "Ant-v5", "InvertedPendulum-v5", "InvertedDoublePendulum-v5",

@@ -1,7 +1,7 @@
 """A MuJoCo simulator's state, recorded for re-rendering later (envs/mujoco_render.py draws it; issue 30).
 
 ``record_state(env)`` copies concat(data.qpos, data.qvel), (nq + nv,) float64, a few microseconds. The policy's
-process records it each step when a person labels (drlhp.policy.ppo_rollout, with ``record_state_into``: no new
+process records it each step when a person labels (drlhp.policy.ppo.rollout, with ``record_state_into``: no new
 array); rendering happens elsewhere, in a
 process that loads no TensorFlow. This module imports numpy only (no mujoco, no OpenGL): the policy's process,
 which loads TensorFlow, may import it.

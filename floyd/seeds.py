@@ -31,7 +31,7 @@ import tarfile
 import time
 from pathlib import Path
 
-from drlhp.cli import command
+from drlhp.run.cli import command
 from drlhp.runtime.atomic import write_json
 from drlhp.runtime.curves import read_progress_csv
 from drlhp.runtime.formatting import format_duration, format_number
@@ -46,8 +46,8 @@ AUTO_METRICS = ("success_rate_last100", "true_return_last100")
 def check_run_args(run_args: list[str]):
     """run.py's parser and input checks on the arguments, once for all seeds (one-line FloydError with
     run.py's message if they fail); the parsed namespace."""
-    from drlhp.checks import UsageError, check_inputs
     from drlhp.config import build_parser, config_from_args
+    from drlhp.run.checks import UsageError, check_inputs
 
     parser = build_parser()
 

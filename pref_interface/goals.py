@@ -11,7 +11,7 @@ and returns a finite score: the goal oracle (pref_interface/goal_oracle.py) pref
 score and calls equal scores a tie. A goal may carry ``env_kwargs``, the ``gym.make`` kwargs its env needs
 (the run makes its envs with them: envs/fixed_length.py's makers take them), and ``env_ids``, the tasks
 whose observations it reads, and ``measure``: (a name, a function of one whole episode's observations (T, D)),
-what ``watch`` reports per episode (drlhp.modes). Name one with ``pref_interface.goals:hopper_backflip``.
+what ``watch`` reports per episode (drlhp.run.modes). Name one with ``pref_interface.goals:hopper_backflip``.
 
 **Hopper-v5's backflip** (``hopper_backflip``). Hopper-v5's observation (default kwargs) is qpos[1:] then
 qvel, so ``obs[:, 1]`` is qpos[2], the torso's pitch: the ``rooty`` hinge, unwrapped (it runs past +-pi, a

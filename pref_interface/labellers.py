@@ -15,11 +15,11 @@ process's ports (``iface.ports``: the stop event; for a person's status the pred
 database's size and the agent's episode). The loop returns when the stop event is set (or it sets it
 itself: the person closed the window), and returns figures for
 the run's summary. The process sends the "no more preferences" sentinel after it. A new labeller is one
-module with such a loop, one entry here and its name in drlhp.labeller_names (as imitation's
+module with such a loop, one entry here and its name in drlhp.config.labeller_names (as imitation's
 ``PreferenceGatherer`` and ``gatherer_cls``).
 
 This module imports nothing heavy; the parent reads it (a display? the agent's episode?). The config, a
-layer below the roles, takes the flag's choices from drlhp.labeller_names (tests/test_cli.py: the same names).
+layer below the roles, takes the flag's choices from drlhp.config.labeller_names (tests/test_cli.py: the same names).
 """
 from __future__ import annotations
 

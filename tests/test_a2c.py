@@ -6,7 +6,7 @@ from drlhp.runtime.tf_setup import configure_tensorflow
 configure_tensorflow(1, 1)
 
 from drlhp.config import A2CConfig  # noqa: E402
-from drlhp.policy.a2c import A2CPolicy, discounted_returns  # noqa: E402
+from drlhp.policy.a2c.update import A2CPolicy, discounted_returns  # noqa: E402
 
 
 def test_discounted_returns_by_hand():
@@ -123,7 +123,7 @@ def test_mlp_policy_for_vector_observations_acts_and_learns():
 
 @pytest.mark.parametrize("style", ["tf1", "torch"])
 def test_rmsprop_step_matches_a_numpy_loop(style):
-    from drlhp.policy.a2c import rmsprop_step
+    from drlhp.policy.a2c.update import rmsprop_step
 
     rng = np.random.default_rng(3)
     grads = rng.normal(scale=1e-3, size=(5, 4)).astype(np.float32)

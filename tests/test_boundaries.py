@@ -1,20 +1,22 @@
 """The project's import boundaries, by static analysis of its own source (and two subprocesses).
 
     cycles   no import cycle among the project's modules, through module-level imports nor through
-             imports inside functions (a lazy import defers the cost of a module, not the knot: a file
-             cycle, lazy or not, is two modules that each need the other); a "package.module:function"
-             string (the role table's entry points, the labellers' loops) is such a lazy import too
+             imports inside functions or under ``if TYPE_CHECKING:`` (a lazy import defers the cost of a
+             module, not the knot: a file cycle, lazy or for type hints only, is two modules that each need
+             the other); a "package.module:function" string (the role table's entry points, the labellers'
+             loops) is such a lazy import too, and so is a lazy export: a module with a ``__getattr__`` (PEP
+             562, drlhp/__init__.py's) imports the dotted module names its strings give
     envs     envs/ imports nothing of drlhp, pref_interface or floyd, anywhere in a file
     layers   every import, anywhere in a file (entry-point strings too), runs down the house or stays in its
              own unit; none runs back up, none goes sideways to another unit of the same layer:
 
                  6  floyd                                        the run archive, over run directories
-                 5  drlhp.cli, drlhp.pipeline, drlhp.roles, run  the parent: the modes, the role table
+                 5  drlhp.run (cli, pipeline, roles, ...), run   the parent: the modes, the role table
                  4  drlhp.policy | pref_interface                two roles, neither imports the other
                  3  drlhp.reward                                 the predictor's role; its model, database
                                                                  and checkpoint serve the other two
-                 2  drlhp.config, drlhp.presets,                 what a run is: its typed config, and the
-                    drlhp.labeller_names                         labellers' names its flag offers
+                 2  drlhp.config (its presets,                   what a run is: its typed config, and the
+                    its labeller_names)                          labellers' names its flag offers
                  1  drlhp.runtime (and drlhp's __init__)         the plumbing: channels, ports, messages,
                                                                  backends, run files; no config, no role
                  0  envs                                         knows nothing of learning
@@ -116,10 +118,24 @@ def _imported_names(node: ast.AST, module: str, is_package: bool,
     return []
 
 
-def imports(path: Path, module: str, module_level_only: bool, type_checking: bool = True) -> list[str]:
+DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+
+
+def lazy_exports(tree: ast.Module) -> list[str]:
+    """The dotted module names in the strings of a module that has a module-level ``__getattr__`` (PEP 562: a
+    lazy export, ``{"LearnedReward": "drlhp.learned_reward"}`` imported on first use); [] in any other module."""
+    if not any(isinstance(node, ast.FunctionDef) and node.name == "__getattr__" for node in tree.body):
+        return []
+    return [node.value for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and DOTTED.fullmatch(node.value)]
+
+
+def imports(path: Path, module: str, module_level_only: bool, type_checking: bool = True,
+            lazy_export: bool = False) -> list[str]:
     """The modules ``path`` imports (each ``from a import b`` gives "a" and "a.b": b may be a module):
     at module level only, or anywhere (``type_checking``: those under ``if TYPE_CHECKING:`` too; and
-    anywhere, the "module:function" strings of entry-point tables, which importlib imports later)."""
+    anywhere, the "module:function" strings of entry-point tables, which importlib imports later; with
+    ``lazy_export``, the modules a ``__getattr__`` exports, ``lazy_exports``)."""
     tree = ast.parse(path.read_text(), filename=str(path))
     if module_level_only or not type_checking:
         nodes = _module_level_nodes(tree, in_functions=not module_level_only)
@@ -130,15 +146,19 @@ def imports(path: Path, module: str, module_level_only: bool, type_checking: boo
         for base, names in _imported_names(node, module, path.name == "__init__.py", strings=not module_level_only):
             out.append(base)
             out.extend(f"{base}.{name}" for name in names if name != "*")
+    if lazy_export and not module_level_only:
+        out.extend(lazy_exports(tree))
     return out
 
 
-def import_graph(modules: dict[str, Path], module_level_only: bool = True) -> dict[str, set[str]]:
-    """{module: the project modules it imports at module level (or anywhere in it, inside functions
-    too)}. The implicit import of a module's own parent packages is not an edge (every submodule has
-    it; a package importing its submodules is normal); an explicit ``from pkg import name`` or
-    ``import pkg`` is."""
-    return {module: {m for m in imports(path, module, module_level_only, type_checking=False)
+def import_graph(modules: dict[str, Path], module_level_only: bool = True,
+                 lazy_export: bool = True) -> dict[str, set[str]]:
+    """{module: the project modules it imports at module level (or anywhere in it: inside functions, under
+    ``if TYPE_CHECKING:``, an entry-point string, and with ``lazy_export`` a ``__getattr__``'s modules)}.
+    The implicit import of a module's own parent packages is not an edge (every submodule has it; a package
+    importing its submodules is normal); an explicit ``from pkg import name`` or ``import pkg`` is."""
+    return {module: {m for m in imports(path, module, module_level_only, type_checking=not module_level_only,
+                                        lazy_export=lazy_export)
                      if m in modules and m != module}
             for module, path in modules.items()}
 
@@ -204,10 +224,10 @@ def _under(module: str, packages: tuple[str, ...]) -> bool:
 LAYERS = (
     ("envs",),
     ("drlhp.runtime =drlhp",),
-    ("drlhp.config drlhp.config_fields drlhp.learning_config drlhp.ppo_config drlhp.presets drlhp.labeller_names",),
+    ("drlhp.config",),
     ("drlhp.reward",),
     ("drlhp.policy", "pref_interface"),
-    ("drlhp.cli drlhp.pipeline drlhp.checks drlhp.parent drlhp.modes drlhp.outcome drlhp.roles run",
+    ("drlhp.run run",
      "drlhp.learned_reward"),
     ("floyd",),
 )
@@ -274,7 +294,7 @@ def heavy_modules_after(code: str, cwd: Path = REPO, heavy: tuple[str, ...] = HE
 
 def test_the_project_has_its_modules():
     modules = project_modules()
-    assert {"drlhp.pipeline", "drlhp.policy.process", "drlhp.cli", "envs", "envs.atari", "envs.score_blanking",
+    assert {"drlhp.run.pipeline", "drlhp.policy.process", "drlhp.run.cli", "envs", "envs.atari", "envs.score_blanking",
             "pref_interface.process", "floyd.__main__", "run"} <= set(modules)
 
 
@@ -304,8 +324,16 @@ def test_pref_interface_imports_nothing_of_the_policy():
     assert not bad, "pref_interface/ imports the policy's code:\n" + "\n".join(bad)
 
 
+def test_the_every_import_graph_reads_the_package_face_and_type_checking_imports():
+    graph = import_graph(project_modules(), module_level_only=False)
+    assert "drlhp.learned_reward" in graph["drlhp"]  # drlhp/__init__.py's lazy export (_LAZY, __getattr__)
+    assert "drlhp.learned_reward" not in import_graph(project_modules())["drlhp"]  # not run at import
+
+
 def test_no_import_runs_back_up_the_layers():
-    bad = arrows_up(import_graph(project_modules(), module_level_only=False))
+    # the package's face (drlhp/__init__, layer 1: every submodule's import runs it) exports the learned-reward
+    # wrapper lazily, on a caller's first use of the name: an import from outside the house, not up its layers
+    bad = arrows_up(import_graph(project_modules(), module_level_only=False, lazy_export=False))
     assert not bad, "imports up the layers (or sideways):\n" + "\n".join(bad)
 
 
@@ -334,7 +362,7 @@ def test_listing_runs_loads_no_tensorflow(tmp_path):
 
 def test_the_parent_process_modules_load_neither_tensorflow_nor_qt():
     code = """
-        import drlhp.config, drlhp.runtime.launcher, drlhp.pipeline
+        import drlhp.config, drlhp.runtime.launcher, drlhp.run.pipeline
         import run  # run.py
         from drlhp.config import build_parser, config_from_args
         cfg = config_from_args(build_parser().parse_args(["--env", "MovingDot-v0", "--synthetic_prefs"]))
@@ -365,23 +393,54 @@ def test_a_module_level_cycle_is_found_and_a_lazy_one_only_among_every_import(tm
         "envs/vec.py": "class V:\n    pass\n",
         "envs/atari.py": "if True:\n    from .blank import b\n",  # relative, under an if: counted
         "envs/blank.py": "class B:\n    from envs.atari import b\nb = 1\n",  # a class body runs at import
-        "run.py": "from drlhp.cli import main\n",
+        "run.py": "from drlhp.run.cli import main\n",
         "floyd/__init__.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import floyd.x\n",
         "floyd/x.py": "import floyd\n",
     })
     found = cycles(import_graph(modules))
     assert sorted(found) == [["drlhp.a", "drlhp.b", "drlhp.c", "drlhp.a"], ["envs.atari", "envs.blank", "envs.atari"]]
-    # counting every import, the lazy one closes its cycle too (and TYPE_CHECKING's, never run, still not)
+    # counting every import, the lazy one closes its cycle too, and so does TYPE_CHECKING's (never run, but the
+    # two modules still need each other)
     found = cycles(import_graph(modules, module_level_only=False))
     assert sorted(found) == [["drlhp.a", "drlhp.b", "drlhp.c", "drlhp.a"], ["drlhp.d", "drlhp.e", "drlhp.d"],
-                             ["envs.atari", "envs.blank", "envs.atari"]]
+                             ["envs.atari", "envs.blank", "envs.atari"], ["floyd", "floyd.x", "floyd"]]
+
+
+def test_a_type_checking_import_closes_a_cycle_among_every_import(tmp_path):
+    modules = _tree(tmp_path, {  # the shape of ppo.py <-> ppo_rollout.py before issue 41
+        "drlhp/__init__.py": "",
+        "drlhp/policy/__init__.py": "",
+        "drlhp/policy/ppo.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                "    from drlhp.policy.ppo_rollout import PPORollout\nclass PPOPolicy:\n    pass\n"),
+        "drlhp/policy/ppo_rollout.py": "from drlhp.policy.ppo import PPOPolicy\nclass PPORollout:\n    pass\n",
+    })
+    assert cycles(import_graph(modules)) == []
+    assert cycles(import_graph(modules, module_level_only=False)) == [
+        ["drlhp.policy.ppo", "drlhp.policy.ppo_rollout", "drlhp.policy.ppo"]]
+
+
+def test_a_lazy_export_closes_a_cycle_and_a_string_elsewhere_does_not(tmp_path):
+    modules = _tree(tmp_path, {
+        "drlhp/__init__.py": (  # drlhp/__init__.py's shape: names -> modules, imported by __getattr__
+            '_LAZY = {"Wrapper": "drlhp.wrapper", "Other": "drlhp.other"}\n'
+            "def __getattr__(name):\n    import importlib\n"
+            "    return getattr(importlib.import_module(_LAZY[name]), name)\n"),
+        "drlhp/wrapper.py": "import drlhp\nclass Wrapper:\n    pass\n",  # drlhp -> wrapper -> drlhp
+        "drlhp/other.py": "class Other:\n    pass\n",
+        "drlhp/notes.py": '"""see drlhp.wrapper"""\nimport drlhp\nN = "drlhp.other"\n',  # no __getattr__: no import
+    })
+    assert cycles(import_graph(modules)) == []  # nothing of it runs at import
+    assert cycles(import_graph(modules, module_level_only=False)) == [["drlhp", "drlhp.wrapper", "drlhp"]]
+    graph = import_graph(modules, module_level_only=False)
+    assert graph["drlhp"] == {"drlhp.wrapper", "drlhp.other"} and graph["drlhp.notes"] == {"drlhp"}
+    assert import_graph(modules, module_level_only=False, lazy_export=False)["drlhp"] == set()
 
 
 def test_an_entry_point_string_is_a_lazy_import_and_closes_a_cycle(tmp_path):
     modules = _tree(tmp_path, {
         "drlhp/__init__.py": "",
-        "drlhp/config.py": "from pref_interface.table import T\n",  # config -> table -> window -> config
-        "drlhp/roles.py": '"""Not a table: drlhp.config:RunConfig in a sentence is no import."""\n',
+        "drlhp/config/__init__.py": "from pref_interface.table import T\n",  # config -> table -> window -> config
+        "drlhp/run/roles.py": '"""Not a table: drlhp.config:RunConfig in a sentence is no import."""\n',
         "pref_interface/__init__.py": "",
         "pref_interface/table.py": 'T = {"window": "pref_interface.window:label", "x": "http://a:b", "y": "a:b:c"}\n',
         "pref_interface/window.py": "def label():\n    from drlhp import config\n",  # closes the cycle
@@ -391,7 +450,7 @@ def test_an_entry_point_string_is_a_lazy_import_and_closes_a_cycle(tmp_path):
         ["drlhp.config", "pref_interface.table", "pref_interface.window", "drlhp.config"]]
     assert imports(modules["pref_interface.table"], "pref_interface.table", module_level_only=False) == [
         "pref_interface.window", "pref_interface.window.label"]
-    assert imports(modules["drlhp.roles"], "drlhp.roles", module_level_only=False) == []
+    assert imports(modules["drlhp.run.roles"], "drlhp.run.roles", module_level_only=False) == []
 
 
 def test_an_envs_import_of_drlhp_is_found_even_inside_a_function(tmp_path):
@@ -426,26 +485,26 @@ def test_an_import_up_the_layers_or_sideways_is_found(tmp_path):
         "drlhp/__init__.py": "",
         "drlhp/runtime/__init__.py": "",
         "drlhp/runtime/ports.py": "import drlhp\nimport envs\n",  # down, and the package's __init__
-        "drlhp/config.py": "from drlhp.runtime import ports\nT = 'pref_interface.human:loop'\n",  # a string, up
+        "drlhp/config/__init__.py": "from drlhp.runtime import ports\nT = 'pref_interface.human:loop'\n",  # string: up
         "drlhp/reward/model.py": "from drlhp.config import X\n",
         "drlhp/policy/source.py": "def f():\n    from drlhp.reward.model import M\n",  # down
         "drlhp/policy/leak.py": "def f():\n    import pref_interface.pool\n",  # sideways
         "pref_interface/__init__.py": "",
-        "pref_interface/human.py": "import drlhp.pipeline\n",  # up
+        "pref_interface/human.py": "import drlhp.run.pipeline\n",  # up
         "pref_interface/pool.py": "from pref_interface import human\n",  # its own unit
-        "drlhp/pipeline.py": "from drlhp import roles\nimport floyd.index\n",  # its own unit; up
-        "drlhp/roles.py": "R = 'pref_interface.process:run'\n",  # down
+        "drlhp/run/pipeline.py": "from drlhp.run import roles\nimport floyd.index\n",  # its own unit; up
+        "drlhp/run/roles.py": "R = 'pref_interface.process:run'\n",  # down
         "drlhp/stray.py": "",
         "envs/__init__.py": "",
         "floyd/__init__.py": "",
-        "floyd/index.py": "import drlhp.pipeline\n",
+        "floyd/index.py": "import drlhp.run.pipeline\n",
     })
     assert arrows_up(import_graph(modules, module_level_only=False)) == [
         "drlhp.config -> pref_interface.human (layer 2 -> 4)",
-        "drlhp.pipeline -> floyd.index (layer 5 -> 6)",
         "drlhp.policy.leak -> pref_interface.pool (layer 4 -> 4)",
+        "drlhp.run.pipeline -> floyd.index (layer 5 -> 6)",
         "drlhp.stray: no layer",
-        "pref_interface.human -> drlhp.pipeline (layer 4 -> 5)"]
+        "pref_interface.human -> drlhp.run.pipeline (layer 4 -> 5)"]
     assert place("drlhp") == (1, "drlhp.runtime =drlhp") and place("drlhp.runtimes") is None
 
 
@@ -453,7 +512,7 @@ def test_a_role_importing_a_backend_is_found(tmp_path):
     modules = _tree(tmp_path, {
         "drlhp/__init__.py": "",
         "drlhp/reward/process.py": "def close():\n    from drlhp.runtime.launcher import parent_gone\n",
-        "drlhp/pipeline.py": "from drlhp.runtime import launcher, ray_backend\n",  # the parent may
+        "drlhp/run/pipeline.py": "from drlhp.runtime import launcher, ray_backend\n",  # the parent may
         "drlhp/policy/process.py": "from drlhp.runtime.ports import PolicyPorts\n",
         "pref_interface/process.py": "import drlhp.runtime.ray_channels\n",
     })
@@ -472,7 +531,8 @@ def test_the_probe_sees_a_module_that_was_imported():
 def test_the_local_backend_loads_no_ray():
     """Ray is imported only with --backend ray (drlhp.runtime.ray_backend, inside run_processes)."""
     code = """
-        import drlhp.cli, drlhp.config, drlhp.runtime.launcher, drlhp.pipeline, drlhp.runtime.queues, floyd.seeds
+        import drlhp.run.cli, drlhp.config, drlhp.runtime.launcher, drlhp.run.pipeline, drlhp.runtime.queues
+        import floyd.seeds
         import run  # run.py
         from drlhp.config import build_parser, config_from_args
         cfg = config_from_args(build_parser().parse_args(["--env", "MovingDot-v0", "--synthetic_prefs"]))

@@ -210,8 +210,8 @@ def test_floyd_seeds_checks_the_arguments_once_before_starting_any_seed(tmp_path
 
 def _check(*argv):
     """run.py's checks on ``argv`` (MovingDot, synthetic labels), in this process; UsageError if refused."""
-    from drlhp.checks import check_inputs
     from drlhp.config import build_parser, config_from_args
+    from drlhp.run.checks import check_inputs
 
     check_inputs(config_from_args(build_parser().parse_args(["--env", "MovingDot-v0", "--synthetic_prefs", *argv])))
 
@@ -229,7 +229,7 @@ def _check(*argv):
     ("--stop_at_success_rate", 1.5), ("--stop_at_success_rate", -0.1),
 ])
 def test_every_count_budget_and_fraction_is_checked(flag, value):
-    from drlhp.checks import UsageError
+    from drlhp.run.checks import UsageError
 
     with pytest.raises(UsageError) as caught:
         _check(flag, str(value))
@@ -238,7 +238,7 @@ def test_every_count_budget_and_fraction_is_checked(flag, value):
 
 
 def test_checks_that_span_flags():
-    from drlhp.checks import UsageError
+    from drlhp.run.checks import UsageError
 
     with pytest.raises(UsageError, match="less than one update"):  # 0.00001M = 10 steps < 16 envs x 5 steps
         _check("--million_timesteps", "0.00001")
@@ -251,7 +251,7 @@ def test_checks_that_span_flags():
 
 
 def test_the_flags_we_ship_pass_the_checks():
-    from drlhp.presets import PRESETS, preset_flags
+    from drlhp.config.presets import PRESETS, preset_flags
 
     for name in PRESETS:
         _check(*preset_flags(name))
@@ -289,7 +289,7 @@ def test_the_console_scripts_work_from_any_directory(tmp_path):
 
 def test_presets_put_their_flags_first_and_the_command_line_wins():
     from drlhp.config import build_parser, config_from_args
-    from drlhp.presets import PRESETS, default_preset, with_preset
+    from drlhp.config.presets import PRESETS, default_preset, with_preset
 
     assert default_preset("MovingDot-v0") == "moving-dot" and default_preset("PongNoFrameskip-v4") == "pong"
     assert default_preset("BreakoutNoFrameskip-v4") == "paper"
@@ -313,7 +313,7 @@ def test_the_pong_preset_is_the_campaigns_recipe_and_slows_its_labels_for_a_pers
     from pathlib import Path
 
     from drlhp.config import build_parser, config_from_args
-    from drlhp.presets import preset_flags, with_preset
+    from drlhp.config.presets import preset_flags, with_preset
 
     def cfg_of(argv):
         expanded, name, line = with_preset(argv)
@@ -408,10 +408,10 @@ def test_every_config_field_is_one_flag_with_help_and_docs_flags_md_is_current()
 
 
 def test_every_mode_has_one_run_and_its_shape_is_the_configs_to_say():
-    """drlhp.pipeline.RUNS runs each of the five modes (no fallback), and RunConfig's properties say what
+    """drlhp.run.pipeline.RUNS runs each of the five modes (no fallback), and RunConfig's properties say what
     each does: (gathers, labels, trains the policy, trains the predictor, uses processes, watches)."""
     from drlhp.config import MODES, RunConfig
-    from drlhp.pipeline import RUNS
+    from drlhp.run.pipeline import RUNS
 
     assert tuple(RUNS) == MODES
     expected = {("train_policy_with_preferences", False): (False, True, True, True, True, False),
@@ -477,7 +477,7 @@ def test_config_checks_name_the_flag():
 
 def test_every_checked_flag_refuses_a_bad_value_in_one_line_naming_it():
     from drlhp import config
-    from drlhp.checks import UsageError
+    from drlhp.run.checks import UsageError
 
     checked = [f for f in config.flags() if f.field.metadata["check"] and not f.field.metadata["choices"]]
     assert len(checked) >= 40
@@ -504,8 +504,8 @@ def test_resume_sees_a_relative_and_an_absolute_path_to_the_same_place_as_the_sa
     import dataclasses
     from types import SimpleNamespace
 
-    from drlhp.checks import UsageError, check_resume
     from drlhp.config import RunConfig
+    from drlhp.run.checks import UsageError, check_resume
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "prefs").mkdir()
@@ -534,8 +534,8 @@ def test_resume_lets_where_the_roles_run_change_but_not_what_they_learn(tmp_path
     import dataclasses
     from types import SimpleNamespace
 
-    from drlhp.checks import UsageError, check_resume
     from drlhp.config import RunConfig
+    from drlhp.run.checks import UsageError, check_resume
 
     recorded = RunConfig(env="MovingDot-v0", run_dir=str(tmp_path / "run"))
     record = SimpleNamespace(dir=tmp_path / "run", read_json=lambda name: recorded.to_dict())
@@ -564,7 +564,7 @@ def test_the_labeller_flag_its_alias_and_the_table():
     """--labeller takes the table's names; --synthetic_prefs is --labeller oracle; the default is the window;
     each labeller's loop imports (Qt and the web server only in their own modules)."""
     from drlhp.config import build_parser, config_from_args
-    from drlhp.labeller_names import LABELLER_NAMES
+    from drlhp.config.labeller_names import LABELLER_NAMES
     from pref_interface.labellers import LABELLERS
 
     parse = lambda *argv: config_from_args(build_parser().parse_args(["--env", "MovingDot-v0", *argv]))  # noqa: E731
@@ -582,8 +582,8 @@ def test_the_labeller_flag_its_alias_and_the_table():
 def test_a_run_recorded_with_synthetic_prefs_resumes_as_the_oracle(tmp_path):
     """A run directory written before --labeller (prefs.synthetic_prefs: true) goes on with --synthetic_prefs
     (the same setting today) without --resume_with_changes, and refuses the window (another labeller)."""
-    from drlhp.checks import UsageError, check_resume
     from drlhp.config import RunConfig
+    from drlhp.run.checks import UsageError, check_resume
     from drlhp.runtime.run_record import RunRecord
 
     record = RunRecord(tmp_path)
@@ -624,9 +624,9 @@ def test_a_run_recorded_before_a_setting_was_renamed_resumes_and_its_predictor_c
     """config.json of an older version holds reward.n_predictors (today reward.n_members, the flag still
     --n_predictors): the run goes on without --resume_with_changes, a change of it is still one, and the
     predictor's saved config reads it."""
-    from drlhp.checks import UsageError, check_resume
     from drlhp.config import RunConfig
     from drlhp.reward.checkpoint import saved_reward_config
+    from drlhp.run.checks import UsageError, check_resume
     from drlhp.runtime.run_record import RENAMED_SETTINGS, RunRecord
 
     record = RunRecord(tmp_path)

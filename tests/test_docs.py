@@ -34,3 +34,38 @@ def test_a_link_to_a_renamed_heading_is_caught():
     text = "## Pong, seed 0\n\nsee [it](#pong-seed-0) and [gone](#pong-seed-1)\n"
     links = set(re.findall(r"\]\(#([^)]+)\)", text))
     assert links - anchors(text) == {"pong-seed-1"}
+
+
+REPO = RESULTS.parents[1]
+DESIGN = REPO / "docs" / "design.md"
+
+
+def module_map(text: str) -> list[str]:
+    """The places (backticked paths) in the first column of design.md's newcomer's map, its "## Modules" table."""
+    section = re.split(r"^## Modules *$", text, maxsplit=1, flags=re.M)[1].split("\n## ", 1)[0]
+    return [place for line in section.splitlines() if line.startswith("| `")
+            for place in re.findall(r"`([^`]+)`", line.split(" | ")[0])]
+
+
+def unmapped(places: list[str], root: Path = REPO) -> list[str]:
+    """Places of the map that do not exist, and entries of drlhp/'s top level (but its __init__) that the map
+    does not name (a folder as ``drlhp/policy/``)."""
+    missing = [p for p in places if not (root / p).exists()]
+    top = [f"drlhp/{p.name}{'/' if p.is_dir() else ''}" for p in sorted((root / "drlhp").iterdir())
+           if p.name not in ("__init__.py", "__pycache__")]
+    return missing + [p for p in top if p not in places]
+
+
+def test_the_module_map_names_every_folder_of_drlhp_and_nothing_that_is_not_there():
+    places = module_map(DESIGN.read_text())
+    assert "drlhp/policy/" in places and unmapped(places) == []
+
+
+def test_a_stale_or_incomplete_module_map_is_caught(tmp_path):
+    (tmp_path / "drlhp" / "policy").mkdir(parents=True)
+    (tmp_path / "drlhp" / "new").mkdir()
+    (tmp_path / "drlhp" / "__init__.py").write_text("")
+    text = ("## Modules\n| place | holds |\n|---|---|\n| `drlhp/policy/`, `drlhp/gone.py` | x |\n"
+            "## Next\n| `drlhp/new/` |")
+    assert module_map(text) == ["drlhp/policy/", "drlhp/gone.py"]
+    assert unmapped(module_map(text), tmp_path) == ["drlhp/gone.py", "drlhp/new/"]

@@ -235,8 +235,8 @@ def test_the_standard_reward_is_gymnasiums_under_both_rules():
 
 
 def test_the_config_names_the_same_rules_and_hands_them_to_the_makers():
-    from drlhp.ppo_config import FALL_RULES as CONFIG_RULES
-    from drlhp.ppo_config import PPOConfig
+    from drlhp.config.ppo import FALL_RULES as CONFIG_RULES
+    from drlhp.config.ppo import PPOConfig
     from envs.fixed_length import FALL_RULES
 
     assert CONFIG_RULES == FALL_RULES

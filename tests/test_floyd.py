@@ -337,7 +337,7 @@ def test_without_git_the_source_is_archived_and_rerun_unpacks_it(tmp_path):
     assert version["git_commit"] is None and version["source_archive"] == "source.tar.gz"
     with tarfile.open(run_dir / "source.tar.gz") as tar:
         names = set(tar.getnames())
-    assert {"run.py", "requirements.txt", "Makefile", "drlhp/pipeline.py", "floyd/rerun.py"} <= names
+    assert {"run.py", "requirements.txt", "Makefile", "drlhp/run/pipeline.py", "floyd/rerun.py"} <= names
     assert not any(n.startswith((".venv", "runs/")) or "__pycache__" in n for n in names)
     (tmp_path / "work").mkdir()
     code_dir, how = prepare_code(read_run(run_dir), tmp_path / "work", fresh_checkout=False)

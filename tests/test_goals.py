@@ -248,7 +248,7 @@ def test_a_landed_flip_counts_1_a_tumble_that_ends_low_0_a_turn_on_the_ground_0(
     The same turn in the air coming down on its back: 0. A full backward turn rolled on the ground (the torso on the
     floor), then up on the foot at once: 0. Twice the landed flip: 2. The landed goal pays the flip above the tumble
     and the roll, and its measure is the one watch reports."""
-    from drlhp.modes import _goal_figures
+    from drlhp.run.modes import _goal_figures
     from pref_interface.goals import air_rotation, body_bottom, hopper_landed_backflip, landed_backflips
 
     stand = _scripted((20, (STAND_Z, STAND_Z), (0.0, 0.0)))

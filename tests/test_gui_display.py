@@ -50,8 +50,8 @@ def test_missing_xcb_libraries_are_named_with_the_apt_get_line(monkeypatch):
 
 
 def test_run_py_checks_the_xcb_libraries_before_starting(monkeypatch, tmp_path):
-    from drlhp.checks import UsageError, check_inputs
     from drlhp.config import RunConfig
+    from drlhp.run.checks import UsageError, check_inputs
 
     monkeypatch.setenv("DISPLAY", ":0")
     monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)
@@ -91,7 +91,7 @@ def test_no_display_is_one_line_exit_2_before_anything_starts(tmp_path):
 
 
 def test_the_parent_loads_neither_qt_nor_tensorflow(tmp_path):
-    code = ("import sys; from drlhp.config import RunConfig; from drlhp.checks import check_inputs; "
+    code = ("import sys; from drlhp.config import RunConfig; from drlhp.run.checks import check_inputs; "
             "check_inputs(RunConfig(mode='train_policy_with_preferences', env='MovingDot-v0', "
             f"run_dir={str(tmp_path)!r})); "
             "import drlhp.runtime.launcher, pref_interface.display; "

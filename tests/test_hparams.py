@@ -8,7 +8,7 @@ def test_sb3_names_and_hparams_land_in_tensorboard(tmp_path):
     from tensorboard.plugins.hparams import plugin_data_pb2
 
     from drlhp.config import build_parser, config_from_args
-    from drlhp.pipeline import run
+    from drlhp.run.pipeline import run
 
     run_dir = tmp_path / "run"
     args = ["train_policy_with_original_rewards", "--env", "MovingDot-v0", "--seed", "2", "--million_timesteps",

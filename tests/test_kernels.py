@@ -78,7 +78,7 @@ def test_the_bfloat16_flag_and_its_presets():
     parser = build_parser()
 
     def bfloat16(*argv, env="MovingDot-v0"):
-        from drlhp.presets import with_preset
+        from drlhp.config.presets import with_preset
 
         return config_from_args(parser.parse_args(with_preset(["--env", env, *argv])[0])).reward.bfloat16
 
@@ -93,7 +93,7 @@ def test_a_run_recorded_in_float32_resumes_in_float32_unless_told(tmp_path):
     """A config.json written before "auto" holds false, or (before the setting) nothing: either reads as
     "off", what those runs computed in, so resuming with "off" is no change, and "auto" (today's default,
     bfloat16 on some CPUs) or "on" needs --resume_with_changes."""
-    from drlhp.checks import UsageError, check_resume
+    from drlhp.run.checks import UsageError, check_resume
 
     recorded = RunConfig(env="MovingDot-v0", run_dir=str(tmp_path / "run"))
     with_false, without = recorded.to_dict(), recorded.to_dict()
@@ -139,7 +139,7 @@ def test_a_process_runs_the_library_it_was_given():
 def test_the_kernel_choice_is_no_settings_change_on_resume(tmp_path):
     """auto resolves per machine (a resume elsewhere may choose the other library), and a config.json
     written before auto existed holds a bool: neither needs --resume_with_changes."""
-    from drlhp.checks import check_resume
+    from drlhp.run.checks import check_resume
 
     recorded = RunConfig(env="MovingDot-v0", run_dir=str(tmp_path / "run"))
     old = recorded.to_dict()

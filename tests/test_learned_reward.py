@@ -276,10 +276,10 @@ def test_a2c_through_the_wrapper_learns_moving_dot_from_a_saved_predictor(tmp_pa
     predictor's reward in a run). It stops once its last 100 episodes succeed 80% of the time (a random policy:
     1% of 300 episodes), or at 100k agent steps. Seeds 0, 1, 2 ended there at 8,960, 7,520 and 6,800 agent steps."""
     from drlhp.config import build_parser, config_from_args
-    from drlhp.policy.a2c import build_policy
+    from drlhp.config.presets import preset_flags
+    from drlhp.policy.a2c.update import build_policy
     from drlhp.policy.reward_source import RewardSource
     from drlhp.policy.trainer import Agent, Outputs, PolicyTrainer
-    from drlhp.presets import preset_flags
     from drlhp.runtime.metrics import MetricsLogger
     from drlhp.runtime.run_record import RunRecord
     from envs.gym_vec_env import GymVecEnv

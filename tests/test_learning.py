@@ -48,7 +48,7 @@ def test_a2c_moves_the_dot_to_the_centre(cli, tmp_path):
 @pytest.mark.slow
 def test_moving_dot_learns_from_synthetic_preferences(cli, tmp_path):
     """The paper's loop with no reward given to the agent: `make run`'s configuration, which is
-    MovingDot's default preset (drlhp/presets.py, "moving-dot"), with --stop_at_success_rate 0.9 and
+    MovingDot's default preset (drlhp/config/presets.py, "moving-dot"), with --stop_at_success_rate 0.9 and
     --stop_at_true_return so that the policy's training (and with it the run) ends once it has learned.
     The three processes are asynchronous, so a run is not bit-for-bit repeatable, and one run in about ten stalls
     (docs/results.md, "MovingDot from preferences": a clean-clone suite's seed 1 ended at success 0.33).
@@ -57,7 +57,7 @@ def test_moving_dot_learns_from_synthetic_preferences(cli, tmp_path):
     predictor's pretraining, over half of it, is paid in full)."""
     import warnings
 
-    from drlhp.presets import preset_flags
+    from drlhp.config.presets import preset_flags
 
     args = preset_flags("moving-dot")
     budget = round(float(args[args.index("--million_timesteps") + 1]) * 1e6)

@@ -63,7 +63,7 @@ def test_a_goal_that_cannot_work_is_one_line_exit_2_before_any_run_directory(cli
 
 
 def test_the_backflip_goal_brings_its_preset_budget():
-    from drlhp.presets import with_preset
+    from drlhp.config.presets import with_preset
 
     argv, name, line = with_preset(["--env", "Hopper-v5", "--labeller", "oracle", "--oracle_goal", BACKFLIP])
     assert name == "mujoco" and f"(for the goal {BACKFLIP}: --million_timesteps 2 --n_initial_prefs 250 " \
@@ -133,8 +133,8 @@ def test_watch_counts_backflips_of_each_episode_in_the_goals_env(tmp_path):
     import gymnasium as gym
 
     from drlhp.config import RunConfig
-    from drlhp.modes import _goal_figures, _watched_goal
     from drlhp.policy.watch import play_box_episodes
+    from drlhp.run.modes import _goal_figures, _watched_goal
     from pref_interface.goals import hopper_backflip
 
     env = gym.make("Hopper-v5", max_episode_steps=30, **hopper_backflip.env_kwargs)

@@ -23,7 +23,7 @@ from conftest import REPO, default_sigint
 
 ROLES = ("reward_predictor", "pref_interface", "policy")
 BUDGET = 2000  # agent steps (--million_timesteps 0.002)
-# --preset none: drlhp's bare defaults under these flags, not MovingDot's own preset (drlhp/presets.py)
+# --preset none: drlhp's bare defaults under these flags, not MovingDot's own preset (drlhp/config/presets.py)
 SMALL = ["--preset", "none", "--n_envs", 4, "--segment_length", 5, "--n_initial_epochs", 1, "--n_labels", 20,
          "--million_timesteps", BUDGET / 1e6, "--log_interval", 1, "--n_predictors", 2,
          "--reward_batch_size", 4]

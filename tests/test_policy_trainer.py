@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import envs
-from drlhp.policy.rollout import RolloutRunner
+from drlhp.policy.a2c.rollout import RolloutRunner
 from drlhp.policy.trainer import env_seed, episode_ends_for
 
 
@@ -141,7 +141,7 @@ class _Runner:
         self.returns, self.per_rollout, self.successes, self.calls = returns, per_rollout, successes, 0
 
     def run(self, random_actions=False):
-        from drlhp.policy.rollout import Rollout
+        from drlhp.policy.a2c.rollout import Rollout
         from envs import EpisodeStats
 
         ret, success = self.returns(self.calls), self.successes(self.calls)
@@ -336,7 +336,7 @@ def test_a_run_that_reached_its_target_is_finished_and_says_so(tmp_path, capsys)
     import json
 
     from drlhp.config import RunConfig
-    from drlhp.outcome import finish
+    from drlhp.run.outcome import finish
     from drlhp.runtime.run_record import RunRecord
 
     # with a --stop_at_million_timesteps too: reaching the goal is what ended it, so "finished", not "stopped"

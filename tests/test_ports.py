@@ -12,7 +12,7 @@ import pytest
 
 from conftest import REPO
 from drlhp.config import RunConfig
-from drlhp.roles import ROLES, children, unused_ports
+from drlhp.run.roles import ROLES, children, unused_ports
 from drlhp.runtime.child import Child, ChildFailed, run_child
 from drlhp.runtime.ports import Channels, PolicyPorts, PredictorPorts, PrefInterfacePorts, cut
 

@@ -1,4 +1,4 @@
-"""PPO (drlhp/policy/ppo.py) and its running normalization (drlhp/policy/running_norm.py): the formulas against
+"""PPO (drlhp/policy/ppo/update.py) and its running normalization (drlhp/policy/running_norm.py): the formulas against
 hand computations and numpy, acting in numpy against the Keras networks, one trace per compiled function, the
 state round trip, and a learning test on the true reward."""
 from __future__ import annotations
@@ -59,7 +59,7 @@ def test_reward_scaler_divides_by_the_std_of_the_discounted_return():
 
 # --- formulas --------------------------------------------------------------------------------------------------
 def test_gae_against_a_hand_computation():
-    from drlhp.policy.ppo import gae
+    from drlhp.policy.ppo.update import gae
 
     rewards = np.array([[1.0], [2.0], [3.0]], np.float32)
     values = np.array([[0.5], [1.0], [1.5]], np.float32)
@@ -71,8 +71,8 @@ def test_gae_against_a_hand_computation():
 
 
 def test_gae_with_lambda_one_is_the_discounted_return_minus_the_value():
-    from drlhp.policy.a2c import discounted_returns
-    from drlhp.policy.ppo import gae
+    from drlhp.policy.a2c.update import discounted_returns
+    from drlhp.policy.ppo.update import gae
 
     rng = np.random.default_rng(1)
     rewards, values = rng.normal(size=(20, 3)).astype(np.float32), rng.normal(size=(20, 3)).astype(np.float32)
@@ -86,7 +86,7 @@ def test_gae_with_lambda_one_is_the_discounted_return_minus_the_value():
 def test_the_clipped_objective_on_a_small_batch():
     import tensorflow as tf
 
-    from drlhp.policy.ppo import clipped_surrogate
+    from drlhp.policy.ppo.update import clipped_surrogate
 
     ratios = np.array([0.5, 1.0, 1.5, 1.5], np.float32)
     advantages = np.array([1.0, -1.0, 1.0, -1.0], np.float32)
@@ -101,7 +101,7 @@ def test_the_clipped_objective_on_a_small_batch():
 def test_gaussian_log_prob_and_entropy():
     import tensorflow as tf
 
-    from drlhp.policy.ppo import gaussian_entropy, gaussian_log_prob
+    from drlhp.policy.ppo.update import gaussian_entropy, gaussian_log_prob
 
     a, mu, log_std = np.array([[0.3, -1.0]]), np.array([[0.1, 0.5]]), np.array([0.2, -0.7])
     std = np.exp(log_std)
@@ -114,7 +114,7 @@ def test_gaussian_log_prob_and_entropy():
 
 # --- the policy ------------------------------------------------------------------------------------------------
 def small_policy(seed=0, **kw):
-    from drlhp.policy.ppo import PPOConfig, PPOPolicy
+    from drlhp.policy.ppo.update import PPOConfig, PPOPolicy
 
     cfg = PPOConfig(n_envs=4, n_steps=16, n_minibatches=4, n_epochs=2, **kw)
     return PPOPolicy(5, 2, cfg, seed, action_low=-1.0, action_high=1.0)
@@ -122,7 +122,7 @@ def small_policy(seed=0, **kw):
 
 def fake_rollout(policy, seed=0):
     """A rollout of random observations acted on by ``policy`` (T=16, N=4), and its rewards."""
-    from drlhp.policy.ppo_rollout import PPORollout
+    from drlhp.policy.ppo.rollout import PPORollout
 
     cfg, rng = policy.cfg, np.random.default_rng(seed)
     T, N = cfg.n_steps, cfg.n_envs
@@ -139,7 +139,7 @@ def fake_rollout(policy, seed=0):
 def test_acting_in_numpy_matches_the_keras_networks():
     import tensorflow as tf
 
-    from drlhp.policy.ppo import gaussian_log_prob
+    from drlhp.policy.ppo.update import gaussian_log_prob
 
     policy = small_policy()
     policy.learn(fake_rollout(policy), fake_rollout(policy).rewards, lr=1e-2)  # weights away from their start
@@ -195,14 +195,14 @@ def test_the_state_round_trip_gives_the_same_policy():
     weights = small_policy(seed=9)
     weights.set_state(policy.weights_only())
     np.testing.assert_allclose(weights.act_deterministic(obs), policy.act_deterministic(obs), atol=2e-3)
-    from drlhp.policy.ppo import PPOConfig, PPOPolicy
+    from drlhp.policy.ppo.update import PPOConfig, PPOPolicy
 
     with pytest.raises(ValueError, match="does not fit"):
         PPOPolicy(6, 2, PPOConfig(n_envs=4, n_steps=16, n_minibatches=4), 0).set_state(state)
 
 
 def test_the_batch_must_divide_into_minibatches():
-    from drlhp.policy.ppo import PPOConfig, PPOPolicy
+    from drlhp.policy.ppo.update import PPOConfig, PPOPolicy
 
     cfg = PPOConfig(n_envs=3, n_steps=10, n_minibatches=4)
     assert "must divide into --ppo_n_minibatches (4)" in cfg.problem()
@@ -212,35 +212,62 @@ def test_the_batch_must_divide_into_minibatches():
 
 # --- learning ------------------------------------------------------------------------------------------------
 @pytest.mark.slow
-def test_ppo_learns_inverted_pendulum_on_the_true_reward():
-    """InvertedPendulum-v5 with fixed-length episodes (1,000 steps, a fall costs 100 and resets the pole): a
-    random policy's return is about -8,000; PPO stops once the last 8 episodes average 500 or more (balanced
-    most of the time). It took 32,768 and 40,960 agent steps with seed 0 in two runs while writing it (the update
-    changed between them); the budget is 4x."""
+def test_ppo_learns_inverted_pendulum_on_the_true_reward(tmp_path):
+    """The production loop (PPOTrainer.train, wired as train_policy_with_original_rewards wires it: the envs, the
+    policy, the env's reward) on InvertedPendulum-v5 with fixed-length episodes (1,000 steps, a fall costs 100 and
+    resets the pole): a random policy's return is about -8,000; the test's observer stops the run (the stop event,
+    as the parent would) once the last 8 episodes average 500 or more (balanced most of the time). The loop it
+    replaced (train_ppo, a second loop) took 32,768 and 40,960 agent steps with seed 0; the budget is 4x."""
     pytest.importorskip("mujoco")
-    from drlhp.policy.ppo import PPOConfig
-    from drlhp.policy.ppo_rollout import train_ppo
-    from drlhp.runtime.tf_setup import configure_tensorflow
-    from envs.fixed_length import fixed_length_vector_env
+    import threading
 
-    configure_tensorflow(1, 1, seed=0)
-    cfg = PPOConfig()
-    envs = fixed_length_vector_env("InvertedPendulum-v5", cfg.n_envs)
-    lines = []
-    result = train_ppo(envs, 160_000, seed=0, cfg=cfg, stop_at_return=500.0, window=cfg.n_envs, print_fn=lines.append)
+    from drlhp.config import RunConfig
+    from drlhp.policy.ppo.trainer import EnvReward, PPOTrainer, build_ppo
+    from drlhp.policy.trainer import Agent, Outputs, RolloutObserver
+    from drlhp.runtime.ports import PolicyPorts
+    from drlhp.runtime.run_record import RunRecord
+    from envs.fixed_length import any_vector_env
+
+    class StopOnceLearned(RolloutObserver):
+        def __init__(self, stop):
+            self.stop, self.returns = stop, []
+
+        def on_rollout(self, rollout, state):
+            self.returns += [episode.true_return for episode in rollout.finished]
+            if len(self.returns) >= 8 and np.mean(self.returns[-8:]) >= 500:
+                self.stop.set()
+
+    cfg = RunConfig(mode="train_policy_with_original_rewards", env="InvertedPendulum-v5", algo="ppo", seed=0,
+                    million_timesteps=0.16, log_interval=10, policy_ckpt_interval=0, milestone_million_timesteps=0)
+    stop, lines = threading.Event(), []
+    learned = StopOnceLearned(stop)
+    envs = any_vector_env(cfg.env, cfg.ppo.n_envs, **cfg.ppo.falls)
+    try:
+        policy = build_ppo(cfg, envs)
+        trainer = PPOTrainer(cfg, Agent(envs, policy, EnvReward()), Outputs(RunRecord(tmp_path), _Logger(),
+                                                                             log=lambda *a, **k: lines.append(a[0])),
+                             PolicyPorts(stop_event=stop), [learned])
+        summary = trainer.train()
+    finally:
+        envs.close()
     print("\n".join(lines))
-    print(f"agent steps: {result.steps:,}; wall {result.wall_s:.0f} s")
-    assert result.reached, f"mean return of the last 8 episodes {np.mean(result.episode_returns[-8:]):.0f} < 500"
-    assert result.episode_returns[0] < 0 < 500 <= np.mean(result.episode_returns[-8:])
-    assert dict(result.policy.traces) == {"update": 1, "step": 1}
+    print(f"agent steps: {summary['timesteps']:,}; wall {summary['wall_s']:.0f} s")
+    assert stop.is_set(), f"mean return of the last 8 episodes {np.mean(learned.returns[-8:]):.0f} < 500"
+    assert learned.returns[0] < 0 < 500 <= np.mean(learned.returns[-8:])
+    assert summary["timesteps"] < 160_000 and dict(policy.traces) == {"update": 1, "step": 1}
+
+
+class _Logger:
+    def log(self, step, metrics):
+        pass
 
 
 def test_the_collector_on_hopper_reports_both_returns_and_bootstraps_the_time_limit():
     """Hopper-v5 cut to 50-step episodes: two envs each finish one at step 50 (index 49), a time limit, so the
     value of the last observation is added there; the task return (no control cost) is above the env's."""
     pytest.importorskip("mujoco")
-    from drlhp.policy.ppo import PPOConfig, PPOPolicy
-    from drlhp.policy.ppo_rollout import RolloutCollector
+    from drlhp.policy.ppo.rollout import RolloutCollector
+    from drlhp.policy.ppo.update import PPOConfig, PPOPolicy
     from envs.fixed_length import fixed_length_vector_env
 
     envs = fixed_length_vector_env("Hopper-v5", 2, max_episode_steps=50)

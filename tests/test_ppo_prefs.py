@@ -1,5 +1,5 @@
 """The policy side of learning from preferences on a Box-action env (issue 29): float segments of
-x_t = (raw o_t, clipped a_t) cut by SegmentCutter, and PPO's policy process (drlhp.policy.ppo_prefs) with a stand-in
+x_t = (raw o_t, clipped a_t) cut by SegmentCutter, and PPO's policy process (drlhp.policy.ppo.prefs) with a stand-in
 reward source: the initial policy plays without learning before the first weights, segments carry the task's
 reward, and PPO trains on the source's rewards after."""
 import queue
@@ -37,8 +37,8 @@ def test_a_float32_cutter_cuts_vector_segments_with_empty_frames_and_refuses_oth
 
 @pytest.mark.parametrize("mode", ["train_policy_with_preferences", "gather_initial_prefs"])
 def test_the_synthetic_oracle_may_label_any_box_action_env_and_a_person_only_a_mujoco_one(mode, monkeypatch):
-    from drlhp.checks import UsageError, check_inputs
     from drlhp.config import RunConfig
+    from drlhp.run.checks import UsageError, check_inputs
 
     monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")  # the window's display is not what this test is about
     for env in ("InvertedPendulum-v5", "Pendulum-v1"):
@@ -178,8 +178,8 @@ def test_ppo_policy_process_cuts_float_segments_of_the_task_reward_and_learns_on
 def test_ppo_plays_without_learning_before_the_first_weights_and_only_while_segments_are_wanted(tmp_path):
     """A reward source never ready: the initial policy plays until the 6 segments wanted are sent, then waits
     (the third wait stops the test); no update, no agent step counted, the weights untouched."""
-    from drlhp.policy.ppo_prefs import BoxSegments
-    from drlhp.policy.ppo_trainer import PPOTrainer, build_ppo
+    from drlhp.policy.ppo.prefs import BoxSegments
+    from drlhp.policy.ppo.trainer import PPOTrainer, build_ppo
     from drlhp.policy.process import SegmentFeed
     from drlhp.policy.trainer import Agent, Outputs, RolloutObserver
     from drlhp.runtime.run_record import RunRecord
@@ -231,7 +231,7 @@ def test_mujoco_clips_are_one_and_a_half_seconds_of_each_tasks_own_time_step():
     """round(1.5 s / dt) with gymnasium's own dt; Reacher, whose episodes are 50 steps (1 s), gets one episode."""
     import gymnasium as gym
 
-    from drlhp.presets import CLIP_SECONDS, MUJOCO_CLIP_STEPS, MUJOCO_ENV_IDS
+    from drlhp.config.presets import CLIP_SECONDS, MUJOCO_CLIP_STEPS, MUJOCO_ENV_IDS
 
     assert set(MUJOCO_CLIP_STEPS) == set(MUJOCO_ENV_IDS)
     for env_id, steps in MUJOCO_CLIP_STEPS.items():
@@ -244,15 +244,15 @@ def test_mujoco_clips_are_one_and_a_half_seconds_of_each_tasks_own_time_step():
 
 def _preset_cfg(*argv):
     from drlhp.config import build_parser, config_from_args
-    from drlhp.presets import with_preset
+    from drlhp.config.presets import with_preset
 
     expanded, name, line = with_preset(list(argv))
     return config_from_args(build_parser().parse_args(expanded)), name, line
 
 
 def test_the_mujoco_preset_adds_the_papers_settings_from_preferences_and_leaves_the_true_rewards_alone():
-    from drlhp.checks import check_inputs
-    from drlhp.presets import PRESETS
+    from drlhp.config.presets import PRESETS
+    from drlhp.run.checks import check_inputs
 
     cfg, name, line = _preset_cfg("--env", "Hopper-v5", "--synthetic_prefs")
     assert name == "mujoco" and "learning from preferences, so" in line and "--segment_length 188" in line

@@ -102,7 +102,7 @@ class _OddActions(gym.Env):
 
 
 def test_an_action_space_neither_discrete_nor_box_is_one_line_exit_2(tmp_path, capsys):
-    from drlhp.cli import main
+    from drlhp.run.cli import main
 
     if "OddActions-v0" not in gym.registry:
         gym.register("OddActions-v0", entry_point=_OddActions, max_episode_steps=10)
@@ -145,8 +145,8 @@ def test_a_machine_that_cannot_draw_mujoco_clips_refuses_a_person_in_one_line(mo
     where libosmesa6 is not installed) the run is refused in one line naming what to install."""
     import mujoco  # noqa: F401 -- here, as it was (this process draws nothing): only the worker gets OSMesa
 
-    from drlhp.checks import UsageError, check_inputs
     from drlhp.config import RunConfig
+    from drlhp.run.checks import UsageError, check_inputs
 
     monkeypatch.setenv("MUJOCO_GL", "osmesa")
     monkeypatch.setenv("PYOPENGL_PLATFORM", "osmesa")

@@ -37,8 +37,8 @@ ARGS = ["--env", "MovingDot-v0", "--synthetic_prefs", *SMALL, "--n_initial_prefs
 def _run_in_process(*argv) -> int:
     """run.py's argument parsing and pipeline.run in this process, on the Ray this test started."""
     from drlhp.config import build_parser, config_from_args
-    from drlhp.pipeline import run
-    from drlhp.presets import with_preset
+    from drlhp.config.presets import with_preset
+    from drlhp.run.pipeline import run
 
     expanded, _, _ = with_preset([str(a) for a in argv])
     return run(config_from_args(build_parser().parse_args(expanded)), ["run.py", *map(str, argv)])

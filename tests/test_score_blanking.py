@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import envs
+from drlhp.policy.a2c.rollout import RolloutRunner
 from drlhp.policy.reward_source import ClippedEnvReward, RewardSource
-from drlhp.policy.rollout import RolloutRunner
 from drlhp.policy.segments import SegmentCutter
 from envs.atari_ids import atari_env_id
 from envs.score_blanking import SCORE_REGIONS, blank_score, score_regions

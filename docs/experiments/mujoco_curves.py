@@ -23,7 +23,7 @@ out = Path(sys.argv[2] if len(sys.argv) > 2 else "docs/mujoco_curves.png")
 RANDOM = {r["task"]: r["random_return"] for r in map(json.loads, (root / "random.jsonl").read_text().splitlines())}
 GRID = np.linspace(0, 1e6, 41)
 TAGS = {"ent0": "entropy bonus 0", "ent01": "entropy bonus 0.01"}  # what a run directory's tag changed
-PRESET_TAG = {"HalfCheetah-v5": "ent0", "Reacher-v5": "ent0", "Ant-v5": "ent0"}  # drlhp/presets.py, session 16
+PRESET_TAG = {"HalfCheetah-v5": "ent0", "Reacher-v5": "ent0", "Ant-v5": "ent0"}  # drlhp/config/presets.py, session 16
 
 
 def curve(run: Path) -> np.ndarray:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 29's table: PPO from synthetic preferences on each MuJoCo task, on the task's preset (drlhp/presets.py,
+# Issue 29's table: PPO from synthetic preferences on each MuJoCo task, on the task's preset (drlhp/config/presets.py,
 # `mujoco` from preferences: 1.5-s clips, 3 predictors, the paper's schedule), 1M agent steps, one run at a time.
 # 1,400 labels = --n_initial_prefs 350 --n_labels 1050 (the preset's); 700 = 175 + 525 (25% from the random
 # policy first, as the paper). A run already finished (summary.json there) is skipped.

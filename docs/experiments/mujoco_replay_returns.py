@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from drlhp.policy.checkpoint import load_policy_checkpoint
-from drlhp.policy.ppo_numpy import tanh_mlp
+from drlhp.policy.ppo.numpy_mlp import tanh_mlp
 from drlhp.policy.watch import BoxMeanPolicy
 from envs.fixed_length import fixed_length_env
 

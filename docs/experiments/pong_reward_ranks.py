@@ -96,7 +96,7 @@ class CheckpointPolicy:
 
     def __init__(self, path: str, env, seed: int):
         from drlhp.config import A2CConfig
-        from drlhp.policy.a2c import A2CPolicy
+        from drlhp.policy.a2c.update import A2CPolicy
         from drlhp.policy.checkpoint import load_policy_checkpoint
 
         arrays, meta = load_policy_checkpoint(path)

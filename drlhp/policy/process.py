@@ -1,6 +1,6 @@
-"""The policy process: A2C (or with --algo ppo discrete PPO, drlhp.policy.ppo_discrete_trainer) on the predictor's
+"""The policy process: A2C (or with --algo ppo discrete PPO, drlhp.policy.ppo.discrete_trainer) on the predictor's
 reward, feeding segments to the labeller (on a Box-action env PPO does, with the same observers but EpisodeFeed:
-drlhp.policy.ppo_prefs).
+drlhp.policy.ppo.prefs).
 
     PolicyTrainer (drlhp.policy.trainer) with
       reward source  PredictedReward: newest weights pulled from weights_to_policy, one batch per rollout
@@ -285,7 +285,7 @@ def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixe
     on ``fixed_weights`` (--no_labelling). With ``segment_flow`` it cuts and sends only the segments the
     preference interface wants, and reports the agent-step count it schedules labels by; without, it
     cuts ``segments_per_cut`` every cut. With --algo ppo on discrete actions the same with PPO's trainer
-    (drlhp.policy.ppo_discrete_trainer); on a Box-action env PPO, drlhp.policy.ppo_prefs."""
+    (drlhp.policy.ppo.discrete_trainer); on a Box-action env PPO, drlhp.policy.ppo.prefs."""
     from envs import action_kind, make_vec_env
 
     if cfg.algo == "ppo" and action_kind(cfg.env) == "box":
@@ -326,23 +326,23 @@ def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixe
 
 def discrete_trainer(cfg: RunConfig):
     """(trainer class, policy builder) on discrete actions: A2C's, or with --algo ppo PPO's
-    (drlhp.policy.ppo_discrete_trainer)."""
+    (drlhp.policy.ppo.discrete_trainer)."""
     if cfg.algo == "ppo":
-        from drlhp.policy.ppo_discrete_trainer import DiscretePPOTrainer, build_discrete_ppo
+        from drlhp.policy.ppo.discrete_trainer import DiscretePPOTrainer, build_discrete_ppo
 
         return DiscretePPOTrainer, build_discrete_ppo
-    from drlhp.policy.a2c import build_policy
+    from drlhp.policy.a2c.update import build_policy
     from drlhp.policy.trainer import PolicyTrainer
 
     return PolicyTrainer, build_policy
 
 
 def run_ppo_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixed_weights=None) -> dict:
-    """run_policy on a Box-action env (drlhp.policy.ppo_prefs): PPO on the predictor's reward until the budget or
+    """run_policy on a Box-action env (drlhp.policy.ppo.prefs): PPO on the predictor's reward until the budget or
     the stop event; returns the summary figures (``ports``, ``fixed_weights`` as run_policy's). Its envs are made
     with --oracle_goal's goal's ``gym.make`` kwargs, if the run has a goal."""
-    from drlhp.policy.ppo_prefs import BoxSegments, predictor_shape, states_to_record
-    from drlhp.policy.ppo_trainer import PPOTrainer, build_ppo
+    from drlhp.policy.ppo.prefs import BoxSegments, predictor_shape, states_to_record
+    from drlhp.policy.ppo.trainer import PPOTrainer, build_ppo
     from drlhp.policy.reward_source import PredictedReward
     from drlhp.policy.trainer import Agent, Outputs
     from drlhp.runtime.metrics import MetricsLogger

@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from typing import Callable
 
 from drlhp.config import RunConfig
-from drlhp.policy.a2c import A2CPolicy
+from drlhp.policy.a2c.rollout import RolloutRunner
+from drlhp.policy.a2c.update import A2CPolicy
 from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint, save_milestone, save_policy_checkpoint
 from drlhp.policy.reward_figures import RewardFigures
 from drlhp.policy.reward_source import RewardSource
-from drlhp.policy.rollout import RolloutRunner
 from drlhp.policy.sitting_clock import SittingClock
 from drlhp.policy.training_state import RECENT_EPISODES, TrainingState, _mean, env_seed  # noqa: F401 (importers')
 from drlhp.runtime.formatting import format_duration

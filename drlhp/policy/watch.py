@@ -46,7 +46,7 @@ class BoxMeanPolicy:
         self.low, self.high, self.obs_clip = low, high, obs_clip
 
     def act_deterministic(self, obs: np.ndarray) -> np.ndarray:
-        from drlhp.policy.ppo_numpy import tanh_mlp
+        from drlhp.policy.ppo.numpy_mlp import tanh_mlp
 
         x = self.obs_rms.normalize(obs, self.obs_clip).astype(np.float32)
         return np.clip(tanh_mlp(self.actor, x), self.low, self.high)

@@ -12,7 +12,8 @@ the first copy stored keeps its states and flags).
 Memory: observations decoded in one array of rows, frame stacks as their frames
 (drlhp.reward.pref_store); uint8, or float32 for a Box-action env's segments (the first segment sets which,
 a segment of the other dtype is refused). Files: an appending manifest and write-once chunks, with damage confined to a
-chunk (drlhp.reward.pref_db_files: ``save``, ``load``, ``check``, ``PrefDBError``).
+chunk, written and read by the PrefDBFiles each PrefDB owns (drlhp.reward.pref_db_files; ``save``, ``load``,
+``check`` here hand it segment records and log operations and build from what it read; ``PrefDBError``).
 """
 from __future__ import annotations
 
@@ -22,7 +23,16 @@ from pathlib import Path
 
 import numpy as np
 
-from drlhp.reward.pref_db_files import DamagedChunk, PrefDBDamaged, PrefDBError, PrefDBFiles, chunks_dir, lost_text
+from drlhp.reward.pref_db_files import (
+    Contents,
+    DamagedChunk,
+    PrefDBDamaged,
+    PrefDBError,
+    PrefDBFiles,
+    SegmentRecord,
+    chunks_dir,
+    lost_text,
+)
 from drlhp.reward.pref_store import SPLITS, Entry, _RowStore, _Stored, _unzip
 from drlhp.runtime.messages import VALID_MU, Preference, Segment
 
@@ -34,7 +44,7 @@ def _key(id1: str, id2: str, mu) -> tuple:
     return (id1, id2, tuple(mu)) if id1 <= id2 else (id2, id1, (mu[1], mu[0]))
 
 
-class PrefDB(PrefDBFiles):
+class PrefDB:
     """Bounded preference database. Not thread-safe: the caller holds a lock around every use."""
 
     def __init__(self, max_prefs: int = 3000, val_fraction: float = 1 / math.e, seed: int = 0):
@@ -49,13 +59,8 @@ class PrefDB(PrefDBFiles):
         self._segments: dict[str, _Stored] = {}
         self._keys: set[tuple] = set()
         self._store: _RowStore | None = None
-        # what save() has written: the manifest it wrote, its chunks, the segments they hold, the log
-        # operations they hold, and the changes since (operations and segments not yet in a chunk)
-        self._saved_to: Path | None = None
-        self._chunks: list[str] = []
-        self._on_disk: set[str] = set()
-        self._ops_on_disk = 0
-        self._next_chunk = 0
+        # its files (what save() has written there), and the changes since (log operations not yet in a chunk)
+        self._files = PrefDBFiles()
         self._log: list[list] = []
         # load(skip_damaged=True): the chunks left out and the preferences that went with them (None: unknown)
         self.damaged: list[DamagedChunk] = []
@@ -282,3 +287,53 @@ class PrefDB(PrefDBFiles):
             lst = self.train if not self.val or (self.train and self.train[0].order < self.val[0].order) \
                 else self.val
             self.remove(lst[0].order)
+
+    # ---- files (drlhp.reward.pref_db_files) -----------------------------------------------------
+    def save(self, path: str | Path) -> None:
+        """Append what changed since the last save to ``path`` (a new chunk, then the manifest); a
+        first save there, or one whose log has grown to twice what is live, writes one whole chunk."""
+        path = Path(path)
+        whole = self._files.writes_whole(path, len(self._log), len(self))
+        if whole:
+            entries = sorted([(e, "train") for e in self.train] + [(e, "val") for e in self.val],
+                             key=lambda x: x[0].order)
+            ops = [["add", e.id1, e.id2, e.mu[0], e.mu[1], e.order, split] for e, split in entries]
+            new_ids = list(self._segments)
+        else:
+            ops = self._log
+            new_ids = [sid for sid in dict.fromkeys(i for op in ops if op[0] == "add" for i in op[1:3])
+                       if sid in self._segments and not self._files.holds(sid)]
+        manifest = {"max_prefs": self.max_prefs, "val_fraction": self.val_fraction, "counter": self.counter,
+                    "n_prefs": len(self), "rng_state": self.rng.bit_generator.state}
+        self._files.save(path, whole, ops, [self._record(sid) for sid in new_ids], manifest, self.damaged)
+        self._log = []
+        if whole:
+            self.damaged = []
+
+    def _record(self, sid: str) -> SegmentRecord:
+        s = self._segments[sid]
+        return SegmentRecord(sid, self.segment_obs(sid), s.frames_z, s.frames_shape, s.true_rewards, s.env_id,
+                             s.worker, s.step, s.states_z, s.states_shape, s.falls)
+
+    @classmethod
+    def load(cls, path: str | Path, max_prefs: int | None = None, skip_damaged: bool = False) -> PrefDB:
+        """Read a saved database (never writes); ``max_prefs`` overrides the stored bound. A damaged chunk
+        raises PrefDBDamaged, or with ``skip_damaged`` is left out with its preferences (``db.damaged``,
+        ``db.lost``; the next save rewrites the database whole)."""
+        return PrefDBFiles.load(path, max_prefs, skip_damaged, build=cls._from_files)
+
+    @classmethod
+    def _from_files(cls, contents: Contents, files: PrefDBFiles) -> PrefDB:
+        db = cls(contents.max_prefs, contents.val_fraction)
+        db.rng.bit_generator.state = contents.rng_state
+        db.counter = contents.counter
+        for s in contents.segments:  # in order of first use, as the entries below
+            db._store_segment(s.id, s.obs, s.frames_z, s.frames_shape, s.true_rewards, s.env_id, s.worker, s.step,
+                              s.states_z, s.states_shape, s.falls)
+        for entry, split in contents.preferences:
+            db._insert(entry, split)
+        db.damaged, db.lost, db._files = contents.damaged, contents.lost, files
+        db._trim()  # a smaller bound: its removals are logged for the next save
+        return db
+
+    check = staticmethod(PrefDBFiles.check)

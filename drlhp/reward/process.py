@@ -31,7 +31,7 @@ from drlhp.runtime.run_paths import RunPaths
 def run_reward_predictor(cfg: RunConfig, ports: PredictorPorts, run_dir: str, log=print, *,
                          predictor_input: tuple) -> dict:
     """The reward-predictor process (see the module docstring and RewardPredictorProcess). ``predictor_input``:
-    (obs_shape, obs_dtype) of the predictor's per-step input (envs.predictor_input, worked out by drlhp.roles)."""
+    (obs_shape, obs_dtype) of the predictor's per-step input (envs.predictor_input, worked out by drlhp.run.roles)."""
     return RewardPredictorProcess(cfg, ports, run_dir, predictor_input, log=log).run()
 
 

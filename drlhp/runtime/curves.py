@@ -1,4 +1,4 @@
-"""A run's curves, drawn at the end of every run into <run_dir>/curves.png (drlhp.pipeline), with
+"""A run's curves, drawn at the end of every run into <run_dir>/curves.png (drlhp.run.pipeline), with
 matplotlib's Agg backend (no display needed); the reader of the progress CSVs and the drawing helpers
 that floyd's compare figure uses too.
 

@@ -1,5 +1,5 @@
 """--backend ray: the three roles as Ray actors, in place of drlhp.runtime.launcher's processes. The same
-interface to drlhp.pipeline.run_processes: ``create(cfg, run_dir) -> (Channels, RayGroup)``, and RayGroup
+interface to drlhp.run.pipeline.run_processes: ``create(cfg, run_dir) -> (Channels, RayGroup)``, and RayGroup
 is a drlhp.runtime.child.ChildGroup, as the local backend's ProcessGroup.
 
     actors     one per role, its class named after the role: PolicyActor, RewardPredictorActor,

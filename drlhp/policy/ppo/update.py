@@ -1,4 +1,4 @@
-"""PPO for continuous (Box) actions: the policy role's second algorithm beside A2C (drlhp/policy/a2c.py).
+"""PPO for continuous (Box) actions: the policy role's second algorithm beside A2C (drlhp/policy/a2c/update.py).
 
 The paper trained its MuJoCo policies with TRPO (gamma 0.995, lambda 0.97, an entropy bonus of 0.01, 0.001 on
 Swimmer, "when learning from the reward predictor"); PPO (Schulman et al. 2017) is the documented substitute:
@@ -24,33 +24,31 @@ One update (``PPOPolicy.learn``), on a rollout of n_steps x n_envs agent steps:
         gradients clipped to a global norm of max_grad_norm, then Adam (PyTorch's form, eps 1e-5)
 
 The policy: a ~ N(mu(s), diag(exp(2 log_std))), mu a 64-64 tanh MLP, log_std one free parameter per action
-dimension; the value a separate 64-64 tanh MLP (drlhp.policy.ppo_networks); acting runs on a numpy copy of
+dimension; the value a separate 64-64 tanh MLP (drlhp.policy.ppo.network); acting runs on a numpy copy of
 them (PPOPolicy's docstring says why). Observations are normalized by
 their running mean and std (clipped to +-10) before both networks; the sampled action is clipped to the action
 space's bounds for the env only (its log-probability is the unclipped sample's, as CleanRL and SB3 do).
 
 ``PPOPolicy`` has A2CPolicy's shape (act on observations, train on a rollout, its state as numpy arrays for a
-checkpoint, its weights alone); ``RolloutCollector`` and ``train_ppo`` (drlhp.policy.ppo_rollout) run it on a
-gymnasium vector env (used by the tests and bench/ppo_speed.py); drlhp.policy.ppo_trainer runs it in
-train_policy_with_original_rewards. Its settings: PPOConfig (drlhp.ppo_config), the flags --ppo_*.
+checkpoint, its weights alone); ``RolloutCollector`` (drlhp.policy.ppo.rollout) runs it on a gymnasium vector env;
+PPOTrainer (drlhp.policy.ppo.trainer) trains it, in PolicyTrainer's loop, on the env's reward
+(train_policy_with_original_rewards) or the predictor's (the policy process).
+Its settings: PPOConfig (drlhp.config.ppo), the flags --ppo_*.
 """
 from __future__ import annotations
 
 import collections
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import tensorflow as tf
 
-from drlhp.policy.ppo_networks import actor_mean, critic
-from drlhp.policy.ppo_numpy import tanh_mlp
+from drlhp.config.ppo import PPOConfig  # noqa: F401 -- its old home: tests and bench import it from here
+from drlhp.policy.ppo.batches import PPORollout
+from drlhp.policy.ppo.network import actor_mean, critic
+from drlhp.policy.ppo.numpy_mlp import tanh_mlp
 from drlhp.policy.running_norm import RewardScaler, RunningMeanStd, rng_state, set_rng_state
-from drlhp.ppo_config import PPOConfig  # noqa: F401 -- its old home: tests and bench import it from here
-
-if TYPE_CHECKING:
-    from drlhp.policy.ppo_rollout import PPORollout
 
 LOG_2PI = math.log(2.0 * math.pi)
 
@@ -272,7 +270,7 @@ class PPOPolicy:
         return tanh_mlp(self._np_critic, self.normalize(obs, update=False))[:, 0]
 
     # --- training -----------------------------------------------------------------------------------------------
-    def learn(self, rollout: "PPORollout", rewards: np.ndarray, lr: float, ent_coef: float | None = None
+    def learn(self, rollout: PPORollout, rewards: np.ndarray, lr: float, ent_coef: float | None = None
               ) -> dict[str, float]:
         """One PPO update on ``rollout`` paid ``rewards`` (T, n_envs): the env's, or the reward predictor's."""
         cfg = self.cfg

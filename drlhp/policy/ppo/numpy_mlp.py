@@ -1,4 +1,4 @@
-"""PPO's networks (drlhp.policy.ppo_networks: two tanh layers, then a linear output) as numpy, the forward pass
+"""PPO's networks (drlhp.policy.ppo.network: two tanh layers, then a linear output) as numpy, the forward pass
 acting runs: PPOPolicy acts on a numpy copy of its weights, and watch's BoxMeanPolicy must not load TensorFlow
 beside MuJoCo's EGL context (drlhp.policy.watch)."""
 from __future__ import annotations

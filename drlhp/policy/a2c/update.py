@@ -13,7 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from drlhp.config import A2CConfig, RunConfig
-from drlhp.policy.networks import policy_network
+from drlhp.policy.a2c.network import policy_network
 
 
 def discounted_returns(rewards: np.ndarray, dones: np.ndarray, last_values: np.ndarray,

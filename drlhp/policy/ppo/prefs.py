@@ -2,7 +2,7 @@
 segments to the labeller (issue 29): drlhp.policy.process.run_policy hands a PPO run to its run_ppo_policy, which
 builds it with this module's pieces.
 
-    PPOTrainer (drlhp.policy.ppo_trainer) in PolicyTrainer's loop, with
+    PPOTrainer (drlhp.policy.ppo.trainer) in PolicyTrainer's loop, with
       envs           fixed-length episodes (envs/fixed_length.py: a fall costs reward and ends no episode)
       reward source  PredictedReward on x_t = concat(raw o_t, clip(a_t, low, high)) as float32 (D + A,): the
                      observation the action was taken in, not PPO's normalized one (the predictor normalizes
@@ -43,7 +43,7 @@ def states_to_record(cfg, envs) -> int:
     """S, the length of a simulator state to record per step (envs/mujoco_state.py), where a person labels this
     run's clips (--labeller window or web) on MuJoCo envs; else 0: nothing recorded, the oracle's path costs nothing
     more."""
-    from drlhp.labeller_names import PERSON_LABELLERS
+    from drlhp.config.labeller_names import PERSON_LABELLERS
     from envs.mujoco_state import vector_state_size
 
     if not cfg.labels or cfg.prefs.labeller not in PERSON_LABELLERS:

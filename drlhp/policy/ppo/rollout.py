@@ -1,52 +1,15 @@
-"""PPO's rollouts on a gymnasium vector env: ``PPORollout`` (what one update needs), ``RolloutCollector``
-(n_steps x n_envs agent steps with the policy acting) and ``train_ppo`` (collect, learn, repeat: the true reward's
-loop, used by the tests and bench/ppo_speed.py). The algorithm itself is drlhp.policy.ppo.
+"""PPO's rollouts on a gymnasium vector env: ``RolloutCollector`` (n_steps x n_envs agent steps with the policy
+acting: a ``PPORollout``, drlhp.policy.ppo.batches). The algorithm itself is drlhp.policy.ppo.update; the loop that
+runs them, on the env's reward or the predictor's, PolicyTrainer's (drlhp.policy.ppo.trainer.PPOTrainer).
 """
 from __future__ import annotations
 
-import collections
 import time
-from dataclasses import dataclass, field
-from typing import NamedTuple
 
 import numpy as np
 
-from drlhp.policy.ppo import PPOConfig, PPOPolicy
-
-
-class Episode(NamedTuple):
-    """One finished episode's sums, from the per-step rewards a fixed-length env reports (envs/fixed_length.py)."""
-
-    true_return: float  # the env's reward: its control cost in, the fall penalty in
-    task_return: float  # info["reward_task"]: no control cost, the fall penalty in (what the oracle pays)
-    length: int
-    standard_return: float  # info["reward_standard"]: gymnasium's own reward, control cost in, no fall penalty
-
-
-@dataclass
-class PPORollout:
-    """n_steps x n_envs agent steps, time first; what ``PPOPolicy.learn`` needs besides the rewards."""
-
-    obs_norm: np.ndarray  # (T, N, D) float32, normalized as acted on
-    actions: np.ndarray  # (T, N, A) float32, the unclipped samples
-    log_probs: np.ndarray  # (T, N)
-    values: np.ndarray  # (T, N)
-    rewards: np.ndarray  # (T, N) the env's reward (with a fixed-length env: the fall penalty included)
-    task_rewards: np.ndarray  # (T, N) info["reward_task"] where the env reports it (no control cost), else the reward
-    dones: np.ndarray  # (T, N) float32: the episode ended at step t (its time limit; a fall where not fixed-length)
-    bootstrap_values: np.ndarray  # (T, N) V(last observation) where the time limit cut the episode, else 0
-    last_values: np.ndarray  # (N,) V(the observation after the last step)
-    finished: list[Episode] = field(default_factory=list)  # per episode that ended in this rollout
-    env_s: float = 0.0
-    act_s: float = 0.0
-    # (T, N, D + A) float32 (only with RolloutCollector(predictor_input=True)): x_t, the RAW observation action t
-    # was taken in and that action clipped to the action space (what the env got): the reward predictor's input
-    predictor_obs: np.ndarray | None = None
-    # (T, N, S) float64 (only with RolloutCollector(record_states=True)): the simulator's state action t was taken
-    # in (a MuJoCo env's concat(qpos, qvel), envs/mujoco_state.py), aligned with x_t: to draw a clip from for a person
-    states: np.ndarray | None = None
-    # (T, N) bool (with states only): info["fell"] of step t (envs/fixed_length.py), for the drawn clip to show it
-    falls: np.ndarray | None = None
+from drlhp.policy.ppo.batches import Episode, PPORollout  # noqa: F401 -- Episode: importers' old home
+from drlhp.policy.ppo.update import PPOPolicy
 
 
 class RolloutCollector:
@@ -144,51 +107,3 @@ def _info_value(info: dict, key: str, default: np.ndarray, ended: np.ndarray) ->
         has = final[f"_{key}"] & ended
         out[has] = final[key][has]
     return out
-
-
-@dataclass
-class PPOResult:
-    """What ``train_ppo`` returns."""
-
-    episode_returns: list[float]  # per finished episode, the env's reward summed (fall penalties included)
-    episode_task_returns: list[float]  # the same without the control cost (info["reward_task"])
-    steps: int  # agent steps trained on
-    wall_s: float
-    timing: dict[str, float]  # seconds in env steps, acting, learning
-    reached: bool  # stop_at_return reached
-    policy: PPOPolicy
-
-
-def train_ppo(envs, total_steps: int, seed: int, cfg: PPOConfig = PPOConfig(), stop_at_return: float | None = None,
-              window: int = 10, print_fn=None, log_every: int = 10) -> PPOResult:
-    """PPO on ``envs`` (a gymnasium vector env of Box actions, ``cfg.n_envs`` of them) paid the env's own reward,
-    for ``total_steps`` agent steps or until the mean return of the last ``window`` episodes reaches
-    ``stop_at_return``. TensorFlow's threads and seeds are the caller's (drlhp.runtime.tf_setup)."""
-    space = envs.single_action_space
-    policy = PPOPolicy(envs.single_observation_space.shape[0], space.shape[0], cfg, seed, space.low, space.high)
-    collector = RolloutCollector(envs, policy, seed)
-    returns, task_returns = [], []
-    timing = collections.defaultdict(float)
-    steps, updates, start, reached = 0, 0, time.perf_counter(), False
-    while steps < total_steps and not reached:
-        rollout = collector.run()
-        frac = 1.0 - steps / total_steps if cfg.anneal_lr else 1.0
-        t0 = time.perf_counter()
-        losses = policy.learn(rollout, rollout.rewards, cfg.lr * frac)
-        timing["learn_s"] += time.perf_counter() - t0
-        timing["env_s"] += rollout.env_s
-        timing["act_s"] += rollout.act_s
-        steps += cfg.batch
-        updates += 1
-        for episode in rollout.finished:
-            returns.append(episode.true_return)
-            task_returns.append(episode.task_return)
-        recent = float(np.mean(returns[-window:])) if returns else None
-        reached = stop_at_return is not None and len(returns) >= window and recent >= stop_at_return
-        if print_fn is not None and (updates % log_every == 0 or reached or steps >= total_steps):
-            wall = time.perf_counter() - start
-            print_fn(f"[ppo] {steps:>9,} steps | {steps / wall:6.0f} steps/s | {len(returns)} episodes | return "
-                     f"(last {min(window, len(returns))}) {'-' if recent is None else f'{recent:.1f}'} | "
-                     f"std {losses['std_mean']:.2f} | kl {losses['approx_kl']:.4f} | "
-                     f"clip {losses['clip_frac']:.2f} | ev {losses['explained_variance']:.2f}")
-    return PPOResult(returns, task_returns, steps, time.perf_counter() - start, dict(timing), reached, policy)

@@ -1,5 +1,5 @@
 """Training discrete PPO (--algo ppo on Atari or MovingDot): PolicyTrainer's loop (drlhp.policy.trainer) with
-PPO's rollout (drlhp.policy.ppo_discrete_rollout), update (drlhp.policy.ppo_discrete) and learning rate; the rest,
+PPO's rollout (drlhp.policy.ppo.discrete_rollout), update (drlhp.policy.ppo.discrete) and learning rate; the rest,
 A2C's: the envs (envs.make_vec_env, --ppo_n_envs of them), the reward sources (the env's reward clipped, or the
 predictor's: PredictedReward, its centring and clipping), random play before the predictor's first weights, the
 observers (SegmentFeed and the rest, drlhp.policy.process), episodes and returns per game, milestones, checkpoints
@@ -13,34 +13,24 @@ observers (SegmentFeed and the rest, drlhp.policy.process), episodes and returns
 from __future__ import annotations
 
 from drlhp.config import RunConfig
-from drlhp.policy.checkpoint import CheckpointError
-from drlhp.policy.ppo_discrete import DiscretePPOPolicy
-from drlhp.policy.ppo_discrete_rollout import DiscreteRolloutCollector
-from drlhp.policy.ppo_trainer import ALGO, load_ppo_checkpoint, ppo_learning_rate
+from drlhp.policy.ppo.discrete import DiscretePPOPolicy
+from drlhp.policy.ppo.discrete_rollout import DiscreteRolloutCollector
+from drlhp.policy.ppo.trainer import ALGO, PPOParts
 from drlhp.policy.trainer import PolicyTrainer, env_seed, episode_ends_for
 
 
 def build_discrete_ppo(cfg: RunConfig, env) -> DiscretePPOPolicy:
     """Discrete PPO's policy for ``env`` (an envs.VecEnv of --ppo_n_envs workers), after setting this process's
-    TensorFlow threads and seeds (as drlhp.policy.a2c.build_policy)."""
+    TensorFlow threads and seeds (as drlhp.policy.a2c.update.build_policy)."""
     from drlhp.runtime.tf_setup import configure_tensorflow
 
     configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed)
     return DiscretePPOPolicy(env.obs_shape, env.n_actions, cfg.ppo, cfg.seed, obs_dtype=env.obs_dtype)
 
 
-class DiscretePPOTrainer(PolicyTrainer):
-    """PPO on discrete actions in PolicyTrainer's loop: the rollout, the update, the learning rate and entropy
-    bonus (--ppo_lr, --ppo_ent_coef) and the checkpoint's algorithm are PPO's."""
-
-    def load_checkpoint(self, path) -> tuple[dict, dict]:
-        return load_ppo_checkpoint(path)
-
-    def restore_policy(self, arrays: dict, meta: dict) -> None:
-        try:
-            self.policy.set_state(arrays)
-        except (KeyError, ValueError) as e:
-            raise CheckpointError(f"checkpoint {meta['path']} does not fit {self.cfg.env}: {e}") from None
+class DiscretePPOTrainer(PPOParts, PolicyTrainer):
+    """PPO on discrete actions in PolicyTrainer's loop: the rollout and the update are discrete PPO's; the learning
+    rate and entropy bonus (--ppo_lr, --ppo_ent_coef) and the checkpoint (algo "ppo") both PPOs' (PPOParts)."""
 
     def make_runner(self) -> DiscreteRolloutCollector:
         cfg = self.cfg
@@ -50,15 +40,6 @@ class DiscretePPOTrainer(PolicyTrainer):
 
     def learn(self, rollout) -> dict:
         return self.policy.learn(rollout, self.learning_rate(), self.entropy_coef())
-
-    def learning_rate(self) -> float:
-        return ppo_learning_rate(self.cfg, self.state.timesteps)
-
-    def entropy_coef(self) -> float:
-        return self.cfg.ppo.ent_coef
-
-    def _meta(self) -> dict:
-        return {**super()._meta(), "algo": ALGO}
 
     def summary(self) -> dict:
         return {**super().summary(), "algo": ALGO}

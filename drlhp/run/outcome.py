@@ -2,7 +2,7 @@
 
     finish(record, summary, cfg)     a run that ran to its end: "finished" (its budget done, or its targets
                                      reached), or "stopped" at --stop_at_million_timesteps; every mode ends here
-    Ending                           how the parent's wait for the processes ended (drlhp.parent)
+    Ending                           how the parent's wait for the processes ended (drlhp.run.parent)
     summarize(cfg, group)            the processes' figures, as the run's summary
     conclude(cfg, record, summary, ending)   the processes' run ended: crashed, stopped, interrupted or finished
 """
@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 
 from drlhp.config import RunConfig
-from drlhp.roles import summary_roles
+from drlhp.run.roles import summary_roles
 from drlhp.runtime.child import ChildFailed
 from drlhp.runtime.interrupts import end_sitting, mark_interrupted
 from drlhp.runtime.run_record import RunRecord

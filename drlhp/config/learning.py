@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from drlhp.config_fields import NOT_NEGATIVE, POSITIVE, opt, whole, within
+from drlhp.config.fields import NOT_NEGATIVE, POSITIVE, opt, whole, within
 from drlhp.runtime.cpu import BFLOAT16_SETTINGS, ONEDNN_SETTINGS
 
 

@@ -1,12 +1,12 @@
 """PPO for discrete actions (Atari, MovingDot): the policy's categorical form and its update, beside PPO for Box
-actions (drlhp.policy.ppo), whose formulas it reuses (gae, clipped_surrogate, ppo_value_loss, adam_update).
+actions (drlhp.policy.ppo.update), whose formulas it reuses (gae, clipped_surrogate, ppo_value_loss, adam_update).
 
 Settings: CleanRL's ``ppo_atari.py`` and the SB3 zoo's Atari PPO (8 envs x 128 steps, 4 epochs of 4 minibatches,
 lr 2.5e-4 annealed, clip 0.1 on the surrogate and the value, entropy 0.01, vf_coef 0.5, max_grad_norm 0.5, gamma
 0.99, lambda 0.95, Adam eps 1e-5): PPOConfig's fields, which the presets set for --algo ppo on a discrete-action
-env (drlhp/presets.py, FOR_DISCRETE_PPO).
+env (drlhp/config/presets.py, FOR_DISCRETE_PPO).
 
-The network is A2C's (drlhp.policy.networks.policy_network): the Nature CNN on uint8 84x84x4 frames, /255 inside
+The network is A2C's (drlhp.policy.a2c.network.policy_network): the Nature CNN on uint8 84x84x4 frames, /255 inside
 the graph (an MLP for vector observations), one torso under the policy's logits and the value, orthogonal init
 (sqrt 2 torso, 0.01 logits, 1 value) as CleanRL's. No observation normalization and no reward scaling by a running
 return: the frames are scaled in the graph, and the rewards come clipped to their sign (the true reward) or
@@ -26,18 +26,15 @@ One update (``DiscretePPOPolicy.learn``), on a rollout of n_steps x n_envs agent
 from __future__ import annotations
 
 import collections
-from typing import TYPE_CHECKING
 
 import numpy as np
 import tensorflow as tf
 
-from drlhp.policy.networks import policy_network
-from drlhp.policy.ppo import adam_state, adam_update, clipped_surrogate, gae, ppo_value_loss, restore_adam
+from drlhp.config.ppo import PPOConfig
+from drlhp.policy.a2c.network import policy_network
+from drlhp.policy.ppo.batches import DiscreteRollout
+from drlhp.policy.ppo.update import adam_state, adam_update, clipped_surrogate, gae, ppo_value_loss, restore_adam
 from drlhp.policy.running_norm import rng_state, set_rng_state
-from drlhp.ppo_config import PPOConfig
-
-if TYPE_CHECKING:
-    from drlhp.policy.ppo_discrete_rollout import DiscreteRollout
 
 N_FIGURES = 7  # what one minibatch step returns: losses, entropy, KL, clip fraction, grad norm, mean value
 
@@ -151,7 +148,7 @@ class DiscretePPOPolicy:
     def value(self, obs: np.ndarray) -> np.ndarray:
         return self._value(obs).numpy()
 
-    def learn(self, rollout: "DiscreteRollout", lr: float, ent_coef: float | None = None) -> dict[str, float]:
+    def learn(self, rollout: DiscreteRollout, lr: float, ent_coef: float | None = None) -> dict[str, float]:
         """One PPO update on ``rollout`` (its rewards: the env's clipped, or the predictor's)."""
         cfg = self.cfg
         ent_coef = cfg.ent_coef if ent_coef is None else ent_coef

@@ -15,11 +15,11 @@ import sys
 def command(python: str = sys.executable) -> list[str]:
     """The start of a command line that runs this code's CLI in a child process, from any working
     directory: the checkout's run.py where there is one (the child then imports this checkout, not another
-    copy on the path), else ``python -m drlhp.cli`` (an installed copy without the checkout)."""
+    copy on the path), else ``python -m drlhp.run.cli`` (an installed copy without the checkout)."""
     from drlhp.runtime.run_record import REPO_ROOT
 
     script = REPO_ROOT / "run.py"
-    return [python, str(script)] if script.is_file() else [python, "-m", "drlhp.cli"]
+    return [python, str(script)] if script.is_file() else [python, "-m", "drlhp.run.cli"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit(2)
 
     parser.error = one_line_error
-    from drlhp.presets import describe, with_preset
+    from drlhp.config.presets import describe, with_preset
 
     try:  # the preset's flags (the env's own unless --preset names one) go first: the user's win
         expanded, _, preset_line = with_preset(argv)
@@ -49,8 +49,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(envs.list_env_ids()))
         print(envs.ANY_GYM_ENV_NOTE)
         return 0
-    from drlhp.checks import UsageError
-    from drlhp.pipeline import run  # run() checks every input before it starts anything
+    from drlhp.run.checks import UsageError
+    from drlhp.run.pipeline import run  # run() checks every input before it starts anything
 
     try:
         return run(config_from_args(args), ["run.py", *argv], tee_output=True, announce=preset_line)

@@ -32,8 +32,8 @@ import numpy as np
 
 from drlhp.config import RunConfig
 from drlhp.policy.checkpoint import FORMAT_VERSION, CheckpointError, load_policy_checkpoint
-from drlhp.policy.ppo import PPOPolicy
-from drlhp.policy.ppo_rollout import PPORollout, RolloutCollector
+from drlhp.policy.ppo.rollout import PPORollout, RolloutCollector
+from drlhp.policy.ppo.update import PPOPolicy
 from drlhp.policy.reward_source import RewardSource
 from drlhp.policy.trainer import Agent, Outputs, PolicyTrainer, RolloutObserver, env_seed
 from drlhp.runtime import npz_json
@@ -44,7 +44,7 @@ ALGO = "ppo"  # in a checkpoint's meta: what wrote it
 
 def build_ppo(cfg: RunConfig, envs) -> PPOPolicy:
     """PPO's policy for ``envs`` (a gymnasium vector env of Box actions), after setting this process's
-    TensorFlow threads and seeds (as drlhp.policy.a2c.build_policy)."""
+    TensorFlow threads and seeds (as drlhp.policy.a2c.update.build_policy)."""
     from drlhp.runtime.tf_setup import configure_tensorflow
 
     configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed)
@@ -67,6 +67,30 @@ def load_ppo_checkpoint(path) -> tuple[dict, dict]:
     if meta.get("algo", "a2c") != ALGO:
         raise CheckpointError(f"policy checkpoint {meta['path']} is {meta.get('algo', 'a2c')}'s; this run is PPO's")
     return arrays, meta
+
+
+class PPOParts:
+    """What both PPO trainers (Box actions: PPOTrainer; discrete: drlhp.policy.ppo.discrete_trainer) put in
+    PolicyTrainer's loop the same way: the checkpoint they resume (PPO's, algo "ppo" in its meta) and how its arrays
+    go into the policy, the learning rate and entropy bonus (--ppo_lr, --ppo_ent_coef), the meta they save."""
+
+    def load_checkpoint(self, path) -> tuple[dict, dict]:
+        return load_ppo_checkpoint(path)
+
+    def restore_policy(self, arrays: dict, meta: dict) -> None:
+        try:
+            self.policy.set_state(arrays)
+        except (KeyError, ValueError) as e:
+            raise CheckpointError(f"checkpoint {meta['path']} does not fit {self.cfg.env}: {e}") from None
+
+    def learning_rate(self) -> float:
+        return ppo_learning_rate(self.cfg, self.state.timesteps)
+
+    def entropy_coef(self) -> float:
+        return self.cfg.ppo.ent_coef
+
+    def _meta(self) -> dict:
+        return {**super()._meta(), "algo": ALGO}
 
 
 class EnvReward(RewardSource):
@@ -125,7 +149,7 @@ class PaidRollout:
         return self.rollout.act_s
 
 
-class PPOTrainer(PolicyTrainer):
+class PPOTrainer(PPOParts, PolicyTrainer):
     """PPO in PolicyTrainer's loop and services: the rollout (RolloutCollector), its rewards, the update, the
     checkpoint's algorithm and the milestone are PPO's; the rest is PolicyTrainer's."""
 
@@ -139,15 +163,6 @@ class PPOTrainer(PolicyTrainer):
         state (a person labels MuJoCo clips drawn from them)."""
         self.episodes_line, self.record_states = episodes, record_states
         super().__init__(cfg, agent, out, ports, observers)
-
-    def load_checkpoint(self, path) -> tuple[dict, dict]:
-        return load_ppo_checkpoint(path)
-
-    def restore_policy(self, arrays: dict, meta: dict) -> None:
-        try:
-            self.policy.set_state(arrays)
-        except (KeyError, ValueError) as e:
-            raise CheckpointError(f"checkpoint {meta['path']} does not fit {self.cfg.env}: {e}") from None
 
     def make_runner(self) -> RolloutCollector:
         return RolloutCollector(self.env, self.policy, env_seed(self.cfg.seed, self.state.updates, self.cfg.ppo.n_envs),
@@ -169,15 +184,6 @@ class PPOTrainer(PolicyTrainer):
     def learn(self, paid: PaidRollout) -> dict:
         return self.policy.learn(paid.rollout, paid.rewards, self.learning_rate(), self.entropy_coef())
 
-    def learning_rate(self) -> float:
-        return ppo_learning_rate(self.cfg, self.state.timesteps)
-
-    def entropy_coef(self) -> float:
-        return self.cfg.ppo.ent_coef
-
-    def _meta(self) -> dict:
-        return {**super()._meta(), "algo": ALGO}
-
     def milestone(self, before: int) -> None:
         """A copy kept for good (float16 weights and the observation statistics, which the weights need) when
         the last update crossed a multiple of --milestone_million_timesteps."""
@@ -198,7 +204,7 @@ class PPOTrainer(PolicyTrainer):
         return {**super().summary(), "algo": ALGO, "episodes_are": self.episodes_line}
 
     def _count_episodes(self, finished) -> None:
-        for episode in finished:  # drlhp.policy.ppo_rollout.Episode
+        for episode in finished:  # drlhp.policy.ppo.rollout.Episode
             self.state.episodes += 1
             self.state.recent_returns.append(episode.true_return)
             self.state.recent_task_returns.append(episode.task_return)

@@ -1,6 +1,6 @@
 """The parent's run of the three processes (train_policy_with_preferences, gather_initial_prefs): the roles
-of drlhp.roles started on the backend --backend names, the wait for the run's end, every child stopped and
-saved, then the outcome (drlhp.outcome). The parent stays TensorFlow-free.
+of drlhp.run.roles started on the backend --backend names, the wait for the run's end, every child stopped and
+saved, then the outcome (drlhp.run.outcome). The parent stays TensorFlow-free.
 """
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import sys
 from contextlib import contextmanager
 
 from drlhp.config import RunConfig
-from drlhp.outcome import Ending, conclude, summarize
-from drlhp.roles import children, finishing_role
+from drlhp.run.outcome import Ending, conclude, summarize
+from drlhp.run.roles import children, finishing_role
 from drlhp.runtime.atomic import write_json
 from drlhp.runtime.child import ChildFailed
 from drlhp.runtime.interrupts import SittingOver, sigterm_ignored, sitting_timer
@@ -18,7 +18,7 @@ from drlhp.runtime.run_record import RunRecord
 
 
 def run_processes(cfg: RunConfig, record: RunRecord) -> int:
-    """train_policy_with_preferences and gather_initial_prefs: the three roles (drlhp.roles) on the
+    """train_policy_with_preferences and gather_initial_prefs: the three roles (drlhp.run.roles) on the
     backend --backend names. Start them, wait for the run's end, summarize, conclude."""
     print(f"[run] {cfg.mode} on {cfg.env}, seed {cfg.seed}, " + (f"{cfg.prefs.n_initial_prefs} preferences"
           if cfg.gathers else f"{cfg.total_timesteps:,} agent steps") + f" -> {record.dir}", flush=True)
@@ -41,7 +41,7 @@ def _open_backend(cfg: RunConfig, record: RunRecord):
 
 
 def _start(cfg: RunConfig, record: RunRecord, channels, group) -> None:
-    """Every role started (drlhp.roles' order), and their pids in <run_dir>/pids.json."""
+    """Every role started (drlhp.run.roles' order), and their pids in <run_dir>/pids.json."""
     from drlhp.reward.checkpoint import predictor_to_load
 
     if not cfg.gathers and predictor_to_load(cfg, record.dir):

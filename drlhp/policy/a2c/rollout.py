@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from drlhp.policy.a2c import A2CPolicy, discounted_returns
+from drlhp.policy.a2c.update import A2CPolicy, discounted_returns
 from drlhp.policy.reward_source import RewardSource
 from envs import EpisodeStats, VecEnv
 
@@ -42,6 +42,9 @@ class Rollout:
 
 
 class RolloutRunner:
+    """A2C's rollouts; the loop of discrete PPO's too (drlhp.policy.ppo.discrete_rollout subclasses it: what the
+    policy keeps of each step, ``act``, and what the batch holds, ``batch``)."""
+
     def __init__(self, env: VecEnv, policy: A2CPolicy, reward_source: RewardSource, n_steps: int,
                  gamma: float, seed: int, episode_ends: bool = True):
         """``episode_ends``: an episode's end stops the returns (False: the envs are one continuing
@@ -58,6 +61,11 @@ class RolloutRunner:
         self.obs = env.reset(seed)
         self._rng = np.random.default_rng(seed)
 
+    def act(self, t: int) -> np.ndarray:
+        """The policy's actions at step ``t`` (on ``self.obs``)."""
+        actions, _ = self.policy.act(self.obs)
+        return actions
+
     def run(self, random_actions: bool = False) -> Rollout:
         """One rollout; ``random_actions``: uniform random actions instead of the policy's."""
         finished: list[EpisodeStats] = []
@@ -67,7 +75,7 @@ class RolloutRunner:
             if random_actions:
                 actions = self._rng.integers(0, self.env.n_actions, self.env.n_envs, dtype=np.int32)
             else:
-                actions, _ = self.policy.act(self.obs)
+                actions = self.act(t)
             t1 = time.perf_counter()
             step = self.env.step(actions)
             t2 = time.perf_counter()
@@ -86,21 +94,27 @@ class RolloutRunner:
         next_obs = self.env.predictor_view(self._next_obs_buf, inplace=True)
         rewards = self.reward_source.rewards(next_obs, self._true_buf)
         t1 = time.perf_counter()
-        returns = None
-        if rewards is not None:
-            last_values = self.policy.value(self.obs)
-            cuts = self._done_buf if self.episode_ends else np.zeros_like(self._done_buf)
-            returns = discounted_returns(rewards, cuts, last_values, self.gamma).reshape(-1)
-        t2 = time.perf_counter()
         b = self.n_steps * self.env.n_envs
-        return Rollout(
+        rollout = Rollout(
             b_obs=self._obs_buf.reshape(b, *self.env.obs_shape),
             b_actions=self._act_buf.reshape(b),
-            b_returns=returns,
+            b_returns=None,
             rewards=rewards,
             true_rewards=self._true_buf.copy(),
             next_obs=next_obs,
             dones=self._done_buf.copy(),
             finished=finished,
-            env_s=env_s, act_s=act_s + (t2 - t1), reward_s=t1 - t0,
+            env_s=env_s, act_s=act_s, reward_s=t1 - t0,
         )
+        return self.batch(rollout, random_actions)
+
+    def batch(self, rollout: Rollout, random_actions: bool) -> Rollout:
+        """The rollout with what the update needs besides (A2C: the n-step returns, where it has rewards); the
+        time that takes is the policy's (``act_s``)."""
+        t1 = time.perf_counter()
+        if rollout.rewards is not None:
+            last_values = self.policy.value(self.obs)
+            cuts = self._done_buf if self.episode_ends else np.zeros_like(self._done_buf)
+            rollout.b_returns = discounted_returns(rollout.rewards, cuts, last_values, self.gamma).reshape(-1)
+        rollout.act_s += time.perf_counter() - t1
+        return rollout

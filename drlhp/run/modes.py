@@ -1,4 +1,4 @@
-"""The modes that run in this process (the others are the parent's run of the processes, drlhp.parent):
+"""The modes that run in this process (the others are the parent's run of the processes, drlhp.run.parent):
 
     train_policy_with_original_rewards   A2C (or with --algo ppo discrete PPO) on the env's (clipped or scaled)
                                          reward; PPO on a Box-action env's own reward, in fixed-length episodes
@@ -7,7 +7,7 @@
     train_policy_without_labelling       train_policy_with_preferences --no_labelling: the policy alone, on a
                                          saved predictor's reward
 
-Each is ``mode(cfg, record) -> exit code``, run by drlhp.pipeline.run inside the run's record.
+Each is ``mode(cfg, record) -> exit code``, run by drlhp.run.pipeline.run inside the run's record.
 """
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from drlhp.checks import UsageError, lost_line
 from drlhp.config import RunConfig
-from drlhp.outcome import finish
+from drlhp.run.checks import UsageError, lost_line
+from drlhp.run.outcome import finish
 from drlhp.runtime.interrupts import SittingOver, end_sitting, mark_interrupted, sitting_timer
 from drlhp.runtime.run_paths import RunPaths
 from drlhp.runtime.run_record import RunRecord
@@ -79,7 +79,7 @@ def _train_in_this_process(cfg: RunConfig, record: RunRecord, make_env, make_tra
 def _train_ppo(cfg: RunConfig, record: RunRecord) -> int:
     """train_policy_with_original_rewards on Box actions: PPO on the env's own reward, in fixed-length episodes
     (envs/fixed_length.py) where the task would end on a fall."""
-    from drlhp.policy.ppo_trainer import EnvReward, PPOTrainer, build_ppo
+    from drlhp.policy.ppo.trainer import EnvReward, PPOTrainer, build_ppo
     from drlhp.policy.trainer import Agent, Outputs
     from envs.fixed_length import any_vector_env, describe
 
@@ -111,12 +111,12 @@ def _stopped(e: KeyboardInterrupt, trainer, cfg: RunConfig, record: RunRecord) -
 
 def watch(cfg: RunConfig, record: RunRecord) -> int:
     """A saved policy plays into a video. On discrete actions A2C's and PPO's checkpoints hold the same network
-    (drlhp.policy.networks.policy_network): A2C's policy plays either, sampling its actions."""
+    (drlhp.policy.a2c.network.policy_network): A2C's policy plays either, sampling its actions."""
     from envs import action_kind
 
     if cfg.algo == "ppo" and action_kind(cfg.env) == "box":
         return _watch_ppo(cfg, record)
-    from drlhp.policy.a2c import build_policy
+    from drlhp.policy.a2c.update import build_policy
     from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
     from drlhp.policy.watch import play_episodes, write_video
     from envs import make_vec_env

@@ -1,7 +1,7 @@
 """The modes of run.py, and the run harness that runs each as a recorded run.
 
     train_policy_with_preferences        the paper's three processes (policy, preference interface,
-                                         reward predictor; drlhp.parent): gather n_initial_prefs with
+                                         reward predictor; drlhp.run.parent): gather n_initial_prefs with
                                          a random policy, pretrain the predictor, then train all three
                                          at once. --no_labelling: the policy alone on a saved predictor.
     gather_initial_prefs                 random policy + labeller; saves the preference database
@@ -9,10 +9,10 @@
     train_policy_with_original_rewards   A2C on the env's (clipped) reward, in this process
     watch                                play a saved policy, write a video
 
-Every mode is a recorded run (``run``): its inputs are checked (drlhp.checks), its run directory gets the
+Every mode is a recorded run (``run``): its inputs are checked (drlhp.run.checks), its run directory gets the
 record (drlhp.runtime.run_record; stdout and stderr too when run.py asks), the mode runs (``RUNS``: the
-parent's run of the processes, drlhp.parent, or a mode of this process, drlhp.modes), and whatever happens
-its status ends finished / interrupted / crashed (with the error; drlhp.outcome) and its curves are drawn
+parent's run of the processes, drlhp.run.parent, or a mode of this process, drlhp.run.modes), and whatever happens
+its status ends finished / interrupted / crashed (with the error; drlhp.run.outcome) and its curves are drawn
 (curves.png).
 """
 from __future__ import annotations
@@ -21,7 +21,6 @@ import sys
 import traceback
 from dataclasses import replace
 
-from drlhp.checks import UsageError, check_inputs, check_resume, drop_damaged_prefs, resolve_algo
 from drlhp.config import (
     GATHER_INITIAL_PREFS,
     PRETRAIN_REWARD_PREDICTOR,
@@ -30,13 +29,14 @@ from drlhp.config import (
     WATCH,
     RunConfig,
 )
-from drlhp.modes import (
+from drlhp.run.checks import UsageError, check_inputs, check_resume, drop_damaged_prefs, resolve_algo
+from drlhp.run.modes import (
     pretrain_reward_predictor,
     train_policy_with_original_rewards,
     train_policy_without_labelling,
     watch,
 )
-from drlhp.parent import run_processes
+from drlhp.run.parent import run_processes
 from drlhp.runtime.interrupts import mark_interrupted, sigterm_as_interrupt
 from drlhp.runtime.profiling import profiled
 from drlhp.runtime.run_paths import RunPaths
@@ -44,7 +44,7 @@ from drlhp.runtime.run_record import RunRecord, default_run_dir
 
 
 def train_policy_with_preferences(cfg: RunConfig, record: RunRecord) -> int:
-    """The paper's three processes (drlhp.parent); --no_labelling: the policy alone, in this process."""
+    """The paper's three processes (drlhp.run.parent); --no_labelling: the policy alone, in this process."""
     return run_processes(cfg, record) if cfg.uses_processes else train_policy_without_labelling(cfg, record)
 
 

@@ -6,8 +6,8 @@ flag's default, and ``opt(..., check=...)`` what run.py accepts before it starts
 makes the parser from the fields (grouped by role), ``config_from_args`` the RunConfig; ``flags_markdown`` writes
 docs/flags.md. A flag is the field's name (RewardConfig's prefixed ``reward_`` unless ``opt(flag=...)`` says otherwise).
 
-Here: RunConfig, PrefConfig, the modes, the command line; A2CConfig and RewardConfig are in drlhp.learning_config,
-``opt`` and the checks in drlhp.config_fields; import every config from here.
+Here: RunConfig, PrefConfig, the modes, the command line; A2CConfig and RewardConfig are in drlhp.config.learning,
+``opt`` and the checks in drlhp.config.fields; import every config from here.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import argparse
 import dataclasses
 from dataclasses import dataclass
 
-from drlhp.config_fields import (
+from drlhp.config.fields import (
     FINITE_OR_NONE,
     NOT_NEGATIVE,
     POSITIVE,
@@ -28,11 +28,11 @@ from drlhp.config_fields import (
     whole,
     within,
 )
-from drlhp.labeller_names import DEFAULT_LABELLER, LABELLER_NAMES
-from drlhp.learning_config import A2CConfig, RewardConfig
-from drlhp.ppo_config import PPOConfig
+from drlhp.config.labeller_names import DEFAULT_LABELLER, LABELLER_NAMES
+from drlhp.config.learning import A2CConfig, RewardConfig
+from drlhp.config.ppo import PPOConfig
 
-# The five modes (run.py's MODE; drlhp.pipeline.RUNS runs each). What a run does is asked of RunConfig's
+# The five modes (run.py's MODE; drlhp.run.pipeline.RUNS runs each). What a run does is asked of RunConfig's
 # properties (gathers, labels, trains_policy, uses_processes, ...), the one place that compares modes.
 TRAIN_POLICY_WITH_PREFERENCES = "train_policy_with_preferences"
 GATHER_INITIAL_PREFS = "gather_initial_prefs"
@@ -154,7 +154,7 @@ class RunConfig:
         no_labelling: train the policy on a loaded predictor, with no labeller and no predictor training
             (needs --load_reward_predictor_ckpt_dir).
         profile: every process profiles itself with cProfile into <run_dir>/profile/<role>.txt and .prof.
-        preset: the named set of flags the command line started from (drlhp.presets).
+        preset: the named set of flags the command line started from (drlhp.config.presets).
         resume_with_changes: go on with an existing run directory although its recorded settings differ.
         backend: how the three processes of the preference modes run: "local" (multiprocessing on this machine,
             drlhp.runtime.launcher) or "ray" (Ray actors, drlhp.runtime.ray_backend; Ray is imported only then;
@@ -239,8 +239,8 @@ class RunConfig:
 
     @property
     def uses_processes(self) -> bool:
-        """The run is the paper's three processes (drlhp.parent), as wherever someone labels; the other
-        modes (--no_labelling too) run in this process (drlhp.modes)."""
+        """The run is the paper's three processes (drlhp.run.parent), as wherever someone labels; the other
+        modes (--no_labelling too) run in this process (drlhp.run.modes)."""
         return self.labels
 
     @property
@@ -295,7 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="run.py", usage="%(prog)s [MODE] --env ENV [flags]",
         description="Deep RL from human preferences (Christiano et al., 2017). Flags are the fields of "
-                    "drlhp/config.py; docs/flags.md lists them with what each accepts.")
+                    "drlhp/config/; docs/flags.md lists them with what each accepts.")
     p.add_argument("mode", nargs="?", default=DEFAULT_MODE, choices=MODES, metavar="MODE",
                    help=f"what to run (default: {DEFAULT_MODE}): " + ", ".join(MODES))
     p.add_argument("--list_envs", action="store_true", help="print the valid env ids and exit")
@@ -369,7 +369,7 @@ def flags_markdown() -> str:
     """docs/flags.md: every flag with its default, what run.py accepts, and its help (tests check it is
     current: ``python -m drlhp.config > docs/flags.md`` rewrites it)."""
     lines = ["# Flags", "",
-             "Written by `python -m drlhp.config > docs/flags.md` from the fields of `drlhp/config.py` (one source: "
+             "Written by `python -m drlhp.config > docs/flags.md` from the fields of `drlhp/config/` (one source: "
              "the field's docstring is the help, its default the default, its check the \"accepts\" column, which "
              "run.py enforces before it starts anything). `python run.py --help` shows the same. Presets "
              "(`--preset`, [usage.md](usage.md#presets)) change the defaults of some flags per env.", "",
@@ -394,7 +394,3 @@ def flags_markdown() -> str:
         lines += [f"| `--{alias}` | | | the same as `--{flag.name} {value}` |"
                   for alias, value in f.metadata["aliases"].items()]
     return "\n".join(lines) + "\n"
-
-
-if __name__ == "__main__":
-    print(flags_markdown(), end="")
