@@ -139,16 +139,16 @@ def table(rows: list[dict], baseline: str, arms: list[str], readme: bool, tasks=
     out.append("")
     out.append(f"The ratio of returns to the `{baseline}` arm (PPO paid the oracle's reward); Reacher: "
                f"(prefs - random) / (baseline - random). " + "; ".join(
-                   f"{arm_title(a)}: {counts[a][0.9]} of {len(tasks)} tasks at 0.9 or more, {counts[a][1.0]} at 1.0 or more"
-                   for a in arms) + ".")
+                   f"{arm_title(a)}: {counts[a][0.9]} of {len(tasks)} tasks at 0.9 or more, "
+                   f"{counts[a][1.0]} at 1.0 or more" for a in arms) + ".")
     return out
 
 
 def efficiency(rows: list[dict], baseline: str, arms: list[str], tasks) -> tuple[list[str], dict]:
     """Issue 39's table: per task and label count, each seed's ratio to the baseline's mean, and the fewest labels
     at which every seed (3 or more) holds 0.9. Returns the lines and {task: {labels: [ratios]}} for the picture."""
-    out = ["| task | baseline (PPO, oracle's reward) | " + " | ".join(f"{a} labels: ratio (seeds' ratios)" for a in arms)
-           + " | fewest labels at 0.9 on every seed |",
+    out = ["| task | baseline (PPO, oracle's reward) | "
+           + " | ".join(f"{a} labels: ratio (seeds' ratios)" for a in arms) + " | fewest labels at 0.9 on every seed |",
            "| --- | --- | " + " | ".join("---" for _ in arms) + " | --- |"]
     ratios: dict[str, dict[int, list[float]]] = {}
     for task in tasks:
@@ -162,7 +162,8 @@ def efficiency(rows: list[dict], baseline: str, arms: list[str], tasks) -> tuple
                 continue
             seed_ratios = {s: v / b for s, v in sorted(prefs.items())}
             ratios[task][int(a)] = list(seed_ratios.values())
-            few = f"; {len(prefs)} seed{'s' * (len(prefs) > 1)}, fewer than {MIN_SEEDS}" if len(prefs) < MIN_SEEDS else ""
+            n = len(prefs)
+            few = f"; {n} seed{'s' * (n > 1)}, fewer than {MIN_SEEDS}" if n < MIN_SEEDS else ""
             cells.append(f"{statistics.mean(seed_ratios.values()):.2f} ("
                          + ", ".join(f"{s}: {r:.2f}" for s, r in seed_ratios.items()) + few + ")")
             if fewest is None and len(prefs) >= MIN_SEEDS and min(seed_ratios.values()) >= 0.9:
