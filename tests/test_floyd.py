@@ -342,7 +342,8 @@ def test_without_git_the_source_is_archived_and_rerun_unpacks_it(tmp_path):
     (tmp_path / "work").mkdir()
     code_dir, how = prepare_code(read_run(run_dir), tmp_path / "work", fresh_checkout=False)
     assert how == "source archive source.tar.gz"
-    assert (code_dir / "drlhp" / "pipeline.py").read_bytes() == (REPO / "drlhp" / "pipeline.py").read_bytes()
+    pipeline = ("drlhp", "run", "pipeline.py")
+    assert code_dir.joinpath(*pipeline).read_bytes() == REPO.joinpath(*pipeline).read_bytes()
 
 
 def test_show_lists_each_sitting_and_what_it_changed(tmp_path):
