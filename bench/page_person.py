@@ -248,16 +248,11 @@ def start_run(run_args: list[str], run_dir: Path) -> tuple[subprocess.Popen, Pat
 
 
 def wait_for_address(proc, out: Path, timeout_s: float = 900) -> str:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        for line in out.read_text().splitlines():
-            if "[prefs] label in a browser: " in line:
-                return line.split("label in a browser: ", 1)[1].strip()
-        if proc.poll() is not None:
-            raise SystemExit(f"run.py exited {proc.returncode} before serving the page; see {out}")
-        if time.monotonic() > deadline:
-            raise SystemExit(f"no page after {timeout_s:.0f} s; see {out}")
-        time.sleep(0.2)
+    """The page's address once run.py prints it (bench/web_label_rate.py's reader of the run's output)."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from web_label_rate import _address
+
+    return _address(out, proc, timeout_s)
 
 
 def n_initial_prefs(run_dir: Path) -> int | None:
