@@ -113,7 +113,7 @@ def test_an_update_changes_the_policy_compiles_once_and_a_checkpoint_restores_ev
         b.set_state({**arrays, "weight_0": np.zeros((5, 64), np.float32)})
 
 
-def test_with_algo_ppo_the_discrete_presets_give_cleanrls_atari_settings_and_auto_stays_a2c():
+def test_with_algo_ppo_the_discrete_presets_give_cleanrls_atari_settings_and_pong_from_preferences_picks_it():
     from drlhp.config import build_parser, config_from_args
     from drlhp.config.presets import PRESETS, with_preset
     from drlhp.run.checks import resolve_algo
@@ -129,11 +129,19 @@ def test_with_algo_ppo_the_discrete_presets_give_cleanrls_atari_settings_and_aut
     assert (p.gamma, p.gae_lambda, p.vf_coef, p.max_grad_norm, p.adam_eps) == (0.99, 0.95, 0.5, 0.5, 1e-5)
     assert p.clip_vloss and p.anneal_lr and p.norm_adv and ppo.algo == "ppo"
     assert "(with --algo ppo --ppo_n_envs 8" in line
-    a2c, _ = cfg_of(["--env", "PongNoFrameskip-v4", "--synthetic_prefs", "--seed", "3"])
-    # the same run without --algo ppo: the pong preset as it was, PPO's flags at their (MuJoCo) defaults
-    assert a2c.ppo.n_steps == 256 and not a2c.ppo.clip_vloss and a2c.algo == "auto"
-    assert resolve_algo(a2c).algo == "a2c"
+    # from preferences the pong preset picks PPO itself (issue 37): the same config as with --algo ppo
+    picked, picked_line = cfg_of(["--env", "PongNoFrameskip-v4", "--synthetic_prefs", "--seed", "3"])
+    assert picked == ppo and "(from preferences it picks --algo ppo; --algo a2c for A2C)" in picked_line
+    a2c, _ = cfg_of(["--env", "PongNoFrameskip-v4", "--synthetic_prefs", "--seed", "3", "--algo", "a2c"])
+    # --algo a2c: the pong preset as it was, PPO's flags at their (MuJoCo) defaults
+    assert a2c.ppo.n_steps == 256 and not a2c.ppo.clip_vloss and a2c.algo == "a2c"
     assert (ppo.prefs, ppo.reward, ppo.a2c) == (a2c.prefs, a2c.reward, a2c.a2c)  # the preset's other flags stay
+    # on the true reward (no labels) and with --algo auto, Pong stays A2C's; so does MovingDot from preferences
+    for argv in (["train_policy_with_original_rewards", "--env", "PongNoFrameskip-v4"],
+                 ["--env", "PongNoFrameskip-v4", "--synthetic_prefs", "--algo", "auto"],
+                 ["--env", "MovingDot-v0", "--synthetic_prefs"]):
+        cfg, line = cfg_of(argv)
+        assert resolve_algo(cfg).algo == "a2c" and cfg.ppo.n_steps == 256 and "picks --algo" not in (line or ""), argv
     # the user's flag wins over the preset's PPO additions
     assert cfg_of(["--env", "PongNoFrameskip-v4", "--algo", "ppo", "--ppo_n_envs", "16"])[0].ppo.n_envs == 16
     assert "pong" in PRESETS

@@ -31,6 +31,11 @@ drlhp's bare defaults (the paper's Atari settings, drlhp.config).
                 (session 12's runs/pong-preset-ent01; one seed, not yet run to the end). When a person labels (not
                 --synthetic_prefs), n_labels is 1,500: a person is offered about 20 pairs a minute at the
                 start at 565 agent steps/s (the rate falls as 5e6 / (T + 5e6), T in frames).
+                **From preferences it picks --algo ppo** (PREFERENCES_ALGO; issue 37's start experiments,
+                docs/results.md, session 19): with A2C the preset rallied (6 returns per game) by 1M agent steps on
+                0 of 3 seeds, with PPO's Atari settings on the same labels and predictor on 2 of 2 first seeds.
+                `--algo a2c` gives the campaign's A2C recipe as it was; on the true reward (no labels) Pong stays
+                A2C's (+18 at 4M agent steps).
     with --algo ppo, each discrete env's preset (moving-dot, paper, pong) adds PPO's Atari settings (CleanRL's
                 ppo_atari.py, the SB3 zoo's: DISCRETE_PPO, ``ppo_flags``) after its own flags: PPOConfig's defaults
                 are MuJoCo's. The rest of the preset stays: on pong, the labels, the predictor, the centring, and
@@ -97,6 +102,9 @@ DISCRETE_PPO = ("--ppo_n_envs 8 --ppo_n_steps 128 --ppo_n_epochs 4 --ppo_n_minib
                 "--ppo_max_grad_norm 0.5 --ppo_gamma 0.99 --ppo_gae_lambda 0.95 --ppo_adam_eps 1e-5 --ppo_norm_adv "
                 "--policy_ckpt_interval 40")
 FOR_PPO: dict[str, str] = {"moving-dot": DISCRETE_PPO, "paper": DISCRETE_PPO, "pong": DISCRETE_PPO}
+# The algorithm a preset picks when the run learns from preferences and the user gives no --algo (--algo auto: the
+# auto rule, A2C on discrete actions).
+PREFERENCES_ALGO: dict[str, str] = {"pong": "ppo"}
 PPO_NOTE = "with --algo ppo"
 MUJOCO_ENV_IDS = ("Hopper-v5", "Walker2d-v5", "Swimmer-v5", "HalfCheetah-v5", "Ant-v5", "Reacher-v5",
                   "InvertedPendulum-v5", "InvertedDoublePendulum-v5")
@@ -226,8 +234,12 @@ def with_preset(argv: list[str]) -> tuple[list[str], str, str | None]:
     prefs = preferences_flags(name, known.env) if from_prefs else []
     goal = goal_flags(name, known.oracle_goal) if from_prefs else []
     for_person = shlex.split(FOR_A_PERSON.get(name, "")) if person else []
-    for_ppo = ppo_flags(name, known.algo)
-    flags = preset_flags(name, person, (known.env or "") if from_prefs else None, known.algo) + goal
+    picks = PREFERENCES_ALGO.get(name) if from_prefs and known.algo is None else None
+    algo = picks or known.algo
+    for_ppo = ppo_flags(name, algo)
+    flags = preset_flags(name, person, (known.env or "") if from_prefs else None, algo) + goal
+    if picks:  # before the user's flags, which come after and so would win; --algo is not given there
+        flags = ["--algo", picks, *flags]
     if known.preset is None:
         argv = [*argv, "--preset", name]
     if not flags:
@@ -236,6 +248,8 @@ def with_preset(argv: list[str]) -> tuple[list[str], str, str | None]:
     base = shlex.split(PRESETS[name])  # each addition below is named once, after it (later flags win)
     line = (f"[run] preset {name} ({how}; flags on the command line override it, --preset none gives the bare "
             f"defaults): {shlex.join(base) or '(the defaults)'}")
+    if picks:
+        line += f" (from preferences it picks --algo {picks}; --algo a2c for A2C)"
     if for_ppo:
         line += f" ({PPO_NOTE} {shlex.join(for_ppo)})"
     if prefs:
@@ -250,6 +264,7 @@ def with_preset(argv: list[str]) -> tuple[list[str], str, str | None]:
 def describe() -> str:
     per_env = "; ".join(f"{env_id}: {flags}" for env_id, flags in FOR_PREFERENCES_PER_ENV.items())
     return "\n".join(f"{name}: {PRESETS[name] or '(the defaults)'}"
+                     + (f"; from preferences: --algo {PREFERENCES_ALGO[name]}" if name in PREFERENCES_ALGO else "")
                      + (f"; {PPO_NOTE}: {FOR_PPO[name]}" if name in FOR_PPO else "")
                      + (f"; when a person labels: {FOR_A_PERSON[name]}" if name in FOR_A_PERSON else "")
                      + (f"; from preferences: {FOR_PREFERENCES[name]}, and per task {per_env}"
