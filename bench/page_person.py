@@ -16,9 +16,10 @@ Hopper-v5 --labeller web` (the mujoco preset for a person: 2M agent steps, 250 l
 and 650 on the paper's schedule; the policy waits for the person's labels). --labeller web and --run_dir are added
 where missing. Note: that run makes Hopper-v5 as gymnasium registers it, where a torso pitched beyond 0.2 rad is a fall
 and the fall rule "reset" puts the robot back at its start pose (the goals' own runs make it with
-terminate_when_unhealthy=False, which a person's run cannot ask for): a whole backward turn cannot happen in it. Add
---fall_rule penalty to the run's args for a backflip to be possible (nothing put back; every step out of the healthy
-range, a flip's turn included, then carries the fall's mark on the page).
+terminate_when_unhealthy=False, which a person's run does not get): a whole backward turn cannot happen in it. Add
+--fall_rule none to the run's args for a backflip to be possible (no healthy range: nothing put back, nothing
+charged, no fall marked on the page; envs/fixed_length.py). --fall_rule penalty lets the robot turn over too, but
+charges every step of the turn and marks each as a fall.
 
 Prints the CPU model and the load at start, then a line a minute, and at the end the answers, the person's time and
 the waits.

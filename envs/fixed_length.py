@@ -17,8 +17,9 @@ trajectories and so we removed them."
 What ``FixedLength`` does when the env it wraps says the episode is over (the robot fell, the pole tipped over:
 the step left the task's healthy range) depends on its rule, ``fall_rule`` (``--fall_rule``):
 
-* under either rule the episode goes on: ``terminated`` is never True; the episode ends only by gymnasium's
-  ``TimeLimit`` (``truncated``), so every episode has the task's registered length (1,000 steps; CartPole-v1 500);
+* under "reset", "penalty" and "none" the episode goes on: ``terminated`` is never True; the episode ends only by
+  gymnasium's ``TimeLimit`` (``truncated``), so every episode has the task's registered length (1,000 steps;
+  CartPole-v1 500);
 * ``"reset"`` (the default): the step's reward is lowered by ``fall_penalty`` (default ``FALL_PENALTY``, 100)
   once, and the robot is put back: the wrapped env's own reset (``env.unwrapped.reset()``, with the env's own
   random generator, so a seeded run stays reproducible) puts the physics into a fresh start state; the steps keep
@@ -32,7 +33,19 @@ the step left the task's healthy range) depends on its rule, ``fall_rule`` (``--
   robot;
 * ``"end"``: no fixed length, the episode ends at a fall as gymnasium ends it (``PassThrough``, the reward keys
   added, ``fell`` True on the last step). Not the paper's: it is for PPO paid gymnasium's standard reward in
-  gymnasium's own episodes, the measure published PPO figures use (the MuJoCo table's side column).
+  gymnasium's own episodes, the measure published PPO figures use (the MuJoCo table's side column);
+* ``"none"``: no healthy range at all. Nothing is a fall: the wrapped env's ``terminated`` is ignored, nothing is
+  charged, nothing is put back, ``info["fell"]`` is never True and ``falls`` stays 0; the robot may lean, lie or
+  turn over and the simulation goes on from there to the fixed length. For a task whose goal is to leave the range,
+  such as a person teaching a Hopper a backflip (``pref_interface/goals.py``'s ``hopper_landed_backflip``), which the
+  reset rule puts back and the penalty rule charges and marks as a fall on every step of the turn. The reward is
+  the env's own (gymnasium's -v5 tasks still pay their healthy reward only in range: it is the reward, not a
+  fall). The same episodes as ``gym.make(env_id, terminate_when_unhealthy=False)`` (a goal's ``env_kwargs``), by
+  this wrapper on every task it applies to. Only where the range is not the task (Hopper, Walker2d, Ant:
+  ``NO_RANGE_ENV_IDS``; the tasks that never end early have none to remove): on InvertedPendulum,
+  InvertedDoublePendulum and CartPole-v1 the range is the task (they pay for staying in it, and CartPole pays 0
+  after its end), and any other id ends its episodes as its game does, so ``fall_rule_problem`` refuses "none"
+  there (run.py: one line, exit 2).
 
 Under ``"reset"`` and ``"penalty"``:
 
@@ -77,7 +90,7 @@ start line and the run record.
   torque penalty only. Envs without a control cost (InvertedPendulum, InvertedDoublePendulum, CartPole): the
   two are equal;
 * ``info["fell"]``: True on every step that left the healthy range (the reset rule: the step of a fall, after
-  which the robot is back in range; the penalty rule: every step the robot spends out of range);
+  which the robot is back in range; the penalty rule: every step the robot spends out of range; "none": never);
 * ``info["falls"]``: the steps of this episode so far with ``fell`` True.
 
 The step's reward itself is ``reward_env``. Tasks that never end early (HalfCheetah, Swimmer, Reacher) pass
@@ -90,13 +103,29 @@ import gymnasium as gym
 
 FALL_PENALTY = 100.0  # the reset rule: reward lost per fall; why 100: the module's docstring
 FALL_STEP_PENALTY = 1.0  # the penalty rule: reward lost per step out of the healthy range; why 1: the docstring
-FALL_RULES = ("reset", "penalty", "end")  # what a fall does (the module's docstring); drlhp.config.ppo names them too
+FALL_RULES = ("reset", "penalty", "end", "none")  # what a fall does (the docstring); drlhp.config.ppo names them too
 
 # Tasks whose gymnasium episode ends when the agent falls (leaves its healthy range): made fixed-length here.
 FALLING_ENV_IDS = ("Hopper-v5", "Walker2d-v5", "Ant-v5", "InvertedPendulum-v5", "InvertedDoublePendulum-v5",
                    "CartPole-v1")
 # Tasks that never end early: only the TimeLimit ends them; they pass through with the reward keys added.
 NEVER_ENDING_ENV_IDS = ("HalfCheetah-v5", "Swimmer-v5", "Reacher-v5")
+# The falling tasks whose healthy range is not the task itself: --fall_rule none removes it (the module's docstring).
+# On the others (InvertedPendulum, InvertedDoublePendulum, CartPole-v1) staying in range is what the task pays for.
+NO_RANGE_ENV_IDS = ("Hopper-v5", "Walker2d-v5", "Ant-v5")
+
+
+def fall_rule_problem(env_id: str, fall_rule: str) -> str | None:
+    """Why ``fall_rule`` cannot apply to ``env_id``, in one line, or None. Only "none" is refused anywhere: on a
+    task whose healthy range is the task, and on any id outside this module's tables (whose episodes end as its
+    game ends them: no range here to remove)."""
+    if fall_rule != "none" or env_id in NO_RANGE_ENV_IDS or env_id in NEVER_ENDING_ENV_IDS:
+        return None
+    if env_id in FALLING_ENV_IDS:
+        return (f"--fall_rule none removes a robot's healthy range (Hopper, Walker2d, Ant); on {env_id} the range "
+                f"is the task itself (its reward pays for staying in it): use --fall_rule reset, penalty or end")
+    return (f"--fall_rule none removes the healthy range of {', '.join(NO_RANGE_ENV_IDS)}; {env_id} has none here "
+            f"(its episodes end as gymnasium ends them, envs/fixed_length.py): leave --fall_rule out")
 
 
 def _control_cost(info: dict) -> float:
@@ -119,7 +148,7 @@ class PassThrough(gym.Wrapper):
 class FixedLength(gym.Wrapper):
     """Turns the wrapped env's termination (a step out of the healthy range) into a penalty inside the same
     episode: by ``rule`` "reset", ``fall_penalty`` once and a reset; by "penalty", ``step_penalty`` on every step out
-    of range and no reset (the module's docstring).
+    of range and no reset; by "none", into nothing: no fall, no penalty, no reset (the module's docstring).
 
     Wrap OUTSIDE gymnasium's TimeLimit (``gym.make``'s env is already inside one): the reset after a fall goes
     to ``env.unwrapped``, so TimeLimit's step counter runs on and the episode keeps its fixed length.
@@ -130,8 +159,8 @@ class FixedLength(gym.Wrapper):
         super().__init__(env)
         if fall_penalty < 0 or step_penalty < 0:
             raise ValueError(f"fall penalties must be >= 0 (a cost), got {fall_penalty} and {step_penalty}")
-        if rule not in ("reset", "penalty"):
-            raise ValueError(f"FixedLength's fall rule {rule!r}: not reset or penalty (\"end\" is PassThrough)")
+        if rule not in ("reset", "penalty", "none"):
+            raise ValueError(f"FixedLength's fall rule {rule!r}: not reset, penalty or none (\"end\" is PassThrough)")
         self.fall_penalty, self.rule, self.step_penalty = float(fall_penalty), rule, float(step_penalty)
         self.falls = 0  # steps of this episode out of the healthy range (the reset rule: falls)
 
@@ -143,6 +172,8 @@ class FixedLength(gym.Wrapper):
         obs, reward, terminated, truncated, info = self.env.step(action)
         standard = float(reward)
         cost = 0.0
+        if self.rule == "none":
+            terminated = False  # no healthy range: the step goes on from wherever the robot is
         info["fell"] = bool(terminated)
         if terminated:
             self.falls += 1
@@ -170,7 +201,11 @@ def episode_length(env_id: str) -> int:
 def describe(env_id: str, fall_penalty: float = FALL_PENALTY, make_kwargs: dict | None = None, *,
              fall_rule: str = "reset", fall_step_penalty: float = FALL_STEP_PENALTY) -> str:
     """One line for the start of a run and its record: what this module does to ``env_id``'s episodes
-    (made with ``make_kwargs``: a goal's ``terminate_when_unhealthy=False`` means no fall ever ends them)."""
+    (made with ``make_kwargs``: a goal's ``terminate_when_unhealthy=False`` means no fall ever ends them);
+    ValueError where ``fall_rule`` cannot apply (``fall_rule_problem``: run.py has refused it before)."""
+    problem = fall_rule_problem(env_id, fall_rule)
+    if problem:
+        raise ValueError(problem)
     if (make_kwargs or {}).get("terminate_when_unhealthy") is False:
         return (f"{env_id}: episodes of {episode_length(env_id):,} steps; terminate_when_unhealthy=False: the "
                 f"task never ends early, so nothing is a fall (no penalty, no reset)")
@@ -178,6 +213,9 @@ def describe(env_id: str, fall_penalty: float = FALL_PENALTY, make_kwargs: dict 
         return (f"{env_id}: episodes end as gymnasium ends them (not in envs/fixed_length.py's tables: whether an "
                 f"end is a fall is not known here, so nothing is changed)")
     length = episode_length(env_id)
+    if env_id in FALLING_ENV_IDS and fall_rule == "none":
+        return (f"{env_id}: fixed-length episodes of {length:,} steps; --fall_rule none: no healthy range, nothing is "
+                f"a fall (no penalty, no reset: the robot may turn over), the env's own reward")
     if env_id in FALLING_ENV_IDS and fall_rule == "end":
         return (f"{env_id}: --fall_rule end: episodes end at a fall as gymnasium ends them (at most {length:,} steps; "
                 f"gymnasium's own episodes, not the paper's fixed-length ones)")
@@ -202,6 +240,9 @@ def fixed_length_env(env_id: str, fall_penalty: float = FALL_PENALTY, *, fall_ru
                          f"{', '.join(FALLING_ENV_IDS)}; tasks that never end early: {', '.join(NEVER_ENDING_ENV_IDS)}")
     if fall_rule not in FALL_RULES:
         raise ValueError(f"fall rule {fall_rule!r}: not one of {', '.join(FALL_RULES)}")
+    problem = fall_rule_problem(env_id, fall_rule)
+    if problem:
+        raise ValueError(problem)
     env = gym.make(env_id, **make_kwargs)
     if env_id in FALLING_ENV_IDS and fall_rule != "end":
         return FixedLength(env, fall_penalty, fall_rule, fall_step_penalty)
@@ -224,5 +265,8 @@ def any_vector_env(env_id: str, n_envs: int, fall_penalty: float = FALL_PENALTY,
     if env_id in FALLING_ENV_IDS or env_id in NEVER_ENDING_ENV_IDS:
         return fixed_length_vector_env(env_id, n_envs, fall_penalty, fall_rule=fall_rule,
                                        fall_step_penalty=fall_step_penalty, **make_kwargs)
+    problem = fall_rule_problem(env_id, fall_rule)
+    if problem:
+        raise ValueError(problem)
     fns = [lambda: PassThrough(gym.make(env_id, **make_kwargs)) for _ in range(n_envs)]
     return gym.vector.SyncVectorEnv(fns, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)

@@ -4,7 +4,8 @@ Where a fixed-length task's robot falls (envs/fixed_length.py: ``info["fell"]`` 
 the robot is then put back at its start pose between two frames, which a person cannot tell from a cut), the frames
 drawn from that step on carry a red border and a red "FELL" banner across their top, held for FALL_MARK_S of the
 task's time (at least one frame), so that a person sees the fall whatever the rule does to the robot. Frames of
-other steps are left as drawn. The segment's ``falls`` come with its recorded states (drlhp.policy.ppo.rollout,
+other steps are left as drawn. Under ``--fall_rule none`` (no healthy range: a backflip's turn is no fall) no step
+is a fall, so no frame is marked. The segment's ``falls`` come with its recorded states (drlhp.policy.ppo.rollout,
 segments.py); the drawer (pref_interface.clip_drawer) marks the frames the render worker drew.
 """
 from __future__ import annotations

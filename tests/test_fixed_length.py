@@ -243,6 +243,7 @@ def test_the_config_names_the_same_rules_and_hands_them_to_the_makers():
     cfg = PPOConfig(fall_rule="penalty", fall_step_penalty=2.5)
     env = fixed_length_env("Hopper-v5", **cfg.falls)
     assert (env.rule, env.step_penalty, env.fall_penalty) == ("penalty", 2.5, 100.0)
+    assert fixed_length_env("Hopper-v5", **PPOConfig(fall_rule="none").falls).rule == "none"
     assert PPOConfig().fall_rule == "reset"  # the default is unchanged
 
 
@@ -262,3 +263,88 @@ def test_the_end_rule_is_gymnasiums_own_episodes_with_the_reward_keys():
             break
     assert b[2] and b[4]["fell"] and t < 199  # it ended at the fall
     assert "episodes end at a fall as gymnasium ends them" in describe("Hopper-v5", fall_rule="end")
+
+
+# --- no healthy range (--fall_rule none): nothing is a fall; the episode has the fixed length only ---
+
+def test_under_the_none_rule_a_hopper_turns_over_and_is_never_put_back_or_charged():
+    """A Hopper set spinning backwards (the torso's pitch falling at 8 rad/s: pref_interface/goals.py's backward
+    turn) leaves gymnasium's healthy range at once (pitch beyond 0.2 rad) and ends up lying on its back; under "none"
+    the whole episode runs from there, nothing is put back, no step is a fall, and every reward is the env's own,
+    step for step as the same env stepped past its own ends."""
+    import gymnasium as gym
+
+    plain, wrapped = gym.make("Hopper-v5"), fixed_length_env("Hopper-v5", fall_rule="none")
+    for env in (plain, wrapped):
+        env.reset(seed=5)
+        u = env.unwrapped
+        qvel = u.data.qvel.copy()
+        qvel[2] = -8.0
+        u.set_state(u.data.qpos.copy(), qvel)
+    pitches, ended_by_gymnasium, steps = [], 0, 0
+    while True:
+        a = plain.step(np.zeros(3, np.float32))
+        obs, reward, terminated, truncated, info = wrapped.step(np.zeros(3, np.float32))
+        steps += 1
+        np.testing.assert_array_equal(obs, a[0])  # nothing put back: the same state as the plain env's
+        assert reward == a[1] == info["reward_env"] == info["reward_standard"]  # no penalty
+        assert info["reward_task"] == pytest.approx(a[1] - a[4]["reward_ctrl"])
+        assert not terminated and not info["fell"] and info["falls"] == 0
+        assert "fall_observation" not in info
+        ended_by_gymnasium += bool(a[2])
+        pitches.append(wrapped.unwrapped.data.qpos[2])
+        if truncated:
+            break
+    assert steps == episode_length("Hopper-v5")  # the fixed length: only the TimeLimit ended it
+    pitches = np.array(pitches)
+    assert pitches[10] < -0.2 and np.all(pitches[10:] < -0.2)  # out of range within 10 steps and never back
+    assert pitches.min() < -np.pi / 2  # turned over onto its back
+    assert ended_by_gymnasium > 900  # gymnasium calls nearly every step an end (a fall): the rule ignored them all
+    assert not wrapped.unwrapped.is_healthy
+
+
+@pytest.mark.parametrize("env_id", ["Hopper-v5", "Walker2d-v5", "Ant-v5"])
+def test_the_none_rule_keeps_the_fixed_length_with_no_fall_and_the_env_s_reward(env_id):
+    env = fixed_length_env(env_id, fall_rule="none")
+    env.action_space.seed(0)
+    length, rewards, infos, terminated = run_episode(env, seed=0, action_fn=env.action_space.sample)
+    assert length == episode_length(env_id) and not any(terminated)
+    assert not any(info["fell"] for info in infos) and infos[-1]["falls"] == 0
+    for info, r in zip(infos, rewards):
+        assert r == info["reward_env"] == info["reward_standard"]
+        assert info["reward_task"] == pytest.approx(r - info.get("reward_ctrl", 0.0))
+    assert "--fall_rule none: no healthy range, nothing is a fall" in describe(env_id, fall_rule="none")
+
+
+def test_the_none_rule_is_refused_where_the_range_is_the_task_and_where_there_is_none(tmp_path, monkeypatch):
+    from envs.fixed_length import NO_RANGE_ENV_IDS, fall_rule_problem
+
+    monkeypatch.chdir(tmp_path)  # MuJoCo writes MUJOCO_LOG.TXT (HalfCheetah's deprecated settotalmass) where it runs
+
+    for env_id in ("InvertedPendulum-v5", "InvertedDoublePendulum-v5", "CartPole-v1"):
+        assert "the range is the task itself" in fall_rule_problem(env_id, "none")
+        with pytest.raises(ValueError, match="the range is the task itself"):
+            fixed_length_env(env_id, fall_rule="none")
+        with pytest.raises(ValueError, match="the range is the task itself"):
+            describe(env_id, fall_rule="none")
+        assert fall_rule_problem(env_id, "penalty") is None
+    for env_id in ("MovingDot-v0", "PongNoFrameskip-v4", "Humanoid-v5"):
+        assert "has none here" in fall_rule_problem(env_id, "none")
+    for env_id in (*NO_RANGE_ENV_IDS, *NEVER_ENDING_ENV_IDS):
+        assert fall_rule_problem(env_id, "none") is None
+    assert "never ends early" in describe("HalfCheetah-v5", fall_rule="none")
+    cheetah = fixed_length_env("HalfCheetah-v5", fall_rule="none")  # nothing to remove: passed through
+    cheetah.reset(seed=0)
+    assert not cheetah.step(np.zeros(6, np.float32))[4]["fell"]
+
+
+def test_a_run_with_the_none_rule_where_the_range_is_the_task_is_one_line_exit_2(cli, tmp_path):
+    """run.py refuses --fall_rule none on InvertedPendulum (its range is its task) before anything starts."""
+    proc = cli("train_policy_with_original_rewards", "--env", "InvertedPendulum-v5", "--fall_rule", "none",
+               "--run_dir", tmp_path / "run")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "run.py: error: --fall_rule none removes a robot's healthy range (Hopper, Walker2d, Ant); on "
+        "InvertedPendulum-v5 the range is the task itself (its reward pays for staying in it): use --fall_rule "
+        "reset, penalty or end"]
+    assert not (tmp_path / "run").exists()

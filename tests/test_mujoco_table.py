@@ -117,6 +117,9 @@ def test_a_run_directory_becomes_its_row_and_replaces_the_old_one(tmp_path, caps
     ("standard", {"mode": "train_policy_with_original_rewards", "labels": (0, 0)}, "name it standard-reset"),
     ("1400", {"fall_rule": "penalty"}, "name the arm by its rule"),
     ("penalty-1400", {}, "name the arm by its rule"),
+    ("1400", {"fall_rule": "none"}, "on a run with --fall_rule none: name the arm by its rule"),
+    ("none-1400", {}, "name the arm by its rule"),
+    ("penalty-1400", {"fall_rule": "none"}, "name the arm by its rule"),
     ("1400", {"teacher": (0.1, 0.0)}, "this run's are 0.1 and 0"),
     ("mistake10", {}, "arm 'mistake10' is a teacher with mistake rate 0.1 and equal threshold 0"),
     ("equal", {"teacher": (0.1, 0.0)}, "arm 'equal' is a teacher with mistake rate 0 and equal threshold 0.1"),
@@ -147,6 +150,9 @@ def test_arms_that_fit_and_a_run_without_the_standard_return(tmp_path, capsys):
         assert mujoco_record.main([str(run), "--arm", arm, "--csv", str(path)]) == 0
         run.rename(tmp_path / arm)
     assert {r["arm"]: r["labels"] for r in read_rows(path)}.items() >= {"mistake10": "1400", "equal": "1400"}.items()
+    run = _run_dir(tmp_path, fall_rule="none")  # no healthy range: its arm says so, as the penalty rule's
+    assert mujoco_record.main([str(run), "--arm", "none-1400", "--csv", str(path)]) == 0
+    assert any(r["arm"] == "none-1400" and r["labels"] == "1400" for r in read_rows(path))
 
 
 def test_the_queue_runs_each_missing_cell_once_and_skips_what_is_recorded(tmp_path):

@@ -15,7 +15,8 @@ An arm must fit its run, else one line and exit 2: a number (``700``, ``1400``, 
 that many labels; ``baseline`` (and ``baseline-*``) PPO paid exactly the oracle's reward
 (train_policy_with_original_rewards --no-ppo_control_cost); ``standard-*`` PPO paid the env's own reward (control
 cost in), and ``standard`` itself that in gymnasium's own episodes (--fall_rule end: the side column, beside
-published PPO); an arm whose name says ``penalty`` a run with --fall_rule penalty, and no other. The teachers
+published PPO); an arm whose name says ``penalty`` a run with --fall_rule penalty, and no other, and likewise
+``none`` (--fall_rule none: no healthy range, e.g. ``none-1400``). The teachers
 (issue 39): ``mistake10`` is 1,400 labels from a teacher wrong 10% of the time (--oracle_mistake_rate 0.1), ``equal``
 1,400 from B-Pref's equal teacher (--oracle_equal_threshold 0.1); every other preference arm's teacher is the
 perfect oracle (both 0).
@@ -31,6 +32,7 @@ from mujoco_runs_csv import CSV_PATH, finished, upsert
 
 PREFS_MODE, TRUE_MODE = "train_policy_with_preferences", "train_policy_with_original_rewards"
 TEACHERS = {"mistake10": (0.1, 0.0), "equal": (0.0, 0.1)}  # arm: (--oracle_mistake_rate, --oracle_equal_threshold)
+NAMED_RULES = ("penalty", "none")  # fall rules an arm's name must say (the table's arms are of reset's; standard end's)
 
 
 def _read(run_dir: Path, name: str) -> dict:
@@ -59,10 +61,11 @@ def _cpu(run: dict) -> str:
 def arm_problem(arm: str, config: dict, labels: int) -> str | None:
     """What about ``arm`` does not fit the run's config, in one line, or None."""
     mode, ppo = config.get("mode"), config.get("ppo", {})
-    penalty = ppo.get("fall_rule", "reset") == "penalty"
-    if ("penalty" in arm.split("-")) != penalty:
-        return f"arm {arm!r} on a run with --fall_rule {ppo.get('fall_rule', 'reset')}: name the arm by its rule"
-    base = [part for part in arm.split("-") if part != "penalty"]
+    rule = ppo.get("fall_rule", "reset")
+    for named in NAMED_RULES:  # an arm of the penalty or the none rule says so, and no other arm does
+        if (named in arm.split("-")) != (rule == named):
+            return f"arm {arm!r} on a run with --fall_rule {rule}: name the arm by its rule"
+    base = [part for part in arm.split("-") if part not in NAMED_RULES]
     head = base[0] if base else ""
     prefs = config.get("prefs", {})
     teacher = (float(prefs.get("oracle_mistake_rate", 0.0)), float(prefs.get("oracle_equal_threshold", 0.0)))
@@ -83,7 +86,6 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
     elif head == "standard":
         if mode != TRUE_MODE or not ppo.get("control_cost", True):
             return f"arm {arm!r} is PPO paid the env's own reward (control cost in); this run is not"
-        rule = ppo.get("fall_rule", "reset")
         if arm == "standard" and rule != "end":
             return (f"arm 'standard' is PPO in gymnasium's own episodes (--fall_rule end), as published PPO; this run "
                     f"has --fall_rule {rule} (name it standard-{rule})")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from drlhp.config.fields import NOT_NEGATIVE, POSITIVE, opt, whole, within
 
-FALL_RULES = ("reset", "penalty", "end")  # envs/fixed_length.py's FALL_RULES (a test checks they agree)
+FALL_RULES = ("reset", "penalty", "end", "none")  # envs/fixed_length.py's FALL_RULES (a test checks they agree)
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,10 @@ class PPOConfig:
             start state; "penalty" (the paper's words, rl-teacher's NeverDone) costs --fall_step_penalty on every step
             out of range and puts nothing back (the robot gets up if it can); the episode goes on either way. "end":
             episodes end at a fall as gymnasium ends them (not the paper's; for PPO paid gymnasium's standard reward,
-            the measure published PPO figures use).
+            the measure published PPO figures use). "none": no healthy range at all, nothing is a fall (no penalty, no
+            reset, the fixed length only), for a goal that leaves the range, such as a person teaching a Hopper a
+            backflip; Hopper, Walker2d, Ant and the tasks that never end early only (the pendulums' and CartPole's
+            range is their task: refused there).
         fall_step_penalty: --fall_rule penalty: reward lost per step out of the healthy range (1: the size of the
             healthy reward gymnasium's -v5 tasks already withhold on such a step; envs/fixed_length.py says why).
         control_cost: on the true reward (train_policy_with_original_rewards), pay the env's own reward, its

@@ -60,7 +60,8 @@ def resolve_algo(cfg: RunConfig) -> RunConfig:
 
 
 def _check_env(cfg: RunConfig) -> str:
-    """The env id, its spaces against the mode and --algo; returns its action kind (envs.action_kind)."""
+    """The env id, its spaces against the mode and --algo, --fall_rule against it; returns its action kind
+    (envs.action_kind)."""
     import envs
 
     if not cfg.env:
@@ -68,6 +69,7 @@ def _check_env(cfg: RunConfig) -> str:
     try:  # drlhp's and Atari ids by name; any other gymnasium id by its spec and one env made
         kind = envs.action_kind(cfg.env)
         envs.check_env_id(cfg.env, box_actions=kind == "box")
+        _check_fall_rule(cfg)  # before drawing is tried: a rule that cannot apply costs one line at once
         if kind == "box" and cfg.labels and cfg.prefs.labeller not in BOX_ACTION_LABELLERS:
             _check_drawable(cfg)
         if kind == "box" and cfg.watches and _is_mujoco(cfg.env):
@@ -80,6 +82,17 @@ def _check_env(cfg: RunConfig) -> str:
         raise UsageError(f"--algo a2c picks discrete actions; {cfg.env} has continuous (Box) actions: use --algo "
                          f"ppo or auto")
     return kind
+
+
+def _check_fall_rule(cfg: RunConfig) -> None:
+    """--fall_rule where the env has a fall it can apply to: "none" (no healthy range) only on a task whose range is
+    not the task itself (envs/fixed_length.py's fall_rule_problem: refused on the pendulums, CartPole, Atari,
+    MovingDot and any id outside its tables)."""
+    from envs.fixed_length import fall_rule_problem
+
+    problem = fall_rule_problem(cfg.env, cfg.ppo.fall_rule)
+    if problem:
+        raise UsageError(problem)
 
 
 def _check_drawable(cfg: RunConfig) -> None:
