@@ -7,6 +7,9 @@ float32, as PPO's rollouts fed it; through gymnasium, and for our PPO with no pr
               step before reset, are clear errors
     PPO       (slow) train_policy_with_preferences --no_labelling on the saved predictor: PPO on its reward, in this
               process, logging the task's true return for the ratio to the baseline
+    script    docs/experiments/learned_reward_ppo.py: its PPO settings (the predictor's run's), its refusals, and
+              (slow) its run: PPO paid through LearnedRewardVector exactly the predictor's reward, the table's
+              measure (task_return_last100) over the fixed-length episodes, the ratio to the baseline, the run record
     models    a run exported by ``floyd export`` (float16 policy with its observation normalization) replays in watch
 """
 from __future__ import annotations
@@ -178,3 +181,102 @@ def test_our_ppo_trains_on_the_saved_predictor_with_no_predictor_process(cli, ho
     assert summary["predictor_version"] >= 1, summary
     header = (out / "progress.csv").read_text().splitlines()[0].split(",")
     assert any("task_return_last100" in h for h in header), header
+
+
+def _learned_reward_ppo():
+    """docs/experiments/learned_reward_ppo.py as a module (it puts the checkout and docs/experiments on sys.path)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "docs" / "experiments" / "learned_reward_ppo.py"
+    spec = importlib.util.spec_from_file_location("learned_reward_ppo", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_learned_reward_ppo_takes_the_predictor_run_s_ppo_settings_and_refuses_what_would_pay_the_task(hopper_run,
+                                                                                                      tmp_path, capsys):
+    """The script's PPO settings are the mujoco preset's true-reward flags overridden by the predictor's run's own PPO
+    section (here its entropy bonus 0.01 where the preset's true reward has 0), control cost on (the setting under
+    which PPOTrainer pays the env's reward as stepped: the wrapper's); a predictor of another env and
+    --no-ppo_control_cost (which would pay info["reward_task"], the oracle's reward) are refused, exit 2."""
+    from drlhp.config.ppo import PPOConfig
+    from drlhp.learned_reward import find_predictor
+
+    script = _learned_reward_ppo()
+    run_dir, _ = hopper_run
+    _, _, recorded = find_predictor(run_dir)
+    cfg, source = script.run_config(HOPPER, 3, tmp_path / "run", 0.5, 10, recorded, ["--ppo_n_epochs", "2"])
+    assert cfg.mode == "train_policy_with_original_rewards" and cfg.preset == "mujoco" and cfg.algo == "ppo"
+    assert cfg.seed == 3 and cfg.total_timesteps == 500_000 and cfg.policy_ckpt_interval == 50  # the preset's
+    assert cfg.ppo == PPOConfig(**{**recorded["ppo"], "n_epochs": 2, "control_cost": True})
+    assert cfg.ppo.ent_coef == 0.01 and "config.json's ppo section" in source and "--ppo_n_epochs 2" in source
+    for env_id, extra, said in (("Walker2d-v5", [], "a predictor of Hopper-v5, not of Walker2d-v5"),
+                                (HOPPER, ["--no-ppo_control_cost"], "would pay the agent info['reward_task']")):
+        code, _ = script.train(run_dir, env_id, 0, tmp_path / "refused", 0.001, extra=extra, argv=[])
+        assert code == 2 and said in capsys.readouterr().err
+    assert not (tmp_path / "refused").exists()  # refused before any run directory
+
+
+@pytest.mark.slow
+def test_learned_reward_ppo_pays_ppo_the_predictor_s_reward_and_measures_the_task_s_return(hopper_run, tmp_path,
+                                                                                         capsys):
+    """docs/experiments/learned_reward_ppo.py's run (issue 39's must-show, the tool that measures it), 4,096 agent steps
+    of drlhp's PPO on Hopper-v5 through LearnedRewardVector on the saved predictor: every step is paid exactly what the
+    predictor pays its (observation, clipped action), not the task's reward; summary.json's task_return_last100 is the
+    mean of info["reward_task"] summed over each fixed-length episode; the ratio is to the baseline arm's finished
+    rows; the run directory is a drlhp run's. Not a learning test: the script's full runs measure that."""
+    from drlhp.policy.trainer import RolloutObserver
+    from mujoco_runs_csv import upsert
+
+    script = _learned_reward_ppo()
+    run_dir, _ = hopper_run
+    csv_path = tmp_path / "runs.csv"
+    upsert([{"task": HOPPER, "arm": "baseline", "seed": s, "labels": 0, "timesteps": t, "status": status,
+             "return": r, "return_standard": "", "wall_s": 1.0, "cpu": "test"}
+            for s, r, t, status in ((0, 3000.0, 1_000_000, "finished"), (1, 2000.0, 1_000_000, "finished"),
+                                    (2, 9000.0, 1_000_000, "crashed"), (3, 9000.0, 500_000, "finished"))], csv_path)
+
+    class Paid(RolloutObserver):
+        def __init__(self):
+            self.rewards, self.x, self.task = [], [], []
+
+        def on_rollout(self, paid, state):  # the collector reuses its buffers: copies
+            self.rewards.append(np.array(paid.rewards))
+            self.x.append(np.array(paid.next_obs))
+            self.task.append(np.array(paid.true_rewards))
+
+    seen, out = Paid(), tmp_path / "ppo"
+    code, summary = script.train(run_dir, HOPPER, 0, out, million_timesteps=0.004096, log_interval=0,
+                                 baseline_csv=csv_path, argv=["learned_reward_ppo.py"], observers=[seen],
+                                 extra=["--ppo_n_envs", "2", "--ppo_n_steps", "512", "--ppo_n_minibatches", "4",
+                                        "--ppo_n_epochs", "1"])
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert code == 0 and summary["timesteps"] == 4096 and len(seen.rewards) == 4, summary
+    paid, x, task = np.concatenate(seen.rewards), np.concatenate(seen.x), np.concatenate(seen.task)  # (2048, 2)
+    assert x.shape == (2048, 2, D + A)
+    expected = SavedPredictor(run_dir).rewards(x.reshape(-1, D + A)).reshape(paid.shape)  # (o_t, clipped a_t)
+    np.testing.assert_allclose(paid, expected, rtol=1e-5, atol=1e-6)
+    assert np.all(np.abs(x[..., D:]) <= 1.0) and np.std(paid) > 1e-3
+    assert not np.allclose(paid, task, atol=1e-2)  # the task's reward was never what it was paid
+    # episodes of 1,000 steps from step 0 in each of the 2 envs: steps 0-999 and 1000-1999 (48 steps left over)
+    episodes = [(task[k * 1000:(k + 1) * 1000, i].sum(), paid[k * 1000:(k + 1) * 1000, i].sum())
+                for k in (0, 1) for i in (0, 1)]
+    assert summary["episodes"] == 4 and summary["episode_length_last100"] == 1000
+    assert summary["task_return_last100"] == pytest.approx(np.mean([t for t, _ in episodes]), rel=1e-4)
+    assert summary["predictor_return_last100"] == pytest.approx(np.mean([p for _, p in episodes]), rel=1e-4, abs=1e-3)
+    assert "true_return_last100" not in summary  # the paid return is named for what it is
+    ratio = summary["task_return_last100"] / 2500.0  # seeds 0 and 1: the crashed and the short rows left out
+    assert summary["ratio_to_baseline"] == pytest.approx(ratio) and summary["baseline_arm"] == "baseline"
+    assert last.startswith(f"[learned_reward_ppo] {HOPPER} seed 0: task return (last 4 episodes, task_return_last100) "
+                           f"{summary['task_return_last100']:.2f} at 4,096 agent steps"), last
+    assert f"ratio {ratio:.2f} to the 'baseline' arm's mean return 2500.00 (seeds 0, 1;" in last, last
+    assert "not the table's ratio" in last
+    written = json.loads((out / "summary.json").read_text())
+    assert written["task_return_last100"] == summary["task_return_last100"] and written["predictor"].endswith(".npz")
+    assert json.loads((out / "status.json").read_text())["status"] == "finished"
+    config = json.loads((out / "config.json").read_text())
+    assert config["env"] == HOPPER and config["ppo"]["ent_coef"] == 0.01 and config["ppo"]["control_cost"]
+    header = (out / "progress.csv").read_text().splitlines()[0].split(",")
+    assert "policy/task_return_last100" in header, header
+    assert (out / "command.txt").is_file() and list((out / "checkpoints").glob("policy-*.npz"))
