@@ -37,6 +37,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+import quiet  # noqa: E402,F401  (bench/quiet.py: TensorFlow's own lines off the terminal; before TensorFlow)
+
 
 def random_states(env_id: str, steps: int, seed: int) -> "np.ndarray":  # noqa: F821
     import gymnasium as gym

@@ -29,6 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import quiet  # noqa: E402,F401  (bench/quiet.py: TensorFlow's own lines off the terminal; before TensorFlow)
+
 
 def timed(fn, seconds: float, min_calls: int = 3):
     """Call ``fn`` for about ``seconds`` (after one warm-up call): (calls, wall s, CPU s)."""

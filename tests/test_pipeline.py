@@ -23,10 +23,14 @@ from conftest import REPO, default_sigint
 
 ROLES = ("reward_predictor", "pref_interface", "policy")
 BUDGET = 2000  # agent steps (--million_timesteps 0.002)
-# --preset none: drlhp's bare defaults under these flags, not MovingDot's own preset (drlhp/config/presets.py)
-SMALL = ["--preset", "none", "--n_envs", 4, "--segment_length", 5, "--n_initial_epochs", 1, "--n_labels", 20,
-         "--million_timesteps", BUDGET / 1e6, "--log_interval", 1, "--n_predictors", 2,
-         "--reward_batch_size", 4]
+# --preset none: drlhp's bare defaults under these flags, not MovingDot's own preset (drlhp/config/presets.py).
+# One predictor where a test only needs the three processes running (killed roles, signals, test_ray's and
+# test_shutdown's runs, test_quiet's): an ensemble of 2 cost about 10% more CPU per run (its tracing and
+# pretraining). The runs to their end (the default mode, the staged path) keep the ensemble of 2 (SMALL_ENSEMBLE).
+_TINY = ["--preset", "none", "--n_envs", 4, "--segment_length", 5, "--n_initial_epochs", 1, "--n_labels", 20,
+         "--million_timesteps", BUDGET / 1e6, "--log_interval", 1, "--reward_batch_size", 4]
+SMALL = [*_TINY, "--n_predictors", 1]
+SMALL_ENSEMBLE = [*_TINY, "--n_predictors", 2]
 # TensorFlow's start-up banner (absl / oneDNN), printed on stderr when TF is imported; not ours.
 TF_NOISE = ("I0000", "WARNING: All log messages", "To enable the following")
 NO_RAY = "Ray is not installed (pip install ray; pinned in requirements.txt)"
@@ -123,7 +127,7 @@ def test_staged_path_gather_pretrain_train_with_loaded_predictor(cli, tmp_path):
     a, b, c, d = (tmp_path / x for x in "ABCD")
 
     # (a) gather the initial preferences with a random policy
-    cli("gather_initial_prefs", "--env", "MovingDot-v0", "--synthetic_prefs", *SMALL, "--n_initial_prefs", 30,
+    cli("gather_initial_prefs", "--env", "MovingDot-v0", "--synthetic_prefs", *SMALL_ENSEMBLE, "--n_initial_prefs", 30,
         "--run_dir", a, timeout=180, check=True)
     db = _load_prefs(a / "prefs" / "prefs.npz")
     assert len(db) >= 30 and db.n_train > 0
@@ -132,7 +136,7 @@ def test_staged_path_gather_pretrain_train_with_loaded_predictor(cli, tmp_path):
     assert _json(a / "status.json")["status"] == "finished"
 
     # (b) pretrain the predictor on them, in this process
-    proc = cli("pretrain_reward_predictor", "--env", "MovingDot-v0", *SMALL, "--load_prefs_dir", a,
+    proc = cli("pretrain_reward_predictor", "--env", "MovingDot-v0", *SMALL_ENSEMBLE, "--load_prefs_dir", a,
                "--n_initial_epochs", 2, "--run_dir", b, timeout=120, check=True)
     assert "pretrain step" in proc.stdout
     assert (b / "reward_predictor" / "reward_predictor.npz").is_file()
@@ -146,7 +150,7 @@ def test_staged_path_gather_pretrain_train_with_loaded_predictor(cli, tmp_path):
     assert (b / "curves.png").is_file()
 
     # (c) the three processes, starting from that database and predictor: no gathering, no pretraining
-    proc = cli("train_policy_with_preferences", "--env", "MovingDot-v0", "--synthetic_prefs", *SMALL,
+    proc = cli("train_policy_with_preferences", "--env", "MovingDot-v0", "--synthetic_prefs", *SMALL_ENSEMBLE,
                "--load_prefs_dir", a, "--load_reward_predictor_ckpt_dir", b, "--run_dir", c,
                timeout=180, check=True)
     assert "loaded predictor" in proc.stdout and "pretraining on" not in proc.stdout
@@ -163,7 +167,7 @@ def test_staged_path_gather_pretrain_train_with_loaded_predictor(cli, tmp_path):
     assert list((c / "checkpoints").glob("policy-*.npz"))
 
     # (d) --no_labelling: the policy alone on the saved predictor
-    proc = cli("train_policy_with_preferences", "--env", "MovingDot-v0", "--no_labelling", *SMALL,
+    proc = cli("train_policy_with_preferences", "--env", "MovingDot-v0", "--no_labelling", *SMALL_ENSEMBLE,
                "--load_reward_predictor_ckpt_dir", b, "--run_dir", d, timeout=120, check=True)
     summary = _json(d / "summary.json")
     assert summary["timesteps"] == BUDGET and summary["no_labelling"] is True
@@ -177,7 +181,7 @@ def test_staged_path_gather_pretrain_train_with_loaded_predictor(cli, tmp_path):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_default_mode_runs_three_processes_end_to_end(cli, tmp_path, backend):
     run_dir = tmp_path / "run"
-    proc = cli("--env", "MovingDot-v0", "--synthetic_prefs", *SMALL, "--n_initial_prefs", 20,
+    proc = cli("--env", "MovingDot-v0", "--synthetic_prefs", *SMALL_ENSEMBLE, "--n_initial_prefs", 20,
                "--reward_updates_per_step", 0.05, "--run_dir", run_dir, "--profile", "--backend", backend,
                timeout=RUN_S[backend], check=True)
     assert "pretraining on" in proc.stdout and "[policy]" in proc.stdout

@@ -11,6 +11,7 @@ with --backend local and --backend ray; these are Ray's own edges.
     directory written on another node comes back
     a two-node cluster (ray.cluster_utils.Cluster, on this machine) with the predictor pinned to the node
     holding a custom resource runs end to end, on a Ray the test started (the driver attaches to it)
+    the run's own Ray (SIGTERM blocked in its daemons) is shut down without ray.shutdown's 1 s wait per daemon
 
 A tiny pipeline on Ray to its end, with the local backend's records, is test_pipeline.py's default-mode test
 (its [ray] case); the one here that ran it a second time, beside a local run for its summary's keys, went in
@@ -153,3 +154,31 @@ def test_a_seed_run_on_another_node_comes_back_to_the_driver(tmp_path, no_ray_le
     assert row["exit_code"] == 0 and row["status"] == "finished"
     assert _json(run_dir / "status.json") == {"status": "finished"}  # removed on "that node", unpacked here
     assert (tmp_path / "g" / "seed3.log").read_text().strip() == "hello"
+
+
+def test_the_runs_own_ray_is_shut_down_without_the_graceful_waits(monkeypatch):
+    """The daemons of the Ray run.py starts have SIGTERM blocked, so ray.shutdown's SIGTERM and 1 s wait per daemon
+    always ended in its SIGKILL: shutdown_masked_ray runs Ray's own shutdown with its node told not to wait, and
+    leaves the node as it was. On a stand-in node (no Ray started); the pinned Ray's node takes allow_graceful."""
+    import inspect
+
+    import ray._private.node
+    import ray._private.worker
+
+    from drlhp.runtime.ray_backend import shutdown_masked_ray
+
+    assert "allow_graceful" in inspect.signature(ray._private.node.Node.kill_all_processes).parameters
+
+    class Node:
+        calls = []
+
+        def kill_all_processes(self, check_alive=True, allow_graceful=False, wait=False):
+            self.calls.append((check_alive, allow_graceful, wait))
+
+    node = Node()
+    monkeypatch.setattr(ray._private.worker, "_global_node", node)
+    monkeypatch.setattr(ray, "shutdown", lambda: ray._private.worker._global_node.kill_all_processes(
+        check_alive=False, allow_graceful=True))  # as ray.shutdown calls it
+    shutdown_masked_ray()
+    assert Node.calls == [(False, False, False)]
+    assert "kill_all_processes" not in vars(node)  # the class's method again
