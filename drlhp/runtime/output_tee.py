@@ -66,21 +66,28 @@ class TfLogFilter:
 
 
 class OutputTee:
-    def __init__(self, run_dir: str | os.PathLike, header: str | None = None):
-        self._pipes = []  # (fd, saved fd, read end, thread, log file, TfLogFilter or None)
+    """``run_dir`` None: no logs, only stderr, through TfLogFilter, to the terminal (bench/quiet.py's use)."""
+
+    def __init__(self, run_dir: str | os.PathLike | None, header: str | None = None):
+        self._pipes = []  # (fd, saved fd, read end, thread, log file or None, TfLogFilter or None)
         self._last_read: dict[int, float] = {}  # read end -> when data last came
-        paths = RunPaths(run_dir)
-        for fd, stream, path in ((1, sys.stdout, paths.stdout_log), (2, sys.stderr, paths.stderr_log)):
+        if run_dir is None:
+            streams = ((2, sys.stderr, None),)
+        else:
+            paths = RunPaths(run_dir)
+            streams = ((1, sys.stdout, paths.stdout_log), (2, sys.stderr, paths.stderr_log))
+        for fd, stream, path in streams:
             stream.flush()
-            log = open(path, "ab", buffering=0)
-            log.write(f"--- {now_iso()} pid {os.getpid()}{': ' + header if header else ''}\n".encode())
+            log = None if path is None else open(path, "ab", buffering=0)
+            if log is not None:
+                log.write(f"--- {now_iso()} pid {os.getpid()}{': ' + header if header else ''}\n".encode())
             saved = os.dup(fd)
             read_end, write_end = os.pipe()
             os.dup2(write_end, fd)  # fd 1/2 are inheritable: spawned children write into the pipe too
             os.close(write_end)
             quiet = TfLogFilter() if fd == 2 and not tf_logs_shown() else None
             thread = threading.Thread(target=self._pump, args=(read_end, saved, log, quiet),
-                                      name=f"tee-{path.name}", daemon=True)
+                                      name=f"tee-{path.name if path else 'stderr'}", daemon=True)
             thread.start()
             self._pipes.append((fd, saved, read_end, thread, log, quiet))
 
@@ -108,7 +115,8 @@ class OutputTee:
             if not thread.is_alive():  # the pipe ended: nothing uses these any more
                 os.close(read_end)
                 os.close(saved)
-                log.close()
+                if log is not None:
+                    log.close()
         self._pipes = []
 
     def _pump(self, read_end: int, terminal: int, log, quiet: TfLogFilter | None = None) -> None:
@@ -127,7 +135,8 @@ class OutputTee:
                 return
             self._last_read[read_end] = time.monotonic()
             try:
-                log.write(data)
+                if log is not None:
+                    log.write(data)
             except (OSError, ValueError):
                 pass
             self._write(terminal, quiet.feed(data) if quiet is not None else data)
