@@ -275,6 +275,12 @@ def test_a_landed_flip_counts_1_a_tumble_that_ends_low_0_a_turn_on_the_ground_0(
 
     scores = [hopper_landed_backflip(o, np.zeros((len(o), 3)), {}) for o in (landed, tumble, roll)]
     assert scores[0] > scores[1] > scores[2] and air_rotation(roll) < 0.1 * TURN
+    # the way there (session 20): a turn rolled on the ground pays more than standing still for as long, as the
+    # backflip goal's does, and the landed goal pays the backflip's score and more for every clip
+    still = _scripted((len(roll), (STAND_Z, STAND_Z), (0.0, 0.0)))
+    assert hopper_landed_backflip(roll, None, {}) > hopper_landed_backflip(still, None, {})
+    for clip in (landed, tumble, roll, still):
+        assert hopper_landed_backflip(clip, None, {}) >= hopper_backflip(clip, None, {})
     figures = _goal_figures("pref_interface.goals:hopper_landed_backflip", hopper_landed_backflip,
                             hopper_landed_backflip.env_kwargs, [landed, tumble, roll])
     assert figures["goal_measure"] == "landed_backflips" and figures["goal_measures"] == [1, 0, 0]
