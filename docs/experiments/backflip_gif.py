@@ -2,6 +2,7 @@
 mean action in its env, made with the goal's kwargs (both from the run's config.json; numpy, no TensorFlow in this
 process: EGL and TensorFlow together crash), every state is recorded, and a stretch of it is re-rendered
 offscreen (envs/mujoco_render.StateRenderer, Mesa's software EGL) into a GIF.
+A run a person taught with --fall_rule none (no goal in its config) plays as the goals' runs do, with no healthy range.
     python docs/experiments/backflip_gif.py RUN_DIR OUT.gif [--seed 100] [--start 200] [--steps 320] [--every 4]
         [--size 160]
 envs.mujoco_render sets MUJOCO_GL=egl when imported; nothing imports mujoco before the first env is made."""
@@ -28,6 +29,8 @@ p.add_argument("--size", type=int, default=160)
 args = p.parse_args()
 config = json.loads((Path(args.run_dir) / "config.json").read_text())
 env_id, kwargs = config["env"], goal_env_kwargs(config["prefs"]["oracle_goal"])
+if not kwargs and config.get("ppo", {}).get("fall_rule") == "none":  # a person's run with no healthy range (page)
+    kwargs = {"terminate_when_unhealthy": False}
 arrays, _ = load_policy_checkpoint(args.run_dir)
 env = any_vector_env(env_id, 1, **kwargs).envs[0]
 policy = BoxMeanPolicy(arrays, env.observation_space.shape[0], env.action_space.low, env.action_space.high, 10.0)
