@@ -197,8 +197,8 @@ class LearnedReward(gym.Wrapper):
             if before is None:
                 raise gym.error.ResetNeeded("LearnedReward: call reset() before step()")
             x = self._pair(before, action)
-        else:
-            x = self._view(obs)
+        else:  # the observation the step led to: on a fall (the reset rule) the fallen one, as the rollouts scored it
+            x = self._view(info.get("fall_observation", obs))
         reward = float(self.predictor.rewards(x[None])[0])
         return obs, reward, terminated, truncated, {**info, TRUE_REWARD_KEY: true_reward}
 
@@ -230,6 +230,8 @@ class LearnedRewardVector(gym.vector.VectorWrapper):
         return obs, info
 
     def step(self, actions):
+        from envs.gym_vec_env import fall_observations
+
         before = self._last_obs
         obs, true_rewards, terminated, truncated, info = self.env.step(actions)
         self._last_obs = obs
@@ -242,6 +244,8 @@ class LearnedRewardVector(gym.vector.VectorWrapper):
             inputs = list(obs)
             if self._same_step and done.any():
                 inputs = [info["final_obs"][i] if done[i] else o for i, o in enumerate(inputs)]
+            for i, fell_obs in fall_observations(info, done).items():  # a fall (the reset rule): the fallen state
+                inputs[i] = fell_obs
             inputs = [self._view(o) for o in inputs]
         scored = ~self._resetting
         rewards = np.zeros(len(inputs), np.float32)

@@ -24,7 +24,9 @@ the step left the task's healthy range) depends on its rule, ``fall_rule`` (``--
   once, and the robot is put back: the wrapped env's own reset (``env.unwrapped.reset()``, with the env's own
   random generator, so a seeded run stays reproducible) puts the physics into a fresh start state; the steps keep
   counting toward the fixed length (TimeLimit's counter is outside the reset). The observation returned is the
-  fresh start's (the policy acts on the state it is really in); the fallen one is in ``info["fall_observation"]``;
+  fresh start's (the policy acts on the state it is really in); the fallen one is in ``info["fall_observation"]``,
+  and drlhp's vector envs give it as the observation the step led to (what the predictor scores and a clip shows
+  of the fall step: ``envs.gym_vec_env.fall_observations``);
 * ``"penalty"`` (the paper's words, and rl-teacher's ``NeverDone``): nothing is put back. Every step that ends
   outside the healthy range costs ``fall_step_penalty`` (default ``FALL_STEP_PENALTY``, 1), the simulation goes
   on from where the robot lies, and the robot gets up if it can (a step back inside the range costs nothing).

@@ -121,6 +121,27 @@ def bar_frames(q: np.ndarray) -> np.ndarray:
     return out
 
 
+def fall_observations(info: dict, done: np.ndarray) -> dict[int, np.ndarray]:
+    """Per worker whose step was a fall under fixed-length episodes' reset rule (envs/fixed_length.py): the
+    observation the fall led to, out of the healthy range (``info["fall_observation"]``; the observation the env
+    returned is already a fresh start). A same-step-autoreset vector env keeps a finished episode's step info in
+    ``final_info``: a fall on an episode's last step is read there.
+
+    Why it matters (issue 39): the predictor scores the observation each step led to, and the synthetic oracle
+    charges the fall's penalty on that step; scored on the fresh start, the penalty was learned as a property of a
+    centred, upright, still pole, the state a perfect balancer keeps, so the predictor paid balancing less than
+    leaning and drifting (CartPole preset, seed 0: a fall-free balancer -23.6 a 500-step episode, its own policy
+    with 3.6 falls -1.4)."""
+    out: dict[int, np.ndarray] = {}
+    final = info.get("final_info") or {}
+    for source, mask in ((info, None), (final, np.asarray(done, bool))):
+        if "fall_observation" in source:
+            has = np.asarray(source["_fall_observation"], bool)
+            for i in np.flatnonzero(has if mask is None else has & mask):
+                out[int(i)] = np.asarray(source["fall_observation"][i])
+    return out
+
+
 class GymVecEnv(VecEnv):
     def __init__(self, env_id: str, n_envs: int, falls: dict | None = None):
         """``falls``: fixed-length episodes (envs/fixed_length.py, with these fall arguments) where ``env_id``'s
@@ -181,6 +202,11 @@ class GymVecEnv(VecEnv):
             final_obs = obs.copy()
             for i in np.flatnonzero(done):
                 final_obs[i] = np.asarray(info["final_obs"][i], self.obs_dtype).reshape(self.obs_shape)
+        fallen = fall_observations(info, done)
+        if fallen:  # a fall (the reset rule): the step led to the fallen state, not to the fresh start returned
+            final_obs = obs.copy() if final_obs is None else final_obs
+            for i, fell_obs in fallen.items():
+                final_obs[i] = np.asarray(fell_obs, self.obs_dtype).reshape(self.obs_shape)
         return StepResult(obs, reward, np.asarray(terminated, bool), np.asarray(truncated, bool), finished,
                           final_obs)
 

@@ -34,7 +34,9 @@ class StepResult:
     truncated: np.ndarray  # (N,) bool: cut by a time limit
     finished: list[EpisodeStats] = field(default_factory=list)
     final_obs: np.ndarray | None = None  # like obs, but for a finished env the LAST observation of its
-    #                                      episode (what its final action led to); None: same as obs
+    #                                      episode (what its final action led to), and for a fall under
+    #                                      fixed-length episodes' reset rule the fallen observation (the
+    #                                      returned one is a fresh start); None: same as obs
 
     @property
     def done(self) -> np.ndarray:
@@ -42,7 +44,7 @@ class StepResult:
 
     @property
     def outcome_obs(self) -> np.ndarray:
-        """The observation each action led to: ``final_obs`` where an episode ended, else ``obs``."""
+        """The observation each action led to: ``final_obs`` where an episode ended or a robot fell, else ``obs``."""
         return self.obs if self.final_obs is None else self.final_obs
 
 

@@ -162,3 +162,44 @@ def test_tiny_cartpole_preference_pipeline_end_to_end(cli, tmp_path):
     assert json.loads((run_dir / "status.json").read_text())["status"] == "finished"
     header = (run_dir / "progress.csv").read_text().splitlines()[0].split(",")
     assert {"rollout/ep_rew_mean", "rollout/ep_len_mean", "policy/episode_length_last100"} <= set(header)
+
+
+def test_cartpole_fall_step_leads_to_the_fallen_state_not_the_fresh_start():
+    """Issue 39: under the reset rule the step of a fall is scored, and shown in a clip, on the state the fall led
+    to (out of the healthy range), not on the fresh start the env returns for the policy to act in. Scored on the
+    start, the oracle's 100-point penalty was learned as a property of a centred, still, upright pole."""
+    falls = {"fall_penalty": 100.0, "fall_rule": "reset", "fall_step_penalty": 1.0}
+    vec = envs.make_vec_env("CartPole-v1", 2, falls=falls)
+    try:
+        vec.reset(seed=0)
+        seen = 0
+        for t in range(200):
+            step = vec.step(np.zeros(2, np.int64))  # always left: the pole falls every few dozen steps
+            fell = step.true_reward < 0
+            for i in range(2):
+                if not fell[i]:
+                    np.testing.assert_array_equal(step.outcome_obs[i], step.obs[i])
+                    continue
+                seen += 1
+                x, angle = step.outcome_obs[i, 0], step.outcome_obs[i, 2]
+                assert abs(angle) > 0.2095 or abs(x) > 2.4, "the fall step shows a state in range"
+                assert np.all(np.abs(step.obs[i]) <= 0.05), "the policy acts on a fresh start"
+                view = vec.predictor_view(step.outcome_obs[i:i + 1])[0]
+                assert abs(int(view[2]) - 128) > 60  # a byte far from upright: the predictor sees the fall
+        assert seen >= 4
+    finally:
+        vec.close()
+
+
+def test_fall_observations_reads_a_fall_on_an_episodes_last_step_from_final_info():
+    """A same-step-autoreset vector env puts a finished episode's step info under final_info: a fall on the last
+    step is found there, and only for the workers whose episode ended."""
+    from envs.gym_vec_env import fall_observations
+
+    fallen = np.array([[0.1, 0.0, 0.3, 0.0], [0.0, 0.0, 0.0, 0.0]], np.float32)
+    info = {"final_info": {"fall_observation": fallen, "_fall_observation": np.array([True, True])}}
+    out = fall_observations(info, np.array([True, False]))
+    assert list(out) == [0] and np.array_equal(out[0], fallen[0])
+    info = {"fall_observation": fallen, "_fall_observation": np.array([False, True])}
+    assert list(fall_observations(info, np.array([False, False]))) == [1]
+    assert fall_observations({}, np.array([False, False])) == {}
