@@ -1,27 +1,46 @@
-"""The committed Pong policy learned from synthetic preferences (models/pong-prefs, issue 19): its record says
-what it reached, and it loads and plays Pong as `python run.py watch` replays it."""
+"""The committed Pong policies learned from synthetic preferences: models/pong-prefs (issue 19: one lineage, two
+changes made part-way) and models/pong-preset/seed-N (issue 37: the `pong` preset from scratch, unchanged). Each
+record says what it reached, and each policy loads and plays Pong as `python run.py watch` replays it."""
 import json
 from pathlib import Path
 
 import pytest
 
-MODEL = Path(__file__).resolve().parent.parent / "models" / "pong-prefs"
+MODELS = Path(__file__).resolve().parent.parent / "models"
+# model folder -> (the return its record must show, the most labels it may have used): issue 19's +15 with at most
+# 10,000 labels; issue 37's +19 (--stop_at_true_return 19) with at most 9,500
+POLICIES = {"pong-prefs": (15, 10_000), "pong-preset/seed-1": (19, 9_500)}
 
 
-def test_the_record_says_plus_15_with_at_most_10000_labels():
-    summary = json.loads((MODEL / "summary.json").read_text())
+@pytest.mark.parametrize("name", POLICIES)
+def test_the_record_says_what_the_run_reached(name):
+    model = MODELS / name
+    least_return, most_labels = POLICIES[name]
+    summary = json.loads((model / "summary.json").read_text())
     assert summary["env"] == "PongNoFrameskip-v4" and summary["mode"] == "train_policy_with_preferences"
-    assert summary["true_return_last100"] >= 15 and summary["labels_given"] <= 10_000, summary
-    config = json.loads((MODEL / "config.json").read_text())
+    assert summary["true_return_last100"] >= least_return and summary["labels_given"] <= most_labels, summary
+    config = json.loads((model / "config.json").read_text())
     assert not config["score_visible"]  # learned with the score blanked (the paper)
-    assert sum(f.stat().st_size for f in MODEL.rglob("*")) < 8e6  # small: float16 weights
+    assert len(list(model.glob("policy-*.npz"))) == 1
+    assert sum(f.stat().st_size for f in model.rglob("*")) < 8e6  # small: float16 weights
+
+
+def test_the_preset_seeds_are_the_preset_unchanged():
+    """A seed of issue 37 is the `pong` preset as a user runs it: no --algo, no setting changed between sittings."""
+    for model in sorted((MODELS / "pong-preset").glob("seed-*")):
+        config = json.loads((model / "config.json").read_text())
+        assert config["preset"] == "pong" and config["algo"] == "ppo", model
+        assert f"seed-{config['seed']}" == model.name
+        sittings = json.loads((model / "run.json").read_text())["sittings"]
+        assert sittings and all("--resume_with_changes" not in s["command"] for s in sittings), model
 
 
 @pytest.mark.slow
-def test_the_committed_pong_policy_wins_a_game(cli, tmp_path):
+@pytest.mark.parametrize("name", POLICIES)
+def test_the_committed_pong_policy_wins_a_game(cli, tmp_path, name):
     watch_dir = tmp_path / "watch"
-    cli("watch", "--env", "PongNoFrameskip-v4", "--load_policy_ckpt_dir", MODEL, "--episodes", 1, "--seed", 0,
-        "--run_dir", watch_dir, check=True, timeout=900)
+    cli("watch", "--env", "PongNoFrameskip-v4", "--load_policy_ckpt_dir", MODELS / name, "--episodes", 1,
+        "--seed", 0, "--run_dir", watch_dir, check=True, timeout=900)
     watched = json.loads((watch_dir / "summary.json").read_text())
     assert watched["mode"] == "watch" and len(watched["true_returns"]) == 1
     assert watched["true_returns"][0] > 0, watched  # it wins the game (a random policy loses 21-0 or so)
