@@ -230,7 +230,7 @@ class LearnedRewardVector(gym.vector.VectorWrapper):
         return obs, info
 
     def step(self, actions):
-        from envs.gym_vec_env import fall_observations
+        from envs.fixed_length import fall_observations
 
         before = self._last_obs
         obs, true_rewards, terminated, truncated, info = self.env.step(actions)

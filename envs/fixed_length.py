@@ -26,7 +26,7 @@ the step left the task's healthy range) depends on its rule, ``fall_rule`` (``--
   counting toward the fixed length (TimeLimit's counter is outside the reset). The observation returned is the
   fresh start's (the policy acts on the state it is really in); the fallen one is in ``info["fall_observation"]``,
   and drlhp's vector envs give it as the observation the step led to (what the predictor scores and a clip shows
-  of the fall step: ``envs.gym_vec_env.fall_observations``);
+  of the fall step: ``fall_observations``);
 * ``"penalty"`` (the paper's words, and rl-teacher's ``NeverDone``): nothing is put back. Every step that ends
   outside the healthy range costs ``fall_step_penalty`` (default ``FALL_STEP_PENALTY``, 1), the simulation goes
   on from where the robot lies, and the robot gets up if it can (a step back inside the range costs nothing).
@@ -102,6 +102,7 @@ learning and imports nothing of drlhp.
 from __future__ import annotations
 
 import gymnasium as gym
+import numpy as np
 
 FALL_PENALTY = 100.0  # the reset rule: reward lost per fall; why 100: the module's docstring
 FALL_STEP_PENALTY = 1.0  # the penalty rule: reward lost per step out of the healthy range; why 1: the docstring
@@ -190,6 +191,27 @@ class FixedLength(gym.Wrapper):
         info["reward_task"] = standard + _control_cost(info) - cost
         info["falls"] = self.falls
         return obs, standard - cost, False, truncated, info
+
+
+def fall_observations(info: dict, done: np.ndarray) -> dict[int, np.ndarray]:
+    """Per worker whose step was a fall under fixed-length episodes' reset rule (this module's ``FixedLength``): the
+    observation the fall led to, out of the healthy range (``info["fall_observation"]``; the observation the env
+    returned is already a fresh start). A same-step-autoreset vector env keeps a finished episode's step info in
+    ``final_info``: a fall on an episode's last step is read there.
+
+    Why it matters (issue 39): the predictor scores the observation each step led to, and the synthetic oracle
+    charges the fall's penalty on that step; scored on the fresh start, the penalty was learned as a property of a
+    centred, upright, still pole, the state a perfect balancer keeps, so the predictor paid balancing less than
+    leaning and drifting (CartPole preset, seed 0: a fall-free balancer -23.6 a 500-step episode, its own policy
+    with 3.6 falls -1.4)."""
+    out: dict[int, np.ndarray] = {}
+    final = info.get("final_info") or {}
+    for source, mask in ((info, None), (final, np.asarray(done, bool))):
+        if "fall_observation" in source:
+            has = np.asarray(source["_fall_observation"], bool)
+            for i in np.flatnonzero(has if mask is None else has & mask):
+                out[int(i)] = np.asarray(source["fall_observation"][i])
+    return out
 
 
 def episode_length(env_id: str) -> int:

@@ -33,6 +33,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
+from envs.fixed_length import fall_observations
 from envs.vec_env import EpisodeTracker, StepResult, VecEnv
 
 BAR_HEIGHT = 64  # the bar chart a person watches of a vector observation: 64 px high,
@@ -118,27 +119,6 @@ def bar_frames(q: np.ndarray) -> np.ndarray:
     for i in range(d):
         x0 = BAR_GAP + i * (BAR_WIDTH + BAR_GAP)
         out[..., x0:x0 + BAR_WIDTH] = np.maximum(out[..., x0:x0 + BAR_WIDTH], column[..., i:i + 1])
-    return out
-
-
-def fall_observations(info: dict, done: np.ndarray) -> dict[int, np.ndarray]:
-    """Per worker whose step was a fall under fixed-length episodes' reset rule (envs/fixed_length.py): the
-    observation the fall led to, out of the healthy range (``info["fall_observation"]``; the observation the env
-    returned is already a fresh start). A same-step-autoreset vector env keeps a finished episode's step info in
-    ``final_info``: a fall on an episode's last step is read there.
-
-    Why it matters (issue 39): the predictor scores the observation each step led to, and the synthetic oracle
-    charges the fall's penalty on that step; scored on the fresh start, the penalty was learned as a property of a
-    centred, upright, still pole, the state a perfect balancer keeps, so the predictor paid balancing less than
-    leaning and drifting (CartPole preset, seed 0: a fall-free balancer -23.6 a 500-step episode, its own policy
-    with 3.6 falls -1.4)."""
-    out: dict[int, np.ndarray] = {}
-    final = info.get("final_info") or {}
-    for source, mask in ((info, None), (final, np.asarray(done, bool))):
-        if "fall_observation" in source:
-            has = np.asarray(source["_fall_observation"], bool)
-            for i in np.flatnonzero(has if mask is None else has & mask):
-                out[int(i)] = np.asarray(source["fall_observation"][i])
     return out
 
 

@@ -194,7 +194,7 @@ def test_cartpole_fall_step_leads_to_the_fallen_state_not_the_fresh_start():
 def test_fall_observations_reads_a_fall_on_an_episodes_last_step_from_final_info():
     """A same-step-autoreset vector env puts a finished episode's step info under final_info: a fall on the last
     step is found there, and only for the workers whose episode ended."""
-    from envs.gym_vec_env import fall_observations
+    from envs.fixed_length import fall_observations
 
     fallen = np.array([[0.1, 0.0, 0.3, 0.0], [0.0, 0.0, 0.0, 0.0]], np.float32)
     info = {"final_info": {"fall_observation": fallen, "_fall_observation": np.array([True, True])}}
