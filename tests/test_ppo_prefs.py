@@ -295,3 +295,46 @@ def test_a_continuous_env_without_a_preset_runs_from_preferences_on_the_defaults
     db = PrefDB.load(run_dir / "prefs" / "prefs.npz")
     seg = db.segment_obs(db.segment_ids()[0])
     assert seg.shape == (25, 3 + 1) and seg.dtype == np.float32  # 3 observations and 1 action per step
+
+
+def test_the_diagnostic_fall_cost_charges_the_fall_steps_and_nothing_else():
+    """--ppo_diag_fall_cost C (issue 38, H32): the policy's reward is the predictor's minus C on exactly the steps
+    the env reported a fall: here the steps the oracle's reward holds the reset rule's -100 (a random Hopper falls
+    every 20 steps or so), with a predictor that pays 0 everywhere."""
+    from types import SimpleNamespace
+
+    from drlhp.policy.ppo.rollout import RolloutCollector
+    from drlhp.policy.ppo.trainer import PPOTrainer, build_ppo
+    from envs.fixed_length import any_vector_env
+
+    cfg = _cfg()
+    cfg = replace(cfg, ppo=replace(cfg.ppo, diag_fall_cost=6.0))
+
+    class PaysNothing:
+        name = "predicted"
+
+        def rewards(self, obs, true):
+            return np.zeros(true.shape, np.float32)
+
+    envs = any_vector_env(cfg.env, cfg.ppo.n_envs, cfg.ppo.fall_penalty)
+    try:
+        runner = RolloutCollector(envs, build_ppo(cfg, envs), cfg.seed, predictor_input=True)
+        paid = PPOTrainer.play(SimpleNamespace(runner=runner, cfg=cfg, reward_source=PaysNothing()),
+                               {"reward_s": 0.0})
+    finally:
+        envs.close()
+    fall_steps = paid.true_rewards < -50  # the -100 of a fall, with a step's own reward (a few units) beside it
+    assert fall_steps.sum() >= 2
+    np.testing.assert_array_equal(paid.rewards, np.where(fall_steps, -6.0, 0.0).astype(np.float32))
+    assert paid.falls is None  # the clips' fall flags stay where a person labels (with the states)
+
+
+def test_the_diagnostic_fall_cost_is_refused_where_nothing_learns_from_preferences():
+    from drlhp.run.checks import UsageError, check_inputs
+
+    cfg = _cfg()
+    cfg = replace(cfg, prefs=replace(cfg.prefs, labeller="oracle"))
+    with pytest.raises(UsageError, match="ppo_diag_fall_cost"):
+        check_inputs(replace(cfg, mode="train_policy_with_original_rewards",
+                             ppo=replace(cfg.ppo, diag_fall_cost=6.0)))
+    check_inputs(replace(cfg, ppo=replace(cfg.ppo, diag_fall_cost=6.0)))  # on preferences it is taken

@@ -46,6 +46,8 @@ class PPORollout:
     states: np.ndarray | None = None
     # (T, N) bool (with states only): info["fell"] of step t (envs/fixed_length.py), for the drawn clip to show it
     falls: np.ndarray | None = None
+    # (T, N) bool, always: info["fell"] of step t (what --ppo_diag_fall_cost charges)
+    fell: np.ndarray | None = None
 
 
 

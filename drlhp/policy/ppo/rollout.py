@@ -56,7 +56,7 @@ class RolloutCollector:
         rewards, task = np.zeros((T, N), np.float32), np.zeros((T, N), np.float32)
         dones, bootstrap = np.zeros((T, N), np.float32), np.zeros((T, N), np.float32)
         finished, env_s, act_s = [], 0.0, 0.0
-        falls = np.zeros((T, N), np.bool_) if self.states is not None else None
+        fell = np.zeros((T, N), np.bool_)
         for t in range(T):
             if self.states is not None:  # before the step: the state action t is taken in, as x_t's observation
                 self._record_states(t)
@@ -74,8 +74,7 @@ class RolloutCollector:
             rewards[t] = reward
             ended = terminated | truncated
             task[t] = _info_value(info, "reward_task", reward, ended)
-            if falls is not None:
-                falls[t] = _info_value(info, "fell", np.zeros(N), ended) > 0.5
+            fell[t] = _info_value(info, "fell", np.zeros(N), ended) > 0.5
             dones[t] = ended
             self.ep_return += reward
             self.ep_task += task[t]
@@ -93,7 +92,7 @@ class RolloutCollector:
             self.obs = obs
         return PPORollout(self.obs_norm, self.actions, self.log_probs, self.values, rewards, task, dones,
                           bootstrap, policy.value(self.obs), finished, env_s, act_s, self.predictor_obs, self.states,
-                          falls)
+                          fell if self.states is not None else None, fell)
 
 
 def _info_value(info: dict, key: str, default: np.ndarray, ended: np.ndarray) -> np.ndarray:
