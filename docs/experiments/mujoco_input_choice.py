@@ -12,6 +12,7 @@ the correlation with the true reward on ordinary steps.
 
     PYTHONPATH=. python docs/experiments/mujoco_input_choice.py --env Hopper-v5 --pairs 1400 --steps 3000
 """
+
 import argparse
 import json
 from dataclasses import replace
@@ -53,8 +54,10 @@ def actor(name):
     env = make_env()
     pol = BoxMeanPolicy(arrays, env.observation_space.shape[0], env.action_space.low, env.action_space.high, 10.0)
     std = np.exp(np.asarray(arrays["weight_12"], np.float64))
-    return lambda obs, rng: tanh_mlp(pol.actor, pol.obs_rms.normalize(obs[None], 10.0).astype(np.float32))[0] \
+    return lambda obs, rng: (
+        tanh_mlp(pol.actor, pol.obs_rms.normalize(obs[None], 10.0).astype(np.float32))[0]
         + std * rng.standard_normal(std.shape)
+    )
 
 
 def play(act, n, seed):
@@ -75,8 +78,14 @@ def play(act, n, seed):
             obs = nobs
             if term or trunc:
                 break
-        out.append({"before": np.array(before, np.float32), "after": np.array(after, np.float32),
-                    "true": np.array(true), "fell": np.array(fell)})
+        out.append(
+            {
+                "before": np.array(before, np.float32),
+                "after": np.array(after, np.float32),
+                "true": np.array(true),
+                "fell": np.array(fell),
+            }
+        )
         obs, _ = env.reset()
     return out
 
@@ -92,7 +101,7 @@ clips = []  # (policy, kind arrays (CLIP, D + A), true return)
 for n, eps in train.items():
     for e in eps:
         for s in range(0, len(e["true"]) - CLIP + 1, CLIP):
-            clips.append({k: e[k][s:s + CLIP] for k in ("before", "after", "true")})
+            clips.append({k: e[k][s : s + CLIP] for k in ("before", "after", "true")})
 rng = np.random.default_rng(args.seed)
 pairs = []
 while len(pairs) < args.pairs:
@@ -118,8 +127,11 @@ for kind in ("before", "after"):
     raw = ens.predict(rows)
     m0, sd0 = raw.mean(1, keepdims=True), raw.std(1, keepdims=True)
     reward = lambda x: ((ens.predict(x) - m0) / sd0).mean(0)  # noqa: E731 -- per-step, in its sd over training rows
-    tr_acc = float(np.mean([(reward(clips[i][kind]).sum() > reward(clips[j][kind]).sum()) == (m[0] > m[1])
-                            for i, j, m in pairs[:400]]))
+    tr_acc = float(
+        np.mean(
+            [(reward(clips[i][kind]).sum() > reward(clips[j][kind]).sum()) == (m[0] > m[1]) for i, j, m in pairs[:400]]
+        )
+    )
     per, tclips, ord_p, ord_t, fall_z = {}, [], [], [], []
     for n, eps in test.items():
         pr, tt = [], []
@@ -128,18 +140,22 @@ for kind in ("before", "after"):
             pr.append(r.sum())
             tt.append(e["true"].sum())
             for s in range(0, len(r) - CLIP + 1, CLIP):
-                tclips.append((r[s:s + CLIP].sum(), e["true"][s:s + CLIP].sum(), n))
+                tclips.append((r[s : s + CLIP].sum(), e["true"][s : s + CLIP].sum(), n))
             if n != "random":
                 near = np.zeros(len(r), bool)
                 for k in np.flatnonzero(e["fell"]):
-                    near[max(0, k - 40):k + 41] = True
+                    near[max(0, k - 40) : k + 41] = True
                 ord_p.append(r[~near])
                 ord_t.append(e["true"][~near])
                 fall_z += [(r[k], k) for k in np.flatnonzero(e["fell"])]
-        per[n] = {"pred": round(float(np.mean(pr)), 1), "true": round(float(np.mean(tt)), 0),
-                  "falls": float(np.mean([e["fell"].sum() for e in eps]))}
+        per[n] = {
+            "pred": round(float(np.mean(pr)), 1),
+            "true": round(float(np.mean(tt)), 0),
+            "falls": float(np.mean([e["fell"].sum() for e in eps])),
+        }
     op, ot = np.concatenate(ord_p), np.concatenate(ord_t)
-    cp = np.array([a for a, _, _ in tclips]); ct = np.array([b for _, b, _ in tclips])
+    cp = np.array([a for a, _, _ in tclips])
+    ct = np.array([b for _, b, _ in tclips])
     tm = np.array([c != "random" for _, _, c in tclips])
     ii, jj = rng.integers(0, len(cp), 20000), rng.integers(0, len(cp), 20000)
     keep = (np.abs(ct[ii] - ct[jj]) >= 10) & tm[ii] & tm[jj]
@@ -149,10 +165,13 @@ for kind in ("before", "after"):
     result[kind] = {
         "train_pair_acc": round(tr_acc, 3),
         "test_clip_pair_acc_trained": round(float(agree[keep].mean()), 3),
-        "policy_rank_corr_trained": round(float(np.corrcoef(rank([per[n]["pred"] for n in trained]),
-                                                            rank([per[n]["true"] for n in trained]))[0, 1]), 3),
+        "policy_rank_corr_trained": round(
+            float(np.corrcoef(rank([per[n]["pred"] for n in trained]), rank([per[n]["true"] for n in trained]))[0, 1]),
+            3,
+        ),
         "ordinary_step_corr_trained": round(float(np.corrcoef(op, ot)[0, 1]), 3),
         "fall_step_z_trained": round(float((np.mean([v for v, _ in fall_z]) - op.mean()) / op.std()), 2),
-        "per_policy": per}
+        "per_policy": per,
+    }
     print(kind, json.dumps(result[kind]), flush=True)
 print(json.dumps({k: v for k, v in result.items() if k not in ("before", "after")}))

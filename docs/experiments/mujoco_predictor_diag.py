@@ -20,13 +20,14 @@ ensemble's normalized mean, standard deviation 0.05 on its normalization set):
 
     PYTHONPATH=. python docs/experiments/mujoco_predictor_diag.py --env Hopper-v5 --episodes 4 --out /tmp/x.json
 """
+
 import argparse
 import json
 from pathlib import Path
 
 import numpy as np
 
-from drlhp.learned_reward import SavedPredictor, predictor_pair
+from drlhp.learned_reward import SavedPredictor
 from drlhp.policy.checkpoint import load_policy_checkpoint
 from drlhp.policy.watch import BoxMeanPolicy
 from envs.fixed_length import any_vector_env
@@ -42,14 +43,17 @@ p.add_argument("--seed", type=int, default=1000)
 p.add_argument("--out", required=True)
 p.add_argument("--policies", default="", help="comma list of run names (default: every run dir)")
 p.add_argument("--predictors", default="", help="comma list of run names (default: every preference run)")
-p.add_argument("--checkpoint", action="append", default=[],
-               help="extra NAME=PATH policy checkpoints (a milestone file, say)")
+p.add_argument(
+    "--checkpoint", action="append", default=[], help="extra NAME=PATH policy checkpoints (a milestone file, say)"
+)
 args = p.parse_args()
 
 root = Path(args.root) / args.env
 runs = sorted(d.name for d in root.iterdir() if (d / "config.json").is_file() and "penalty" not in d.name)
 pol_names = args.policies.split(",") if args.policies else runs
-pred_names = args.predictors.split(",") if args.predictors else [r for r in runs if (root / r / "reward_predictor").is_dir()]
+pred_names = (
+    args.predictors.split(",") if args.predictors else [r for r in runs if (root / r / "reward_predictor").is_dir()]
+)
 
 
 def make_env():
@@ -85,6 +89,7 @@ def ckpt_actor(path):
 
     def act(obs, rng):
         from drlhp.policy.ppo.numpy_mlp import tanh_mlp
+
         x = pol.obs_rms.normalize(obs[None], pol.obs_clip).astype(np.float32)
         mean = tanh_mlp(pol.actor, x)[0]
         return mean + (std * rng.standard_normal(mean.shape) if std is not None else 0.0)
@@ -102,20 +107,29 @@ make_env.dim = make_env().action_space.shape[0]
 policies = {}
 for i, name in enumerate(pol_names):
     act, ts, std = ckpt_actor(root / name)
-    policies[name] = {"eps": play(act, args.episodes, args.seed + 10 * i, np.random.default_rng(args.seed + i)),
-                      "timesteps": ts, "std": std}
+    policies[name] = {
+        "eps": play(act, args.episodes, args.seed + 10 * i, np.random.default_rng(args.seed + i)),
+        "timesteps": ts,
+        "std": std,
+    }
 for spec in args.checkpoint:
     name, path = spec.split("=", 1)
     act, ts, std = ckpt_actor(path)
-    policies[name] = {"eps": play(act, args.episodes, args.seed + 777, np.random.default_rng(args.seed + 777)),
-                      "timesteps": ts, "std": std}
-policies["random"] = {"eps": play(random_actor, args.episodes, args.seed + 999, np.random.default_rng(args.seed + 999)),
-                      "timesteps": 0, "std": 1.0}
+    policies[name] = {
+        "eps": play(act, args.episodes, args.seed + 777, np.random.default_rng(args.seed + 777)),
+        "timesteps": ts,
+        "std": std,
+    }
+policies["random"] = {
+    "eps": play(random_actor, args.episodes, args.seed + 999, np.random.default_rng(args.seed + 999)),
+    "timesteps": 0,
+    "std": 1.0,
+}
 
 
 def clips(rs):
     n = len(rs) // CLIP
-    return rs[:n * CLIP].reshape(n, CLIP)
+    return rs[: n * CLIP].reshape(n, CLIP)
 
 
 def corr(a, b):
@@ -138,7 +152,7 @@ def around_falls(policies, names, pname, offs, a):
         for (x, t, f), r in zip(pol["eps"], pol["pred"][pname]):
             near = np.zeros(len(r), bool)
             for k in np.flatnonzero(f):
-                near[max(0, k - 40):k + 41] = True
+                near[max(0, k - 40) : k + 41] = True
                 if k + offs[0] >= 0 and k + offs[-1] < len(r):
                     windows.append(r[k + offs])
             ordinary.append(r[~near])
@@ -148,20 +162,28 @@ def around_falls(policies, names, pname, offs, a):
     mu, sd = ordinary.mean(), ordinary.std()
     w = np.array(windows)
     m = (w.mean(0) - mu) / sd
-    return {"n_falls": len(windows), "ordinary_steps": int(len(ordinary)), "ordinary_sd": float(sd),
-            "z_by_offset": {int(o): round(float(v), 2) for o, v in zip(offs, m)},
-            "z_fall_step": round(float(m[offs == 0][0]), 2),
-            "sum_z_-30..-1": round(float(m[:30].sum()), 2), "sum_z_+1..+10": round(float(m[31:].sum()), 2),
-            "dip_area_oracle_units_-30..+10": round(float((w.mean(0) - mu).sum() / a), 1) if a else None,
-            "dip_area_oracle_units_-10..0": round(float((w.mean(0) - mu)[20:31].sum() / a), 1) if a else None}
+    return {
+        "n_falls": len(windows),
+        "ordinary_steps": int(len(ordinary)),
+        "ordinary_sd": float(sd),
+        "z_by_offset": {int(o): round(float(v), 2) for o, v in zip(offs, m)},
+        "z_fall_step": round(float(m[offs == 0][0]), 2),
+        "sum_z_-30..-1": round(float(m[:30].sum()), 2),
+        "sum_z_+1..+10": round(float(m[31:].sum()), 2),
+        "dip_area_oracle_units_-30..+10": round(float((w.mean(0) - mu).sum() / a), 1) if a else None,
+        "dip_area_oracle_units_-10..0": round(float((w.mean(0) - mu)[20:31].sum() / a), 1) if a else None,
+    }
 
 
 out = {"env": args.env, "episodes": args.episodes, "policies": {}, "predictors": {}}
 for name, pol in policies.items():
     eps = pol["eps"]
-    out["policies"][name] = {"timesteps": pol["timesteps"], "std": pol["std"],
-                             "true_returns": [round(float(r.sum()), 1) for _, r, _ in eps],
-                             "falls": [int(f.sum()) for _, _, f in eps]}
+    out["policies"][name] = {
+        "timesteps": pol["timesteps"],
+        "std": pol["std"],
+        "true_returns": [round(float(r.sum()), 1) for _, r, _ in eps],
+        "falls": [int(f.sum()) for _, _, f in eps],
+    }
 
 for pname in pred_names:
     pred = SavedPredictor(root / pname, center=0)
@@ -185,11 +207,13 @@ for pname in pred_names:
             clip_pol += [name] * len(cr)
         own_steps = np.concatenate([r for r in pol["pred"][pname]])
         own_true = np.concatenate([t for _, t, _ in pol["eps"]])
-        res["per_policy"][name] = {"pred_return": round(float(np.mean(prs)), 2),
-                                   "pred_return_sd": round(float(np.std(prs)), 2),
-                                   "true_return": round(float(np.mean(trs)), 1),
-                                   "falls": round(float(np.mean(fls)), 2),
-                                   "step_corr_own": round(corr(own_steps, own_true), 3)}
+        res["per_policy"][name] = {
+            "pred_return": round(float(np.mean(prs)), 2),
+            "pred_return_sd": round(float(np.std(prs)), 2),
+            "true_return": round(float(np.mean(trs)), 1),
+            "falls": round(float(np.mean(fls)), 2),
+            "step_corr_own": round(corr(own_steps, own_true), 3),
+        }
     all_r, all_t = np.concatenate(all_r), np.concatenate(all_t)
     clip_r, clip_t, clip_f, clip_tn = map(np.asarray, (clip_r, clip_t, clip_f, clip_tn))
     rng = np.random.default_rng(0)
@@ -203,18 +227,26 @@ for pname in pred_names:
     coef, *_ = np.linalg.lstsq(A, clip_r, rcond=None)
     A2 = A[trained]
     coef2, *_ = np.linalg.lstsq(A2, clip_r[trained], rcond=None)
-    res.update({
-        "step_corr_all": round(corr(all_r, all_t), 3),
-        "clip_corr_all": round(corr(clip_r, clip_t), 3),
-        "clip_rank_corr_all": round(rank_corr(clip_r, clip_t), 3),
-        "clip_corr_trained": round(corr(clip_r[trained], clip_t[trained]), 3),
-        "clip_pair_acc_all": round(float(agree[keep].mean()), 3),
-        "clip_pair_acc_trained": round(float(agree[k2].mean()), 3),
-        "fit_all": {"a_per_true_unit": float(coef[0]), "b_per_fall": float(coef[1]),
-                    "implied_fall_penalty": float(-coef[1] / coef[0]) if coef[0] else None},
-        "fit_trained": {"a_per_true_unit": float(coef2[0]), "b_per_fall": float(coef2[1]),
-                        "implied_fall_penalty": float(-coef2[1] / coef2[0]) if coef2[0] else None},
-    })
+    res.update(
+        {
+            "step_corr_all": round(corr(all_r, all_t), 3),
+            "clip_corr_all": round(corr(clip_r, clip_t), 3),
+            "clip_rank_corr_all": round(rank_corr(clip_r, clip_t), 3),
+            "clip_corr_trained": round(corr(clip_r[trained], clip_t[trained]), 3),
+            "clip_pair_acc_all": round(float(agree[keep].mean()), 3),
+            "clip_pair_acc_trained": round(float(agree[k2].mean()), 3),
+            "fit_all": {
+                "a_per_true_unit": float(coef[0]),
+                "b_per_fall": float(coef[1]),
+                "implied_fall_penalty": float(-coef[1] / coef[0]) if coef[0] else None,
+            },
+            "fit_trained": {
+                "a_per_true_unit": float(coef2[0]),
+                "b_per_fall": float(coef2[1]),
+                "implied_fall_penalty": float(-coef2[1] / coef2[0]) if coef2[0] else None,
+            },
+        }
+    )
     # around falls, in units of the predictor's per-step sd over ordinary steps
     offs = np.arange(-30, 11)
     for group, names in (("trained", [n for n in policies if n != "random"]), ("random", ["random"])):
@@ -225,7 +257,7 @@ for pname in pred_names:
             fi = np.flatnonzero(f)
             near = np.zeros(len(r), bool)
             for k in fi:
-                near[max(0, k - 40):k + 41] = True
+                near[max(0, k - 40) : k + 41] = True
                 if k + offs[0] >= 0 and k + offs[-1] < len(r):
                     windows.append(r[k + offs])
             ordinary.append(r[~near])
@@ -234,13 +266,18 @@ for pname in pred_names:
     if windows:
         w = (np.array(windows) - mu) / sd
         m = w.mean(0)
-        res["around_falls"] = {"n_falls": len(windows), "ordinary_mean": float(mu), "ordinary_sd": float(sd),
-                               "z_by_offset": {int(o): round(float(v), 2) for o, v in zip(offs, m)},
-                               "sum_z_-30..-1": round(float(m[:30].sum()), 2),
-                               "sum_z_+1..+10": round(float(m[31:].sum()), 2)}
+        res["around_falls"] = {
+            "n_falls": len(windows),
+            "ordinary_mean": float(mu),
+            "ordinary_sd": float(sd),
+            "z_by_offset": {int(o): round(float(v), 2) for o, v in zip(offs, m)},
+            "sum_z_-30..-1": round(float(m[:30].sum()), 2),
+            "sum_z_+1..+10": round(float(m[31:].sum()), 2),
+        }
     # the preference database
     try:
         from drlhp.reward.pref_db import PrefDB
+
         db = PrefDB.load(root / pname / "prefs" / "prefs.npz")
         dbres = {}
         for split in ("train", "val"):
@@ -258,18 +295,26 @@ for pname in pred_names:
             correct = (p1 > p2) == (mu_[:, 0] > mu_[:, 1])
             dfall = f1 != f2
             dbres[split] = {
-                "n": len(ents), "strict": int(strict.sum()),
+                "n": len(ents),
+                "strict": int(strict.sum()),
                 "share_differ_by_falls": round(float(dfall.mean()), 3),
                 "share_with_any_fall": round(float(((f1 + f2) > 0).mean()), 3),
                 "share_near_tie_lt10": round(float((np.abs(t1 - t2) < 10).mean()), 3),
-                "share_near_tie_lt5pct": round(float((np.abs(t1 - t2) < 0.05 * np.maximum(np.abs(t1), np.abs(t2))).mean()), 3),
+                "share_near_tie_lt5pct": round(
+                    float((np.abs(t1 - t2) < 0.05 * np.maximum(np.abs(t1), np.abs(t2))).mean()), 3
+                ),
                 "acc": round(float(correct[strict].mean()), 3),
-                "acc_differ_by_falls": round(float(correct[strict & dfall].mean()), 3) if (strict & dfall).any() else None,
+                "acc_differ_by_falls": round(float(correct[strict & dfall].mean()), 3)
+                if (strict & dfall).any()
+                else None,
                 "acc_same_falls": round(float(correct[strict & ~dfall].mean()), 3) if (strict & ~dfall).any() else None,
                 "acc_same_falls_no_fall": round(float(correct[strict & (f1 + f2 == 0)].mean()), 3)
-                if (strict & (f1 + f2 == 0)).any() else None,
+                if (strict & (f1 + f2 == 0)).any()
+                else None,
                 "mean_abs_true_diff": round(float(np.abs(t1 - t2).mean()), 1),
-                "true_return_quartiles": [round(float(q), 1) for q in np.percentile(np.r_[t1, t2], [10, 25, 50, 75, 90])],
+                "true_return_quartiles": [
+                    round(float(q), 1) for q in np.percentile(np.r_[t1, t2], [10, 25, 50, 75, 90])
+                ],
                 "falls_per_clip": round(float(np.r_[f1, f2].mean()), 3),
             }
             if split == "train":
@@ -284,9 +329,19 @@ for pname in pred_names:
     print(pname, json.dumps({k: v for k, v in res.items() if not k.startswith("around_falls")}), flush=True)
 
 Path(args.out).write_text(json.dumps(out, indent=1))
-np.savez_compressed(str(Path(args.out).with_suffix(".npz")), **{
-    f"{name}|{k}|{kind}": arr for name, pol in policies.items() for k, (x, t, f) in enumerate(pol["eps"])
-    for kind, arr in (("x", x), ("true", t), ("fell", f))}, **{
-    f"{name}|{k}|pred|{q}": r for name, pol in policies.items() for q, rs in pol.get("pred", {}).items()
-    for k, r in enumerate(rs)})
+np.savez_compressed(
+    str(Path(args.out).with_suffix(".npz")),
+    **{
+        f"{name}|{k}|{kind}": arr
+        for name, pol in policies.items()
+        for k, (x, t, f) in enumerate(pol["eps"])
+        for kind, arr in (("x", x), ("true", t), ("fell", f))
+    },
+    **{
+        f"{name}|{k}|pred|{q}": r
+        for name, pol in policies.items()
+        for q, rs in pol.get("pred", {}).items()
+        for k, r in enumerate(rs)
+    },
+)
 print("wrote", args.out)

@@ -7,6 +7,7 @@ trained policies' steps (no random policy), how well it follows the oracle's rew
 * per policy: the mean predicted reward on its ordinary steps (in sd-0.05 units x 20, i.e. per-step z) and the
   mean true reward there: does the predictor pay the baseline's faster gait more than its own run's?
     python docs/experiments/mujoco_predictor_posthoc.py /tmp/mjdiag/hopper2.npz"""
+
 import sys
 from collections import defaultdict
 
@@ -27,20 +28,29 @@ for q in preds:
         r, t, f, x = e["pred|" + q], e["true"], e["fell"], e["x"]
         near = np.zeros(len(r), bool)
         for k in np.flatnonzero(f):
-            near[max(0, k - 10):k + 11] = True
+            near[max(0, k - 10) : k + 11] = True
         ok = ~near
         per.setdefault(name, []).append((r[ok].mean(), t[ok].mean(), ok.sum()))
         if name == "random":
             continue
-        P.append(r[ok]); T.append(t[ok]); V.append(x[ok, xvel])
+        P.append(r[ok])
+        T.append(t[ok])
+        V.append(x[ok, xvel])
         for s in range(0, len(r) - 20, 20):
-            if ok[s:s + 20].all():
-                W_p.append(r[s:s + 20].sum()); W_t.append(t[s:s + 20].sum())
+            if ok[s : s + 20].all():
+                W_p.append(r[s : s + 20].sum())
+                W_t.append(t[s : s + 20].sum())
     P, T, V = map(np.concatenate, (P, T, V))
-    c = lambda a, b: float(np.corrcoef(a, b)[0, 1])
-    print(f"{q}: trained policies, ordinary steps (>10 from a fall): corr(pred,true) step {c(P, T):.3f}, "
-          f"20-step windows {c(W_p, W_t):.3f} (n={len(W_p)}); corr(pred, x-velocity obs[{xvel}]) {c(P, V):.3f}")
+    def c(a, b):
+        return float(np.corrcoef(a, b)[0, 1])
+    print(
+        f"{q}: trained policies, ordinary steps (>10 from a fall): corr(pred,true) step {c(P, T):.3f}, "
+        f"20-step windows {c(W_p, W_t):.3f} (n={len(W_p)}); corr(pred, x-velocity obs[{xvel}]) {c(P, V):.3f}"
+    )
     sd = P.std()
     for name in names:
         m = np.array(per[name])
-        print(f"    {name:24s} ordinary steps: pred mean {m[:, 0].mean() / sd:+.2f} sd-units  true mean {m[:, 1].mean():.2f}")
+        print(
+            f"    {name:24s} ordinary steps: pred mean {m[:, 0].mean() / sd:+.2f} sd-units  "
+            f"true mean {m[:, 1].mean():.2f}"
+        )

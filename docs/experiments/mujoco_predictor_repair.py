@@ -4,6 +4,7 @@ oracle (the clips' stored task rewards), trains a fresh RewardEnsemble (the run'
 scores mujoco_predictor_diag.py's saved episodes (.npz) as mujoco_predictor_retrain.py does. --pairs db: the run's own
 pairs instead (the control, same training code).
     python docs/experiments/mujoco_predictor_repair.py RUN_DIR EPISODES.npz --pairs 1400|db --steps 1500"""
+
 import argparse
 import json
 from collections import defaultdict
@@ -41,7 +42,8 @@ cfg = replace(RewardConfig(), n_members=args.members, batchnorm=False, dropout=0
 rows = np.concatenate(list(obs.values()))
 ens = RewardEnsemble((rows.shape[1],), cfg, args.seed, np.float32)
 ens.set_input_norm(rows.mean(0), rows.std(0))
-s1 = np.stack([obs[a] for a, _, _ in pairs]); s2 = np.stack([obs[b] for _, b, _ in pairs])
+s1 = np.stack([obs[a] for a, _, _ in pairs])
+s2 = np.stack([obs[b] for _, b, _ in pairs])
 mu = np.array([m for _, _, m in pairs], np.float32)
 l2 = np.full(args.members, 1e-4, np.float32)
 for _ in range(args.steps):
@@ -50,8 +52,15 @@ for _ in range(args.steps):
 raw = ens.predict(rows)
 m0, sd0 = raw.mean(1, keepdims=True), raw.std(1, keepdims=True)
 reward = lambda x: 0.05 * ((ens.predict(x) - m0) / sd0).mean(0)  # noqa: E731
-dbacc = float(np.mean([(reward(obs[e.id1]).sum() > reward(obs[e.id2]).sum()) == (e.mu[0] > e.mu[1])
-                       for e in db.val if e.mu[0] != e.mu[1]]))
+dbacc = float(
+    np.mean(
+        [
+            (reward(obs[e.id1]).sum() > reward(obs[e.id2]).sum()) == (e.mu[0] > e.mu[1])
+            for e in db.val
+            if e.mu[0] != e.mu[1]
+        ]
+    )
+)
 d = np.load(args.npz)
 per = defaultdict(list)
 for k in d.files:
@@ -61,7 +70,19 @@ for k in d.files:
 pol = {n: (float(np.mean([a for a, _ in v])), float(np.mean([b for _, b in v]))) for n, v in sorted(per.items())}
 tr = [n for n in pol if n != "random"]
 rk = lambda a: np.argsort(np.argsort(a))  # noqa: E731
-print(json.dumps({"run": args.run, "pairs": args.pairs, "n_pairs": len(pairs), "clips": len(ids), "steps": args.steps,
-                  "run_val_pairs_acc": round(dbacc, 3),
-                  "rank_corr_trained": round(float(np.corrcoef(rk([pol[n][0] for n in tr]), rk([pol[n][1] for n in tr]))[0, 1]), 2),
-                  "policies": {n: {"pred": round(a, 1), "true": round(b)} for n, (a, b) in pol.items()}}))
+print(
+    json.dumps(
+        {
+            "run": args.run,
+            "pairs": args.pairs,
+            "n_pairs": len(pairs),
+            "clips": len(ids),
+            "steps": args.steps,
+            "run_val_pairs_acc": round(dbacc, 3),
+            "rank_corr_trained": round(
+                float(np.corrcoef(rk([pol[n][0] for n in tr]), rk([pol[n][1] for n in tr]))[0, 1]), 2
+            ),
+            "policies": {n: {"pred": round(a, 1), "true": round(b)} for n, (a, b) in pol.items()},
+        }
+    )
+)

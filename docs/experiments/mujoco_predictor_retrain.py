@@ -8,6 +8,7 @@ Variants: ``--l2 adapt`` the run's rule (L2 adapted every eval_interval steps to
 a number: that L2 fixed. The run's RewardConfig otherwise (3 members, lr, batch 16, random_answer_prob 0.1).
 Reports DB train/val accuracy and, per policy of the npz, the mean episode sum of 0.05 x (each member's raw output
 z-scored over the DB's rows, averaged), as mujoco_predictor_diag.py's table."""
+
 import argparse
 import json
 import threading
@@ -54,8 +55,11 @@ def reward(x):
 
 def acc(split):
     ents = db.entries(split)
-    c = [(reward(db.segment_obs(e.id1)).sum() > reward(db.segment_obs(e.id2)).sum()) == (e.mu[0] > e.mu[1])
-         for e in ents if e.mu[0] != e.mu[1]]
+    c = [
+        (reward(db.segment_obs(e.id1)).sum() > reward(db.segment_obs(e.id2)).sum()) == (e.mu[0] > e.mu[1])
+        for e in ents
+        if e.mu[0] != e.mu[1]
+    ]
     return round(float(np.mean(c)), 3)
 
 
@@ -65,7 +69,22 @@ for k in d.files:
     name, i, kind = k.split("|")[:3]
     if kind == "x":
         per[name].append((reward(d[k]).sum(), d[f"{name}|{i}|true"].sum()))
-print(json.dumps({"run": args.run, "steps": args.steps, "l2": args.l2, "l2_end": tr.l2.tolist(),
-                  "db_train_acc": acc("train"), "db_val_acc": acc("val"),
-                  "policies": {n: {"pred": round(float(np.mean([a for a, _ in v])), 1),
-                                   "true": round(float(np.mean([b for _, b in v])), 0)} for n, v in sorted(per.items())}}))
+print(
+    json.dumps(
+        {
+            "run": args.run,
+            "steps": args.steps,
+            "l2": args.l2,
+            "l2_end": tr.l2.tolist(),
+            "db_train_acc": acc("train"),
+            "db_val_acc": acc("val"),
+            "policies": {
+                n: {
+                    "pred": round(float(np.mean([a for a, _ in v])), 1),
+                    "true": round(float(np.mean([b for _, b in v])), 0),
+                }
+                for n, v in sorted(per.items())
+            },
+        }
+    )
+)
