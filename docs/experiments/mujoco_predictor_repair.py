@@ -7,7 +7,6 @@ pairs instead (the control, same training code).
 
 import argparse
 import json
-from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import numpy as np
 from drlhp.config import RewardConfig
 from drlhp.reward.model import RewardEnsemble
 from drlhp.reward.pref_db import PrefDB
+from mujoco_diag_episodes import policy_returns
 
 p = argparse.ArgumentParser()
 p.add_argument("run")
@@ -61,13 +61,7 @@ dbacc = float(
         ]
     )
 )
-d = np.load(args.npz)
-per = defaultdict(list)
-for k in d.files:
-    name, i, kind = k.split("|")[:3]
-    if kind == "x":
-        per[name].append((reward(d[k]).sum(), d[f"{name}|{i}|true"].sum()))
-pol = {n: (float(np.mean([a for a, _ in v])), float(np.mean([b for _, b in v]))) for n, v in sorted(per.items())}
+pol = policy_returns(args.npz, reward)
 tr = [n for n in pol if n != "random"]
 rk = lambda a: np.argsort(np.argsort(a))  # noqa: E731
 print(

@@ -12,7 +12,6 @@ z-scored over the DB's rows, averaged), as mujoco_predictor_diag.py's table."""
 import argparse
 import json
 import threading
-from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,6 +20,7 @@ import numpy as np
 from drlhp.config import RewardConfig
 from drlhp.reward.pref_db import PrefDB
 from drlhp.reward.trainer import RewardTrainer
+from mujoco_diag_episodes import policy_returns
 
 p = argparse.ArgumentParser()
 p.add_argument("run")
@@ -63,12 +63,6 @@ def acc(split):
     return round(float(np.mean(c)), 3)
 
 
-d = np.load(args.npz)
-per = defaultdict(list)
-for k in d.files:
-    name, i, kind = k.split("|")[:3]
-    if kind == "x":
-        per[name].append((reward(d[k]).sum(), d[f"{name}|{i}|true"].sum()))
 print(
     json.dumps(
         {
@@ -79,11 +73,7 @@ print(
             "db_train_acc": acc("train"),
             "db_val_acc": acc("val"),
             "policies": {
-                n: {
-                    "pred": round(float(np.mean([a for a, _ in v])), 1),
-                    "true": round(float(np.mean([b for _, b in v])), 0),
-                }
-                for n, v in sorted(per.items())
+                n: {"pred": round(a, 1), "true": round(b, 0)} for n, (a, b) in policy_returns(args.npz, reward).items()
             },
         }
     )
