@@ -44,10 +44,13 @@ class PPORollout:
     # (T, N, S) float64 (only with RolloutCollector(record_states=True)): the simulator's state action t was taken
     # in (a MuJoCo env's concat(qpos, qvel), envs/mujoco_state.py), aligned with x_t: to draw a clip from for a person
     states: np.ndarray | None = None
-    # (T, N) bool (with states only): info["fell"] of step t (envs/fixed_length.py), for the drawn clip to show it
-    falls: np.ndarray | None = None
-    # (T, N) bool, always: info["fell"] of step t (what --ppo_diag_fall_cost charges)
+    # (T, N) bool: info["fell"] of step t (envs/fixed_length.py; what --ppo_diag_fall_cost charges)
     fell: np.ndarray | None = None
+
+    @property
+    def falls(self) -> np.ndarray | None:
+        """``fell`` where the states are recorded (a person labels: the drawn clip shows the fall), else None."""
+        return self.fell if self.states is not None else None
 
 
 

@@ -92,7 +92,7 @@ class RolloutCollector:
             self.obs = obs
         return PPORollout(self.obs_norm, self.actions, self.log_probs, self.values, rewards, task, dones,
                           bootstrap, policy.value(self.obs), finished, env_s, act_s, self.predictor_obs, self.states,
-                          fell if self.states is not None else None, fell)
+                          fell)
 
 
 def _info_value(info: dict, key: str, default: np.ndarray, ended: np.ndarray) -> np.ndarray:
