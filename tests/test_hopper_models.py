@@ -1,10 +1,13 @@
 """The committed Hopper models (issue 39): models/hopper-backflip, the backflip a scripted person taught through the
-labelling page (issue 40, step 6: 900 labels, 2M agent steps). Its record says how it was taught, and `python run.py
-watch` replays it turning over."""
+labelling page (issue 40, step 6: 900 labels, 2M agent steps), and models/hopper-prefs, a run of the MuJoCo table's
+1,400-label arm (the `mujoco` preset from synthetic labels, seed 1). Each record says how it was taught, and each
+policy plays as `python run.py watch` replays it."""
 import json
 from pathlib import Path
 
-BACKFLIP = Path(__file__).resolve().parent.parent / "models" / "hopper-backflip"
+MODELS = Path(__file__).resolve().parent.parent / "models"
+BACKFLIP = MODELS / "hopper-backflip"
+PREFS = MODELS / "hopper-prefs"
 
 
 def test_the_backflip_record_says_a_person_taught_it_through_the_page():
@@ -36,3 +39,32 @@ def test_the_committed_backflip_turns_over():
     # `watch --episodes 5 --seed 100`); a policy that stands or hops turns 0 times
     assert name == "backflips" and len(observations[0]) == 1_001
     assert measure(observations[0]) >= 3
+
+
+def test_the_prefs_record_is_a_table_run_of_1400_synthetic_labels():
+    summary = json.loads((PREFS / "summary.json").read_text())
+    assert summary["env"] == "Hopper-v5" and summary["mode"] == "train_policy_with_preferences"
+    assert 1_350 <= summary["labels_given"] <= 1_400 and summary["timesteps"] >= 1_000_000, summary
+    config = json.loads((PREFS / "config.json").read_text())
+    assert config["prefs"]["labeller"] == "oracle" and config["prefs"]["oracle_mistake_rate"] == 0, config
+    assert config["ppo"]["fall_rule"] == "reset", config
+    assert len(list(PREFS.glob("policy-*.npz"))) == 1 and (PREFS / "reward_predictor.npz").exists()
+    assert sum(f.stat().st_size for f in PREFS.rglob("*")) < 1e6  # small: float16 weights
+
+
+def test_the_committed_prefs_policy_hops():
+    """One fixed-length episode (the table's, under the reset rule), the policy's mean action: its return is the
+    env's reward summed, as `watch` reports it. The run's last 100 episodes averaged 2,055 (about 7 falls of 100 each);
+    this checkpoint played 2,032 on seed 100. A random policy falls about 46 times (near -3,800); a policy that only
+    stands still is paid its healthy reward, 1 a step, less its falls: at most 1,000."""
+    from drlhp.policy.checkpoint import load_policy_checkpoint
+    from drlhp.policy.watch import BoxMeanPolicy, play_box_episodes
+    from envs.fixed_length import any_vector_env
+
+    arrays, meta = load_policy_checkpoint(PREFS)
+    assert meta["timesteps"] >= 1_000_000
+    env = any_vector_env("Hopper-v5", 1).envs[0]
+    policy = BoxMeanPolicy(arrays, env.observation_space.shape[0], env.action_space.low, env.action_space.high, 10.0)
+    _, returns, observations = play_box_episodes(env, policy, 1, seed=100)
+    assert len(observations[0]) == 1_001
+    assert returns[0] >= 1_500, returns
