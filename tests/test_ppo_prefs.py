@@ -251,7 +251,7 @@ def _preset_cfg(*argv):
 
 
 def test_the_mujoco_preset_adds_the_papers_settings_from_preferences_and_leaves_the_true_rewards_alone():
-    from drlhp.config.presets import PRESETS
+    from drlhp.config.presets import MUJOCO_ENV_IDS, PRESETS
     from drlhp.run.checks import check_inputs
 
     cfg, name, line = _preset_cfg("--env", "Hopper-v5", "--synthetic_prefs")
@@ -261,13 +261,15 @@ def test_the_mujoco_preset_adds_the_papers_settings_from_preferences_and_leaves_
     assert cfg.prefs.label_schedule == "paper" and cfg.reward.n_members == 3 and not cfg.reward.batchnorm
     check_inputs(cfg)
     swimmer, _, _ = _preset_cfg("gather_initial_prefs", "--env", "Swimmer-v5", "--synthetic_prefs")
-    assert swimmer.ppo.ent_coef == 0.001 and swimmer.prefs.segment_length == 38
+    assert swimmer.prefs.segment_length == 38
     person, _, line = _preset_cfg("--env", "Hopper-v5", "--labeller", "web")  # a person's pace: 900 labels over 2M
     assert (person.million_timesteps, person.prefs.n_initial_prefs, person.prefs.n_labels) == (2.0, 250, 650)
     assert person.prefs.segment_length == 188 and line.endswith("(a person labels, so --million_timesteps 2 "
                                                                  "--n_initial_prefs 250 --n_labels 650)")
-    for task in ("HalfCheetah-v5", "Reacher-v5", "Ant-v5"):  # a control cost the labels never see: no bonus
-        assert _preset_cfg("--env", task, "--synthetic_prefs")[0].ppo.ent_coef == 0
+    for task in MUJOCO_ENV_IDS:  # H27 (issue 38): one bonus for the preference arm on every task, the paper's
+        task_cfg = _preset_cfg("--env", task, "--synthetic_prefs")[0]
+        assert task_cfg.ppo.ent_coef == 0.01, task
+        assert task_cfg.reward.norm_momentum == (0 if task == "InvertedPendulum-v5" else 0.1), task
     mine, _, _ = _preset_cfg("--env", "Hopper-v5", "--synthetic_prefs", "--ppo_ent_coef", "0.02")
     assert mine.ppo.ent_coef == 0.02  # the command line still wins
     # the true reward's runs: the preset's flags and line exactly as before (a baseline resumes unchanged)
