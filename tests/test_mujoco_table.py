@@ -76,12 +76,14 @@ def test_the_ratio_the_normalized_reacher_score_and_the_seeds_named(tmp_path, ca
 
 
 def _run_dir(tmp_path, mode="train_policy_with_preferences", control_cost=True, fall_rule="reset", labels=(350, 1050),
-             status="finished", standard=2100.0, teacher=(0.0, 0.0)):
+             status="finished", standard=2100.0, teacher=(0.0, 0.0), ent_coef=None):
     run = tmp_path / "run"
     run.mkdir()
+    if ent_coef is None:  # the mujoco preset's: 0 on the true reward, 0.01 from preferences
+        ent_coef = 0.01 if mode == "train_policy_with_preferences" else 0.0
     (run / "config.json").write_text(json.dumps({
         "mode": mode, "env": "Hopper-v5", "seed": 2,
-        "ppo": {"control_cost": control_cost, "fall_rule": fall_rule, "fall_penalty": 100.0},
+        "ppo": {"control_cost": control_cost, "fall_rule": fall_rule, "fall_penalty": 100.0, "ent_coef": ent_coef},
         "prefs": {"n_initial_prefs": labels[0], "n_labels": labels[1], "oracle_mistake_rate": teacher[0],
                   "oracle_equal_threshold": teacher[1]}}))
     summary = {"timesteps": 1_001_472, "wall_s": 401.23, "true_return_last100": 2000.0, "task_return_last100": 2345.678}
@@ -124,6 +126,10 @@ def test_a_run_directory_becomes_its_row_and_replaces_the_old_one(tmp_path, caps
     ("mistake10", {}, "arm 'mistake10' is a teacher with mistake rate 0.1 and equal threshold 0"),
     ("equal", {"teacher": (0.1, 0.0)}, "arm 'equal' is a teacher with mistake rate 0 and equal threshold 0.1"),
     ("equal", {"teacher": (0.0, 0.1), "labels": (175, 525)}, "arm 'equal' is a preference run of 1400 labels"),
+    ("1400", {"ent_coef": 0.0}, "arm '1400' is the entropy bonus 0.01; this run's is 0"),
+    ("1400-ent0", {}, "arm '1400-ent0' is the entropy bonus 0; this run's is 0.01"),
+    ("baseline-ent05", {"mode": "train_policy_with_original_rewards", "control_cost": False, "labels": (0, 0),
+                        "ent_coef": 0.01}, "is the entropy bonus 0.05; this run's is 0.01"),
 ])
 def test_an_arm_that_does_not_fit_its_run_is_one_line_and_exit_2(tmp_path, capsys, arm, kwargs, words):
     run = _run_dir(tmp_path, **kwargs)
@@ -153,6 +159,13 @@ def test_arms_that_fit_and_a_run_without_the_standard_return(tmp_path, capsys):
     run = _run_dir(tmp_path, fall_rule="none")  # no healthy range: its arm says so, as the penalty rule's
     assert mujoco_record.main([str(run), "--arm", "none-1400", "--csv", str(path)]) == 0
     assert any(r["arm"] == "none-1400" and r["labels"] == "1400" for r in read_rows(path))
+    run.rename(tmp_path / "none-1400")
+    for arm, kwargs in (("baseline-ent001", {"mode": "train_policy_with_original_rewards", "control_cost": False,
+                                             "labels": (0, 0), "ent_coef": 0.001}),
+                        ("1400-ent0", {"ent_coef": 0.0})):  # a bonus named in the arm: the run's
+        run = _run_dir(tmp_path, **kwargs)
+        assert mujoco_record.main([str(run), "--arm", arm, "--csv", str(path)]) == 0
+        run.rename(tmp_path / arm)
 
 
 def test_the_queue_runs_each_missing_cell_once_and_skips_what_is_recorded(tmp_path):

@@ -19,12 +19,15 @@ published PPO); an arm whose name says ``penalty`` a run with --fall_rule penalt
 ``none`` (--fall_rule none: no healthy range, e.g. ``none-1400``). The teachers
 (issue 39): ``mistake10`` is 1,400 labels from a teacher wrong 10% of the time (--oracle_mistake_rate 0.1), ``equal``
 1,400 from B-Pref's equal teacher (--oracle_equal_threshold 0.1); every other preference arm's teacher is the
-perfect oracle (both 0).
+perfect oracle (both 0). The entropy bonus: an arm named ``-entD`` (``baseline-ent01``, ``1400-ent0``) was run at
+the bonus D read as decimals (ent01 0.01, ent0 0, ent05 0.05, ent001 0.001); every other arm at its arm's own, the
+``mujoco`` preset's (H27): 0 for ``baseline`` and ``standard``, 0.01 for a preference arm.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -89,6 +92,12 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
         if arm == "standard" and rule != "end":
             return (f"arm 'standard' is PPO in gymnasium's own episodes (--fall_rule end), as published PPO; this run "
                     f"has --fall_rule {rule} (name it standard-{rule})")
+    named_bonus = [part[3:] for part in base if re.fullmatch(r"ent\d+", part)]
+    bonus = (int(named_bonus[0]) / 10 ** len(named_bonus[0]) if named_bonus
+             else 0.0 if head in ("baseline", "standard") else 0.01)
+    if "ent_coef" in ppo and abs(float(ppo["ent_coef"]) - bonus) > 1e-9:
+        return (f"arm {arm!r} is the entropy bonus {bonus:g}; this run's is {float(ppo['ent_coef']):g} (name the arm "
+                f"by it: -ent01 is 0.01, -ent0 0)")
     return None
 
 
