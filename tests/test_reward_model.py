@@ -131,6 +131,21 @@ def test_vector_observations_use_an_mlp():
     assert not any("conv" in layer.name for layer in ens.members[0].layers)
 
 
+def test_preference_probs_are_each_members_sigmoid_of_the_sums_without_overflow(recwarn):
+    """--query_selection variance scores candidate pairs by each member's P[s1 > s2] = sigmoid(sum r(s1) - sum
+    r(s2)); over long clips (a Hopper's 188 steps) the raw sums can differ by hundreds, where exp overflowed."""
+    ens = RewardEnsemble((6,), replace(RewardConfig(), n_members=2), seed=0)
+    s1, s2 = np.zeros((3, 188, 6), np.float32), np.ones((3, 188, 6), np.float32)
+    per_step = np.array([[0.01, 1.0, 5.0], [-0.01, -1.0, -5.0]])  # (member, pair): r(s1) - r(s2) per step
+    ens.predict = lambda x: np.stack([np.concatenate([np.repeat(m, 188), np.zeros(3 * 188)]) for m in per_step])
+    probs = ens.preference_probs(s1, s2)
+    d = per_step * 188
+    assert probs.shape == (2, 3) and np.all(np.isfinite(probs))
+    np.testing.assert_allclose(probs, 1 / (1 + np.exp(-np.clip(d, -700, 700))), rtol=1e-6, atol=1e-12)
+    assert probs[0, 2] == 1.0 and probs[1, 2] < 1e-12 and d[0, 2] == 940
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
 def test_pretraining_stopped_midway_resumes_with_the_steps_left(tmp_path):
     """A run stopped while pretraining (Pong's 200 epochs take an hour here) finishes the pretraining
     when resumed, instead of starting the policy on a half-trained predictor."""

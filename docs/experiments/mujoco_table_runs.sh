@@ -18,6 +18,10 @@
 #                                                         of --ppo_ent_coef on both arms, Hopper and Walker2d:
 #                                                         arms baseline-ent01 and 1400-ent0 beside the table's
 #                                                         baseline (0) and 1400 (the preset's 0.01); seeds 0 1
+#   bash docs/experiments/mujoco_table_runs.sh queries [SEED...]  H34 (closing the gap): the preference arm with the
+#                                                         paper's choice of pairs, --query_selection variance (arm
+#                                                         1400-variance) beside the table's 1400, Hopper and
+#                                                         Walker2d; seeds 0 1
 #   bash docs/experiments/mujoco_table_runs.sh efficiency label efficiency (issue 39): Hopper and HalfCheetah,
 #                                                         arms 175 and 350, seeds 0-2 (700 and 1400 are the
 #                                                         table's own cells)
@@ -94,6 +98,12 @@ case ${1:-} in
       suffix=-ent01 BASELINE_FLAGS="--ppo_ent_coef 0.01" run_one "$task" baseline "$seed"
       suffix=-ent0 PREFS_FLAGS="--ppo_ent_coef 0" run_one "$task" 1400 "$seed"
     done; done ;;
+  queries)
+    shift; seeds=("$@"); [ ${#seeds[@]} -gt 0 ] || seeds=(0 1)
+    for seed in "${seeds[@]}"; do for task in Hopper-v5 Walker2d-v5; do
+      run_one "$task" 1400 "$seed"
+      suffix=-variance PREFS_FLAGS="--query_selection variance" run_one "$task" 1400 "$seed"
+    done; done ;;
   efficiency)
     for seed in 0 1 2; do for task in Hopper-v5 HalfCheetah-v5; do for arm in baseline 1400 700 350 175; do
       run_one "$task" "$arm" "$seed"
@@ -102,5 +112,5 @@ case ${1:-} in
     for seed in 0 1 2; do for task in Hopper-v5 Walker2d-v5; do for arm in baseline 1400 mistake10 equal; do
       run_one "$task" "$arm" "$seed"
     done; done; done ;;
-  *) echo "usage: bash docs/experiments/mujoco_table_runs.sh table|standard|falls|entropy|efficiency|teachers" >&2; exit 2 ;;
+  *) echo "usage: bash docs/experiments/mujoco_table_runs.sh table|standard|falls|entropy|queries|efficiency|teachers" >&2; exit 2 ;;
 esac

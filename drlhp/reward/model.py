@@ -161,8 +161,9 @@ class RewardEnsemble:
         """(n_members, B) each member's P[s1 > s2] for segments (B, T, *obs_shape) (inference mode)."""
         b, t = s1.shape[:2]
         r = self.predict(np.concatenate([s1.reshape(-1, *self.obs_shape), s2.reshape(-1, *self.obs_shape)]))
-        sums = r.reshape(self.n_members, 2, b, t).sum(axis=3)
-        return 1.0 / (1.0 + np.exp(sums[:, 1] - sums[:, 0]))
+        sums = r.reshape(self.n_members, 2, b, t).sum(axis=3).astype(np.float64)
+        # sigmoid(sum1 - sum2) as 0.5 (1 + tanh(d / 2)): no overflow where long clips' sums differ by hundreds
+        return 0.5 * (1.0 + np.tanh((sums[:, 0] - sums[:, 1]) / 2.0))
 
     def train_step(self, s1, s2, mu, l2) -> tuple[np.ndarray, np.ndarray]:
         losses, accs = self._train(s1, s2, np.asarray(mu, np.float32), np.asarray(l2, np.float32))
