@@ -124,7 +124,7 @@ def reached(cols: dict, run_dir: Path, level: float) -> str:
 def seed_rows(runs: list[Path]) -> list[str]:
     out = ["| run | " + " | ".join(f"{s // 1_000_000}M" for s in SEEDS_AT) + " | end | labels | agent steps | "
            "hours | to +15 | to +19 | status | CPU |",
-           "| --- " * (len(SEEDS_AT) + 10) + "|"]
+           "| --- " * (len(SEEDS_AT) + 9) + "|"]  # run, the checkpoints, end ... CPU
     for run in runs:
         cols = read_progress_csv(run / "progress.csv")
         if not cols.get("step"):
