@@ -1,7 +1,7 @@
 """The committed Hopper models (issue 39): models/hopper-backflip, the backflip a scripted person taught through the
-labelling page (issue 40, step 6: 900 labels, 2M agent steps), and models/hopper-prefs, a run of the MuJoCo table's
-1,400-label arm (the `mujoco` preset from synthetic labels, seed 1). Each record says how it was taught, and each
-policy plays as `python run.py watch` replays it."""
+labelling page (issue 40, step 6: 900 labels, 2M agent steps), and models/hopper-prefs, a run of the `mujoco` preset
+from 1,400 synthetic labels as it was before H34 (random pairs: arm 1400-random, seed 1). Each record says how it was
+taught, and each policy plays as `python run.py watch` replays it."""
 import json
 from pathlib import Path
 
@@ -47,6 +47,7 @@ def test_the_prefs_record_is_a_table_run_of_1400_synthetic_labels():
     assert 1_350 <= summary["labels_given"] <= 1_400 and summary["timesteps"] >= 1_000_000, summary
     config = json.loads((PREFS / "config.json").read_text())
     assert config["prefs"]["labeller"] == "oracle" and config["prefs"]["oracle_mistake_rate"] == 0, config
+    assert config["prefs"]["query_selection"] == "random", config  # before H34
     assert config["ppo"]["fall_rule"] == "reset", config
     assert len(list(PREFS.glob("policy-*.npz"))) == 1 and (PREFS / "reward_predictor.npz").exists()
     assert sum(f.stat().st_size for f in PREFS.rglob("*")) < 1e6  # small: float16 weights

@@ -76,7 +76,7 @@ def test_the_ratio_the_normalized_reacher_score_and_the_seeds_named(tmp_path, ca
 
 
 def _run_dir(tmp_path, mode="train_policy_with_preferences", control_cost=True, fall_rule="reset", labels=(350, 1050),
-             status="finished", standard=2100.0, teacher=(0.0, 0.0), ent_coef=None, query_selection="random"):
+             status="finished", standard=2100.0, teacher=(0.0, 0.0), ent_coef=None, query_selection="variance"):
     run = tmp_path / "run"
     run.mkdir()
     if ent_coef is None:  # the mujoco preset's: 0 on the true reward, 0.01 from preferences
@@ -128,8 +128,8 @@ def test_a_run_directory_becomes_its_row_and_replaces_the_old_one(tmp_path, caps
     ("equal", {"teacher": (0.0, 0.1), "labels": (175, 525)}, "arm 'equal' is a preference run of 1400 labels"),
     ("1400", {"ent_coef": 0.0}, "arm '1400' is the entropy bonus 0.01; this run's is 0"),
     ("1400-ent0", {}, "arm '1400-ent0' is the entropy bonus 0; this run's is 0.01"),
-    ("1400-variance", {}, "arm '1400-variance' on a run with --query_selection random"),
-    ("1400", {"query_selection": "variance"}, "arm '1400' on a run with --query_selection variance"),
+    ("1400-random", {}, "arm '1400-random' on a run with --query_selection variance"),
+    ("1400", {"query_selection": "random"}, "arm '1400' on a run with --query_selection random"),
     ("baseline-ent05", {"mode": "train_policy_with_original_rewards", "control_cost": False, "labels": (0, 0),
                         "ent_coef": 0.01}, "is the entropy bonus 0.05; this run's is 0.01"),
 ])
@@ -165,7 +165,7 @@ def test_arms_that_fit_and_a_run_without_the_standard_return(tmp_path, capsys):
     for arm, kwargs in (("baseline-ent001", {"mode": "train_policy_with_original_rewards", "control_cost": False,
                                              "labels": (0, 0), "ent_coef": 0.001}),
                         ("1400-ent0", {"ent_coef": 0.0}),  # a bonus named in the arm: the run's
-                        ("1400-variance", {"query_selection": "variance"})):
+                        ("penalty-1400-random", {"query_selection": "random", "fall_rule": "penalty"})):
         run = _run_dir(tmp_path, **kwargs)
         assert mujoco_record.main([str(run), "--arm", arm, "--csv", str(path)]) == 0
         run.rename(tmp_path / arm)
@@ -205,8 +205,10 @@ exit 0
     subprocess.run(["bash", str(script), "falls"], check=True, env=env, capture_output=True, text=True)
     runs = [c for c in log.read_text().splitlines() if c.startswith("run.py")]
     penalty = [c for c in runs if "--fall_rule penalty" in c]
-    assert len(penalty) == 2 * 3 * 2  # both penalty arms; the reset arms are the table's cells, but the recorded one
+    assert len(penalty) == 2 * 3 * 2  # both penalty arms; the reset ones: baseline (the table's cell), 1400-random
     assert len(runs) - len(penalty) == 2 * 3 * 2 - 1 and all("Hopper-v5" in c or "Walker2d-v5" in c for c in runs)
+    prefs = [c for c in runs if "--synthetic_prefs" in c]  # before H34 the comparison's seeds 0-1 asked random pairs
+    assert len(prefs) == 2 * 3 * 2 and all("--query_selection random" in c and "-random-seed-" in c for c in prefs)
     log.unlink()
     subprocess.run(["bash", str(script), "standard"], check=True, env=env, capture_output=True, text=True)
     runs = [c for c in log.read_text().splitlines() if c.startswith("run.py")]
@@ -219,16 +221,18 @@ exit 0
     ent01 = [c for c in runs if "--ppo_ent_coef 0.01" in c]
     ent0 = [c for c in runs if c.rstrip().endswith("--ppo_ent_coef 0") or "--ppo_ent_coef 0 " in c]
     assert len(ent01) == 2 and all("--no-ppo_control_cost" in c and "baseline-ent01-seed-0" in c for c in ent01)
-    assert len(ent0) == 2 and all("--synthetic_prefs" in c and "1400-ent0-seed-0" in c for c in ent0)
-    assert sum("--arm baseline-ent01" in c for c in calls) == 2 and sum("--arm 1400-ent0" in c for c in calls) == 2
+    assert len(ent0) == 2 and all("--synthetic_prefs" in c and "1400-ent0-random-seed-0" in c for c in ent0)
+    assert sum("--arm baseline-ent01" in c for c in calls) == 2
+    assert sum("--arm 1400-ent0-random" in c for c in calls) == 2
+    assert all("--query_selection random" in c for c in runs if "--synthetic_prefs" in c)
     log.unlink()
     subprocess.run(["bash", str(script), "queries", "0"], check=True, env=env, capture_output=True, text=True)
     calls = log.read_text().splitlines()
     runs = [c for c in calls if c.startswith("run.py")]
-    variance = [c for c in runs if "--query_selection variance" in c]
-    assert len(runs) == 2 * 2 and len(variance) == 2  # the table's 1400 beside 1400-variance, Hopper and Walker2d
-    assert all("--synthetic_prefs" in c and "1400-variance-seed-0" in c for c in variance)
-    assert sum("--arm 1400-variance" in c for c in calls) == 2
+    random = [c for c in runs if "--query_selection random" in c]
+    assert len(runs) == 2 * 2 and len(random) == 2  # the table's 1400 (the preset's pairs) beside 1400-random
+    assert all("--synthetic_prefs" in c and "1400-random-seed-0" in c for c in random)
+    assert sum("--arm 1400-random" in c for c in calls) == 2
     log.unlink()
     subprocess.run(["bash", str(script), "teachers"], check=True, env=env, capture_output=True, text=True)
     runs = [c for c in log.read_text().splitlines() if c.startswith("run.py")]

@@ -259,6 +259,7 @@ def test_the_mujoco_preset_adds_the_papers_settings_from_preferences_and_leaves_
     assert (cfg.prefs.segment_length, cfg.ppo.ent_coef, cfg.prefs.n_initial_prefs, cfg.prefs.n_labels) == (
         188, 0.01, 350, 1050)  # 1,400 labels, 25% of them from the random policy
     assert cfg.prefs.label_schedule == "paper" and cfg.reward.n_members == 3 and not cfg.reward.batchnorm
+    assert cfg.prefs.query_selection == "variance" and cfg.prefs.variance_candidates == 10  # the paper's (H34)
     check_inputs(cfg)
     swimmer, _, _ = _preset_cfg("gather_initial_prefs", "--env", "Swimmer-v5", "--synthetic_prefs")
     assert swimmer.prefs.segment_length == 38

@@ -21,9 +21,10 @@ published PPO); an arm whose name says ``penalty`` a run with --fall_rule penalt
 1,400 from B-Pref's equal teacher (--oracle_equal_threshold 0.1); every other preference arm's teacher is the
 perfect oracle (both 0). The entropy bonus: an arm named ``-entD`` (``baseline-ent01``, ``1400-ent0``) was run at
 the bonus D read as decimals (ent01 0.01, ent0 0, ent05 0.05, ent001 0.001); every other arm at its arm's own, the
-``mujoco`` preset's (H27): 0 for ``baseline`` and ``standard``, 0.01 for a preference arm. A preference arm whose
-name has ``variance`` (``1400-variance``) asked its pairs by the ensemble's disagreement (--query_selection variance),
-and no other did.
+``mujoco`` preset's (H27): 0 for ``baseline`` and ``standard``, 0.01 for a preference arm. A preference arm asks its
+pairs as the preset does, by the ensemble's disagreement (--query_selection variance, H34); one whose name has
+``random`` (``1400-random``, ``penalty-1400-random``: the runs made before H34, and the comparisons that go on with
+them) asked random pairs, and no other did.
 """
 from __future__ import annotations
 
@@ -95,9 +96,9 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
             return (f"arm 'standard' is PPO in gymnasium's own episodes (--fall_rule end), as published PPO; this run "
                     f"has --fall_rule {rule} (name it standard-{rule})")
     selection = prefs.get("query_selection", "random")
-    if mode == PREFS_MODE and ("variance" in base) != (selection == "variance"):
-        return (f"arm {arm!r} on a run with --query_selection {selection}: an arm says 'variance' where, and only "
-                f"where, the run had it")
+    if mode == PREFS_MODE and ("random" in base) != (selection == "random"):
+        return (f"arm {arm!r} on a run with --query_selection {selection}: an arm says 'random' where, and only "
+                f"where, the run asked random pairs (the preset's are chosen by disagreement)")
     named_bonus = [part[3:] for part in base if re.fullmatch(r"ent\d+", part)]
     bonus = (int(named_bonus[0]) / 10 ** len(named_bonus[0]) if named_bonus
              else 0.0 if head in ("baseline", "standard") else 0.01)

@@ -11,17 +11,20 @@
 #                                                         gymnasium's own episodes (arm standard, --fall_rule end, as
 #                                                         published PPO), 8 tasks x seeds 0, 1, 2
 #   bash docs/experiments/mujoco_table_runs.sh falls      the fall comparison (--fall_rule penalty against the table's
-#                                                         reset): Hopper and Walker2d, seeds 0-2, arms baseline, 1400
-#                                                         (the table's cells, reset), penalty-baseline and penalty-1400,
-#                                                         and their random-penalty rows
+#                                                         reset): Hopper and Walker2d, seeds 0-2, arms baseline (the
+#                                                         table's cells, reset), 1400-random, penalty-baseline and
+#                                                         penalty-1400-random (the preference arms ask random pairs,
+#                                                         as its seeds 0-1 did before H34), and their random-penalty
+#                                                         rows
 #   bash docs/experiments/mujoco_table_runs.sh entropy [SEED...]  H27 (tuning both arms alike): the grid {0, 0.01}
 #                                                         of --ppo_ent_coef on both arms, Hopper and Walker2d:
-#                                                         arms baseline-ent01 and 1400-ent0 beside the table's
-#                                                         baseline (0) and 1400 (the preset's 0.01); seeds 0 1
+#                                                         arms baseline-ent01 and 1400-ent0-random beside the
+#                                                         table's baseline (0) and 1400-random (the preset's 0.01;
+#                                                         random pairs, as before H34); seeds 0 1
 #   bash docs/experiments/mujoco_table_runs.sh queries [SEED...]  H34 (closing the gap): the preference arm with the
-#                                                         paper's choice of pairs, --query_selection variance (arm
-#                                                         1400-variance) beside the table's 1400, Hopper and
-#                                                         Walker2d; seeds 0 1
+#                                                         paper's choice of pairs (the preset's since H34:
+#                                                         --query_selection variance, arm 1400) beside random pairs
+#                                                         (arm 1400-random), Hopper and Walker2d; seeds 0 1
 #   bash docs/experiments/mujoco_table_runs.sh efficiency label efficiency (issue 39): Hopper and HalfCheetah,
 #                                                         arms 175 and 350, seeds 0-2 (700 and 1400 are the
 #                                                         table's own cells)
@@ -87,22 +90,25 @@ case ${1:-} in
   falls)
     "$py" $exp/mujoco_random.py --skip_recorded --fall_rule penalty --tasks Hopper-v5 Walker2d-v5
     for seed in 0 1 2; do for task in Hopper-v5 Walker2d-v5; do
-      for arm in baseline 1400 penalty-baseline penalty-1400; do  # the reset arms are the table's own cells
-      run_one "$task" "$arm" "$seed"
-    done; done; done ;;
+      run_one "$task" baseline "$seed"  # the table's own cell
+      run_one "$task" penalty-baseline "$seed"
+      for arm in 1400 penalty-1400; do  # random pairs, as seeds 0-1 asked them before H34
+        suffix=-random PREFS_FLAGS="--query_selection random" run_one "$task" "$arm" "$seed"
+      done
+    done; done ;;
   entropy)
     shift; seeds=("$@"); [ ${#seeds[@]} -gt 0 ] || seeds=(0 1)
     for seed in "${seeds[@]}"; do for task in Hopper-v5 Walker2d-v5; do
       run_one "$task" baseline "$seed"
-      run_one "$task" 1400 "$seed"
+      suffix=-random PREFS_FLAGS="--query_selection random" run_one "$task" 1400 "$seed"
       suffix=-ent01 BASELINE_FLAGS="--ppo_ent_coef 0.01" run_one "$task" baseline "$seed"
-      suffix=-ent0 PREFS_FLAGS="--ppo_ent_coef 0" run_one "$task" 1400 "$seed"
+      suffix=-ent0-random PREFS_FLAGS="--ppo_ent_coef 0 --query_selection random" run_one "$task" 1400 "$seed"
     done; done ;;
   queries)
     shift; seeds=("$@"); [ ${#seeds[@]} -gt 0 ] || seeds=(0 1)
     for seed in "${seeds[@]}"; do for task in Hopper-v5 Walker2d-v5; do
       run_one "$task" 1400 "$seed"
-      suffix=-variance PREFS_FLAGS="--query_selection variance" run_one "$task" 1400 "$seed"
+      suffix=-random PREFS_FLAGS="--query_selection random" run_one "$task" 1400 "$seed"
     done; done ;;
   efficiency)
     for seed in 0 1 2; do for task in Hopper-v5 HalfCheetah-v5; do for arm in baseline 1400 700 350 175; do
