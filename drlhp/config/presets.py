@@ -144,10 +144,10 @@ FOR_PREFERENCES_PER_ENV: dict[str, str] = {env_id: f"--segment_length {steps}"
 # The entropy bonus is 0.01 on every task. Until H27's decision was applied (session 22) some tasks had their own
 # (Swimmer the paper's 0.001; HalfCheetah, Reacher and Ant 0, for the control cost the labels never see;
 # InvertedPendulum 0.05, where at 0.01 the policy's spread collapsed before it balanced on 7 of 19 runs), given to
-# the preference arm only. Issue
-# 38 asks both arms of the MuJoCo table tuned alike, and H27's rule, written before its runs (docs/results.md,
-# session 18), took one value per arm for every task: the grid {0, 0.01} on both arms, Hopper and Walker2d seeds 0-1;
-# the baseline (PPO on the oracle's reward, this preset's true-reward flags) keeps 0, preferences 0.01 (session 21).
+# the preference arm only. Issue 38 asks both arms of the MuJoCo table tuned alike, and H27's rule, written before its
+# runs (docs/results.md, session 18), took one value per arm for every task: the grid {0, 0.01} on both arms, Hopper
+# and Walker2d seeds 0-1; the baseline (PPO on the oracle's reward, this preset's true-reward flags) keeps 0,
+# preferences 0.01 (session 21).
 # InvertedPendulum keeps its predictor's setting, which has no counterpart in the baseline: its reward's normalization
 # measured once and kept. With it measured again at each publication (momentum 0.1) it reached a true return of 500
 # in 0.3M agent steps on 7 of 15 runs (five variants, 3 seeds each), kept on 10 of 10 (docs/results.md, session 14).
