@@ -227,9 +227,10 @@ def test_learned_reward_ppo_pays_ppo_the_predictor_s_reward_and_measures_the_tas
     mean of info["reward_task"] summed over each fixed-length episode; the ratio is to the baseline arm's finished
     rows; the run directory is a drlhp run's. Not a learning test: the script's full runs measure that."""
     from drlhp.policy.trainer import RolloutObserver
+
+    script = _learned_reward_ppo()  # it puts docs/experiments on sys.path: mujoco_runs_csv imports after it
     from mujoco_runs_csv import upsert
 
-    script = _learned_reward_ppo()
     run_dir, _ = hopper_run
     csv_path = tmp_path / "runs.csv"
     upsert([{"task": HOPPER, "arm": "baseline", "seed": s, "labels": 0, "timesteps": t, "status": status,
