@@ -21,8 +21,9 @@ published PPO); an arm whose name says ``penalty`` a run with --fall_rule penalt
 1,400 from B-Pref's equal teacher (--oracle_equal_threshold 0.1); every other preference arm's teacher is the
 perfect oracle (both 0). The entropy bonus: an arm named ``-entD`` (``baseline-ent01``, ``1400-ent0``) was run at
 the bonus D read as decimals (ent01 0.01, ent0 0, ent05 0.05, ent001 0.001); every other arm at its arm's own, the
-``mujoco`` preset's (H27): 0 for ``baseline`` and ``standard``, 0.01 for a preference arm. A preference arm asks its
-pairs as the preset does, by the ensemble's disagreement (--query_selection variance, H34); one whose name has
+``mujoco`` preset's, read from drlhp.config.presets (H27: 0 for ``baseline`` and ``standard``, 0.01 for a preference
+arm). A preference arm asks its pairs as the preset does (H34: by the ensemble's disagreement, --query_selection
+variance); one whose name has
 ``random`` (``1400-random``, ``penalty-1400-random``: the runs made before H34, and the comparisons that go on with
 them) asked random pairs, and no other did.
 """
@@ -31,14 +32,31 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
 import sys
 from pathlib import Path
 
+from drlhp.config.presets import FOR_PREFERENCES, PRESETS
 from mujoco_runs_csv import CSV_PATH, finished, upsert
 
 PREFS_MODE, TRUE_MODE = "train_policy_with_preferences", "train_policy_with_original_rewards"
 TEACHERS = {"mistake10": (0.1, 0.0), "equal": (0.0, 0.1)}  # arm: (--oracle_mistake_rate, --oracle_equal_threshold)
 NAMED_RULES = ("penalty", "none")  # fall rules an arm's name must say (the table's arms are of reset's; standard end's)
+
+
+def _preset_flag(flags: str, name: str) -> str:
+    """The value ``flags`` (a preset's text) gives ``--name``; the last one wins, as on a command line."""
+    words = shlex.split(flags)
+    values = [words[i + 1] for i, word in enumerate(words[:-1]) if word == f"--{name}"]
+    if not values:
+        raise KeyError(f"the mujoco preset has no --{name}")
+    return values[-1]
+
+
+# An arm's settings unless its name says otherwise: the mujoco preset's, read from it (drlhp.config.presets).
+BASELINE_BONUS = float(_preset_flag(PRESETS["mujoco"], "ppo_ent_coef"))
+PREFS_BONUS = float(_preset_flag(FOR_PREFERENCES["mujoco"], "ppo_ent_coef"))
+PREFS_SELECTION = _preset_flag(FOR_PREFERENCES["mujoco"], "query_selection")
 
 
 def _read(run_dir: Path, name: str) -> dict:
@@ -96,12 +114,12 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
             return (f"arm 'standard' is PPO in gymnasium's own episodes (--fall_rule end), as published PPO; this run "
                     f"has --fall_rule {rule} (name it standard-{rule})")
     selection = prefs.get("query_selection", "random")
-    if mode == PREFS_MODE and ("random" in base) != (selection == "random"):
+    if mode == PREFS_MODE and selection != ("random" if "random" in base else PREFS_SELECTION):
         return (f"arm {arm!r} on a run with --query_selection {selection}: an arm says 'random' where, and only "
-                f"where, the run asked random pairs (the preset's are chosen by disagreement)")
+                f"where, the run asked random pairs (the preset's are --query_selection {PREFS_SELECTION})")
     named_bonus = [part[3:] for part in base if re.fullmatch(r"ent\d+", part)]
     bonus = (int(named_bonus[0]) / 10 ** len(named_bonus[0]) if named_bonus
-             else 0.0 if head in ("baseline", "standard") else 0.01)
+             else BASELINE_BONUS if head in ("baseline", "standard") else PREFS_BONUS)
     if "ent_coef" in ppo and abs(float(ppo["ent_coef"]) - bonus) > 1e-9:
         return (f"arm {arm!r} is the entropy bonus {bonus:g}; this run's is {float(ppo['ent_coef']):g} (name the arm "
                 f"by it: -ent01 is 0.01, -ent0 0)")
