@@ -132,6 +132,11 @@ def test_a_run_directory_becomes_its_row_and_replaces_the_old_one(tmp_path, caps
     ("1400", {"query_selection": "random"}, "arm '1400' on a run with --query_selection random"),
     ("baseline-ent05", {"mode": "train_policy_with_original_rewards", "control_cost": False, "labels": (0, 0),
                         "ent_coef": 0.01}, "is the entropy bonus 0.05; this run's is 0.01"),
+    ("random", {"query_selection": "random"}, "the random policy's rows are mujoco_random.py's"),
+    ("random-1400", {"query_selection": "random"}, "the random policy's rows are mujoco_random.py's"),
+    ("baseline-random", {"mode": "train_policy_with_original_rewards", "control_cost": False, "labels": (0, 0)},
+     "'random' names a preference arm's random pairs"),
+    ("1400-variance", {}, "'variance' is no part of an arm's name"),
 ])
 def test_an_arm_that_does_not_fit_its_run_is_one_line_and_exit_2(tmp_path, capsys, arm, kwargs, words):
     run = _run_dir(tmp_path, **kwargs)
@@ -169,6 +174,23 @@ def test_arms_that_fit_and_a_run_without_the_standard_return(tmp_path, capsys):
         run = _run_dir(tmp_path, **kwargs)
         assert mujoco_record.main([str(run), "--arm", arm, "--csv", str(path)]) == 0
         run.rename(tmp_path / arm)
+
+
+def test_an_arms_default_settings_are_what_run_py_makes_of_the_preset_for_its_task(tmp_path, capsys, monkeypatch):
+    """An arm that names no bonus or choice of pairs is held to the preset's as run.py builds it for the run's task
+    (per-task flags included), not to literals: a task given its own bonus takes runs made with it."""
+    from drlhp.config import presets
+
+    assert mujoco_record.preset_settings("Hopper-v5", "train_policy_with_preferences") == (0.01, "variance")
+    assert mujoco_record.preset_settings("Hopper-v5", "train_policy_with_original_rewards") == (0.0, "random")
+    run = _run_dir(tmp_path, ent_coef=0.05)
+    with pytest.raises(SystemExit):
+        mujoco_record.main([str(run), "--arm", "1400", "--csv", str(tmp_path / "runs.csv")])
+    assert "is the entropy bonus 0.01; this run's is 0.05" in capsys.readouterr().err
+    monkeypatch.setitem(presets.FOR_PREFERENCES_PER_ENV, "Hopper-v5",
+                        presets.FOR_PREFERENCES_PER_ENV["Hopper-v5"] + " --ppo_ent_coef 0.05")
+    assert mujoco_record.preset_settings("Hopper-v5", "train_policy_with_preferences") == (0.05, "variance")
+    assert mujoco_record.main([str(run), "--arm", "1400", "--csv", str(tmp_path / "runs.csv")]) == 0
 
 
 def test_the_queue_runs_each_missing_cell_once_and_skips_what_is_recorded(tmp_path):

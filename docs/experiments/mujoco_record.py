@@ -21,22 +21,24 @@ published PPO); an arm whose name says ``penalty`` a run with --fall_rule penalt
 1,400 from B-Pref's equal teacher (--oracle_equal_threshold 0.1); every other preference arm's teacher is the
 perfect oracle (both 0). The entropy bonus: an arm named ``-entD`` (``baseline-ent01``, ``1400-ent0``) was run at
 the bonus D read as decimals (ent01 0.01, ent0 0, ent05 0.05, ent001 0.001); every other arm at its arm's own, the
-``mujoco`` preset's, read from drlhp.config.presets (H27: 0 for ``baseline`` and ``standard``, 0.01 for a preference
-arm). A preference arm asks its pairs as the preset does (H34: by the ensemble's disagreement, --query_selection
-variance); one whose name has
+``mujoco`` preset's for the run's task and mode, as run.py builds it (``preset_settings``; H27: 0 for ``baseline``
+and ``standard``, 0.01 for a preference arm). A preference arm asks its pairs as the preset does (H34: by the
+ensemble's disagreement, --query_selection variance); one whose name has
 ``random`` (``1400-random``, ``penalty-1400-random``: the runs made before H34, and the comparisons that go on with
-them) asked random pairs, and no other did.
+them) asked random pairs, and no other did. The table's arms (a label count, a teacher, ``baseline``, ``standard``)
+take no other part in their names; ``random`` is the random policy's (mujoco_random.py's rows), never a run's; an arm
+of another name (e.g. a LearnedReward run's) is checked for its rule and its bonus only.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import re
-import shlex
 import sys
 from pathlib import Path
 
-from drlhp.config.presets import FOR_PREFERENCES, PRESETS
+from drlhp.config import build_parser, config_from_args
+from drlhp.config.presets import with_preset
 from mujoco_runs_csv import CSV_PATH, finished, upsert
 
 PREFS_MODE, TRUE_MODE = "train_policy_with_preferences", "train_policy_with_original_rewards"
@@ -44,19 +46,14 @@ TEACHERS = {"mistake10": (0.1, 0.0), "equal": (0.0, 0.1)}  # arm: (--oracle_mist
 NAMED_RULES = ("penalty", "none")  # fall rules an arm's name must say (the table's arms are of reset's; standard end's)
 
 
-def _preset_flag(flags: str, name: str) -> str:
-    """The value ``flags`` (a preset's text) gives ``--name``; the last one wins, as on a command line."""
-    words = shlex.split(flags)
-    values = [words[i + 1] for i, word in enumerate(words[:-1]) if word == f"--{name}"]
-    if not values:
-        raise KeyError(f"the mujoco preset has no --{name}")
-    return values[-1]
-
-
-# An arm's settings unless its name says otherwise: the mujoco preset's, read from it (drlhp.config.presets).
-BASELINE_BONUS = float(_preset_flag(PRESETS["mujoco"], "ppo_ent_coef"))
-PREFS_BONUS = float(_preset_flag(FOR_PREFERENCES["mujoco"], "ppo_ent_coef"))
-PREFS_SELECTION = _preset_flag(FOR_PREFERENCES["mujoco"], "query_selection")
+def preset_settings(task: str, mode: str) -> tuple[float, str]:
+    """(entropy bonus, choice of pairs) of ``run.py MODE --env TASK`` (``--synthetic_prefs`` in the preference mode)
+    with no other flag: what run.py itself makes of the preset (drlhp.config.presets.with_preset, then run.py's
+    parser), so the task's own flags count as they do in a run. An arm's settings unless its name says otherwise."""
+    argv = [mode, "--env", task] + (["--synthetic_prefs"] if mode == PREFS_MODE else [])
+    argv, _, _ = with_preset(argv)
+    cfg = config_from_args(build_parser().parse_args(argv))
+    return cfg.ppo.ent_coef, cfg.prefs.query_selection
 
 
 def _read(run_dir: Path, name: str) -> dict:
@@ -91,6 +88,17 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
             return f"arm {arm!r} on a run with --fall_rule {rule}: name the arm by its rule"
     base = [part for part in arm.split("-") if part not in NAMED_RULES]
     head = base[0] if base else ""
+    if head.startswith("random"):
+        return f"arm {arm!r}: the random policy's rows are mujoco_random.py's, not a run directory's"
+    preference_arm = head.isdigit() or head in TEACHERS
+    if "random" in base[1:] and not preference_arm:
+        return f"arm {arm!r}: 'random' names a preference arm's random pairs (e.g. 1400-random), not {head!r}'s"
+    if head.isdigit() or head in TEACHERS or head in ("baseline", "standard"):  # the table's arms: known parts only
+        unknown = [part for part in base[1:] if part != "random" and not re.fullmatch(r"ent\d+", part)
+                   and not (head == "standard" and part in ("reset", "end"))]
+        if unknown:
+            return (f"arm {arm!r}: {'-'.join(unknown)!r} is no part of an arm's name (a rule: penalty, none; a bonus: "
+                    f"entD; random pairs: random)")
     prefs = config.get("prefs", {})
     teacher = (float(prefs.get("oracle_mistake_rate", 0.0)), float(prefs.get("oracle_equal_threshold", 0.0)))
     wanted = TEACHERS.get(head, (0.0, 0.0))
@@ -113,13 +121,14 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
         if arm == "standard" and rule != "end":
             return (f"arm 'standard' is PPO in gymnasium's own episodes (--fall_rule end), as published PPO; this run "
                     f"has --fall_rule {rule} (name it standard-{rule})")
+    preset_bonus, preset_selection = preset_settings(config.get("env", ""), mode if mode == PREFS_MODE else TRUE_MODE)
     selection = prefs.get("query_selection", "random")
-    if mode == PREFS_MODE and selection != ("random" if "random" in base else PREFS_SELECTION):
+    if mode == PREFS_MODE and selection != ("random" if "random" in base else preset_selection):
         return (f"arm {arm!r} on a run with --query_selection {selection}: an arm says 'random' where, and only "
-                f"where, the run asked random pairs (the preset's are --query_selection {PREFS_SELECTION})")
+                f"where, the run asked random pairs (the preset's are --query_selection {preset_selection})")
     named_bonus = [part[3:] for part in base if re.fullmatch(r"ent\d+", part)]
     bonus = (int(named_bonus[0]) / 10 ** len(named_bonus[0]) if named_bonus
-             else BASELINE_BONUS if head in ("baseline", "standard") else PREFS_BONUS)
+             else preset_bonus)
     if "ent_coef" in ppo and abs(float(ppo["ent_coef"]) - bonus) > 1e-9:
         return (f"arm {arm!r} is the entropy bonus {bonus:g}; this run's is {float(ppo['ent_coef']):g} (name the arm "
                 f"by it: -ent01 is 0.01, -ent0 0)")
