@@ -22,8 +22,8 @@ end), its ``return_standard`` (gymnasium's own return), beside published PPO at 
 Walker2d-v5``). ``--efficiency [--plot FILE]``: issue 39's label efficiency, the ratio against labels (``--arms``,
 default 175 350 700 1400) on ``--tasks`` (default Hopper-v5 HalfCheetah-v5): each seed's return / the baseline's
 mean, their mean, and the fewest labels at which every one of 3 or more seeds holds 0.9; the picture with --plot.
-``--compare ARM ...``: both measures of each named arm per task (the fall comparison: baseline 1400
-penalty-baseline penalty-1400; under the two rules the oracle's returns differ by construction, gymnasium's
+``--compare ARM ...``: both measures of each named arm per task (the fall comparison: baseline 1400-random
+penalty-baseline penalty-1400-random; under the two rules the oracle's returns differ by construction, gymnasium's
 ``return_standard`` is the common measure).
 """
 from __future__ import annotations
