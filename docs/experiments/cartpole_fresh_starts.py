@@ -33,7 +33,7 @@ def groups_of(run: str, episodes: int, noise: float, seed: int) -> dict[str, lis
     for _ in range(episodes):
         since_fall = None
         while True:
-            x, _, theta, theta_dot = obs
+            _, _, theta, theta_dot = obs
             action = int(rng.integers(2)) if rng.random() < noise else int(theta + 0.5 * theta_dot > 0)
             obs, reward, terminated, truncated, info = env.step(action)
             if info.get("fell"):

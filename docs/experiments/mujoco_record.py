@@ -93,7 +93,7 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
     preference_arm = head.isdigit() or head in TEACHERS
     if "random" in base[1:] and not preference_arm:
         return f"arm {arm!r}: 'random' names a preference arm's random pairs (e.g. 1400-random), not {head!r}'s"
-    if head.isdigit() or head in TEACHERS or head in ("baseline", "standard"):  # the table's arms: known parts only
+    if preference_arm or head in ("baseline", "standard"):  # the table's arms: known parts only
         unknown = [part for part in base[1:] if part != "random" and not re.fullmatch(r"ent\d+", part)
                    and not (head == "standard" and part in ("reset", "end"))]
         if unknown:
