@@ -11,7 +11,9 @@ steps; whether the seed rallies at 1M (returns per game >= 6 at the 1M checkpoin
 campaign's 1M rule was: the state at 1M); and the first step at which its returns per game reached 6 with 100 games
 in the window (an early peak that falls back, as seed 2's 6.7 at 0.19M, shows here and not as a rally).
 ``seeds``: each seed's true return at 1M, 2M, 4M, 6M, 8M, 10M and at its end, the labels it used, the agent steps
-and hours to +15 and to +19 ("not reached"), its status and CPU. Hours are the policy's own training time summed
+and hours to +15 and to +19 ("not reached"), where session 18's plateau rule first fires (from 4M agent steps, a
+true return below +15 that has not risen by 1 point over the last 2M agent steps; the rule may stop a seed, so a
+run past that step went on by choice), its status and CPU. Hours are the policy's own training time summed
 over sittings (system/wall_s: gathering and pretraining, a few minutes, are not in it).
 ``curves``: the true return of every seed against agent steps, their mean and spread (min to max), beside the
 old lineage (models/pong-prefs: +18.3 from one lineage with two changes made part-way).
@@ -34,6 +36,7 @@ RALLY = 6.0  # returns per game: issue 37's "a seed rallies"
 START_AT = (500_000, 1_000_000, 1_500_000)
 SEEDS_AT = (1_000_000, 2_000_000, 4_000_000, 6_000_000, 8_000_000, 10_000_000)
 TARGETS = (15.0, 19.0)
+PLATEAU_FROM, PLATEAU_SPAN, PLATEAU_RISE = 4_000_000, 2_000_000, 1.0  # session 18's rule (below)
 RETURN, RETURNS, WALL = ("policy/true_return_last100", "policy/returns_per_game_last100", "system/wall_s")
 
 
@@ -121,10 +124,25 @@ def reached(cols: dict, run_dir: Path, level: float) -> str:
     return f"{step / 1e6:.2f}M, {cols[WALL][i] / 3600:.2f} h{with_labels}"
 
 
+def plateau(cols: dict) -> str:
+    """The first logged step from 4M at which the plateau rule fires: the true return below +15 and less than 1 point
+    above its value 2M agent steps before; "not fired" (or "before 4M" for a run that has not got there)."""
+    steps = cols.get("step") or []
+    if not steps or steps[-1] < PLATEAU_FROM:
+        return "before 4M"
+    for step, value in zip(steps, cols[RETURN]):
+        if step < PLATEAU_FROM or math.isnan(value) or value >= TARGETS[0]:
+            continue
+        before = at(cols, RETURN, step - PLATEAU_SPAN)
+        if not math.isnan(before) and value - before < PLATEAU_RISE:
+            return f"fires at {step / 1e6:.2f}M ({before:.2f} to {value:.2f})"
+    return "not fired"
+
+
 def seed_rows(runs: list[Path]) -> list[str]:
     out = ["| run | " + " | ".join(f"{s // 1_000_000}M" for s in SEEDS_AT) + " | end | labels | agent steps | "
-           "hours | to +15 | to +19 | status | CPU |",
-           "| --- " * (len(SEEDS_AT) + 9) + "|"]  # run, the checkpoints, end ... CPU
+           "hours | to +15 | to +19 | plateau rule | status | CPU |",
+           "| --- " * (len(SEEDS_AT) + 10) + "|"]  # run, the checkpoints, end ... CPU
     for run in runs:
         cols = read_progress_csv(run / "progress.csv")
         if not cols.get("step"):
@@ -137,7 +155,7 @@ def seed_rows(runs: list[Path]) -> list[str]:
         out.append(f"| {run} | " + " | ".join(fmt(at(cols, RETURN, s)) for s in SEEDS_AT)
                    + f" | {fmt(end)} | {float(labels):,.0f} | {int(cols['step'][-1]):,} | "
                    f"{cols[WALL][-1] / 3600:.2f} | {reached(cols, run, TARGETS[0])} | {reached(cols, run, TARGETS[1])} "
-                   f"| {status} | {cpu(run)} |")
+                   f"| {plateau(cols)} | {status} | {cpu(run)} |")
     return out
 
 
