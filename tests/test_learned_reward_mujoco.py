@@ -281,3 +281,7 @@ def test_learned_reward_ppo_pays_ppo_the_predictor_s_reward_and_measures_the_tas
     header = (out / "progress.csv").read_text().splitlines()[0].split(",")
     assert "policy/task_return_last100" in header, header
     assert (out / "command.txt").is_file() and list((out / "checkpoints").glob("policy-*.npz"))
+    from drlhp.runtime.cpu import cpu_model
+
+    sitting = json.loads((out / "run.json").read_text())["sittings"][-1]
+    assert sitting["machine"]["cpu"] == cpu_model()  # the CPU the table's row names (mujoco_record.py reads it)

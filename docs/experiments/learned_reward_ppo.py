@@ -157,6 +157,7 @@ def train(predictor, env_id: str, seed: int, run_dir, million_timesteps: float =
     from drlhp.policy.ppo.trainer import PPOTrainer, build_ppo
     from drlhp.policy.trainer import Agent, Outputs
     from drlhp.run.outcome import finish
+    from drlhp.run.pipeline import tf_kernels
     from drlhp.runtime.interrupts import mark_interrupted, sigterm_as_interrupt
     from drlhp.runtime.metrics import MetricsLogger
     from drlhp.runtime.run_record import RunRecord
@@ -178,7 +179,8 @@ def train(predictor, env_id: str, seed: int, run_dir, million_timesteps: float =
     record = RunRecord(cfg.run_dir)
     if find_latest_checkpoint(record.ckpt_dir):  # the same --run_dir again: go on from its newest checkpoint
         cfg = replace(cfg, load_policy_ckpt_dir=str(record.ckpt_dir))
-    record.start(cfg.to_dict(), argv if argv is not None else sys.argv, derived=("load_policy_ckpt_dir",))
+    record.start(cfg.to_dict(), argv if argv is not None else sys.argv, derived=("load_policy_ckpt_dir",),
+                 machine=tf_kernels(cfg))  # the CPU in run.json: the table's row names it
     episodes = describe(env_id, **cfg.ppo.falls)
     print(f"[learned_reward_ppo] PPO on {env_id}, seed {seed}, {cfg.total_timesteps:,} agent steps -> {record.dir}\n"
           f"[learned_reward_ppo] paid: the predictor's reward through drlhp.LearnedRewardVector, {ckpt} (the "
