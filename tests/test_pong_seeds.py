@@ -42,6 +42,9 @@ def test_the_seeds_table_reports_the_rule_beside_each_seed(tmp_path):
     rows = ["step,policy/true_return_last100,system/wall_s"]
     rows += [f"{s},{r},{s / 300.0}" for s, r in [(1_000_000, -12.0), (2_000_000, -8.0), (4_000_000, -7.5)]]
     (run / "progress.csv").write_text("\n".join(rows) + "\n")
+    (run / "summary.json").write_text('{"labels_given": 6514}')  # a running seed's: its last sitting's end
+    (run / "progress_prefs.csv").write_text("step,prefs/labels_given\n3900000,6600\n4000000,7295\n")
     line = pong_seeds.seed_rows([run])[2]
     assert "| fires at 4.00M (-8.00 to -7.50) |" in line
+    assert "| -7.50 | 7,295 | 4,000,000 |" in line  # the end, the labels logged by then, the agent steps
     assert line.count("|") == len(pong_seeds.seed_rows([run])[0].split("|")) - 1

@@ -150,7 +150,8 @@ def seed_rows(runs: list[Path]) -> list[str]:
             continue
         end = cols[RETURN][-1]
         summary = read_json(run / "summary.json")
-        labels = summary.get("labels_given", labels_at(run, cols["step"][-1]))
+        logged = labels_at(run, cols["step"][-1])  # a running seed's summary.json is its last sitting's
+        labels = max(float(summary.get("labels_given", 0)), 0.0 if math.isnan(logged) else logged)
         status = read_json(run / "status.json").get("status", "?")
         out.append(f"| {run} | " + " | ".join(fmt(at(cols, RETURN, s)) for s in SEEDS_AT)
                    + f" | {fmt(end)} | {float(labels):,.0f} | {int(cols['step'][-1]):,} | "
