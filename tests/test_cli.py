@@ -347,6 +347,32 @@ def test_the_pong_preset_is_the_campaigns_recipe_and_slows_its_labels_for_a_pers
     assert {k: v for k, v in pairs.items() if k not in own} == preset_pairs
 
 
+def test_the_cartpole_preset_learns_from_preferences_with_ppo_and_the_penalty_rule():
+    """H40 (issue 39, docs/results.md session 24): from preferences the `cartpole` preset picks PPO with CleanRL's
+    CartPole settings and --fall_rule penalty; on the true reward it stays A2C under gymnasium's own episodes; the
+    user's --algo a2c and --fall_rule win."""
+    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.presets import with_preset
+
+    def cfg_of(argv):
+        expanded, name, line = with_preset(argv)
+        return config_from_args(build_parser().parse_args(expanded)), name, line
+
+    prefs, name, line = cfg_of(["--env", "CartPole-v1", "--synthetic_prefs"])
+    assert name == "cartpole" and prefs.algo == "ppo" and prefs.ppo.fall_rule == "penalty"
+    assert (prefs.ppo.n_envs, prefs.ppo.n_steps, prefs.ppo.n_epochs, prefs.ppo.n_minibatches) == (8, 128, 4, 4)
+    assert (prefs.ppo.lr, prefs.ppo.clip_coef, prefs.ppo.ent_coef, prefs.ppo.gamma) == (2.5e-4, 0.2, 0.01, 0.99)
+    assert prefs.ppo.anneal_lr and prefs.ppo.norm_adv and prefs.total_timesteps == 500_000
+    assert "picks --algo ppo" in line and "--fall_rule penalty" in line
+    true_reward, _, line = cfg_of(["train_policy_with_original_rewards", "--env", "CartPole-v1"])
+    from drlhp.run.checks import resolve_algo
+
+    assert resolve_algo(true_reward).algo == "a2c" and true_reward.a2c.lr == 1.4e-3 and "penalty" not in line
+    assert true_reward.ppo.fall_rule == "reset"
+    a2c, _, _ = cfg_of(["--env", "CartPole-v1", "--synthetic_prefs", "--algo", "a2c", "--fall_rule", "reset"])
+    assert a2c.algo == "a2c" and a2c.ppo.fall_rule == "reset"
+
+
 def test_unknown_preset_is_one_line_exit_2(cli):
     proc = cli("--env", "MovingDot-v0", "--preset", "nope")
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1

@@ -45,7 +45,10 @@ drlhp's bare defaults (the paper's Atari settings, drlhp.config).
                 (seeds 0, 1, 2 at 212k, 285k and 208k steps, all ending at 500; the defaults end at 146:
                 docs/usage.md, "Environments"). From preferences CartPole plays fixed-length episodes (500
                 steps, a fall costs --fall_penalty: envs/fixed_length.py, issue 39), so clips differ by their falls
-                (in gymnasium's episodes it pays +1 every step and every clip ties).
+                (in gymnasium's episodes it pays +1 every step and every clip ties). From preferences it picks
+                PPO (CleanRL's ppo.py settings for CartPole: CARTPOLE_PPO) and the penalty rule (a fallen pole
+                stays fallen, each step out of range costs 1): H40, 3 of 3 seeds at 469-500 at 0.5M, where A2C
+                under either rule reached 450 on 1 of 3 (docs/results.md, session 24).
     mujoco      the eight MuJoCo -v5 tasks (MUJOCO_ENV_IDS) on their true reward (train_policy_with_original_rewards:
                 PPO, fixed-length episodes): 1M agent steps, the entropy bonus 0 (CleanRL's on the true reward;
                 the paper's 0.01 was for the predictor's reward), a checkpoint every 50 updates (102,400 agent
@@ -101,10 +104,16 @@ DISCRETE_PPO = ("--ppo_n_envs 8 --ppo_n_steps 128 --ppo_n_epochs 4 --ppo_n_minib
                 "--ppo_anneal_lr --ppo_clip_coef 0.1 --ppo_clip_vloss --ppo_ent_coef 0.01 --ppo_vf_coef 0.5 "
                 "--ppo_max_grad_norm 0.5 --ppo_gamma 0.99 --ppo_gae_lambda 0.95 --ppo_adam_eps 1e-5 --ppo_norm_adv "
                 "--policy_ckpt_interval 40")
-FOR_PPO: dict[str, str] = {"moving-dot": DISCRETE_PPO, "paper": DISCRETE_PPO, "pong": DISCRETE_PPO}
+# CartPole's PPO (CleanRL's ppo.py: 8 envs x 128 steps, 4 epochs of 4 minibatches, lr 2.5e-4 annealed, clip 0.2,
+# entropy 0.01): H40's, with which CartPole learns from preferences on 3 of 3 seeds (issue 39).
+CARTPOLE_PPO = ("--ppo_n_envs 8 --ppo_n_steps 128 --ppo_n_epochs 4 --ppo_n_minibatches 4 --ppo_lr 2.5e-4 "
+                "--ppo_anneal_lr --ppo_clip_coef 0.2 --ppo_ent_coef 0.01 --ppo_vf_coef 0.5 --ppo_max_grad_norm 0.5 "
+                "--ppo_gamma 0.99 --ppo_gae_lambda 0.95 --ppo_norm_adv")
+FOR_PPO: dict[str, str] = {"moving-dot": DISCRETE_PPO, "paper": DISCRETE_PPO, "pong": DISCRETE_PPO,
+                           "cartpole": CARTPOLE_PPO}
 # The algorithm a preset picks when the run learns from preferences and the user gives no --algo (--algo auto: the
 # auto rule, A2C on discrete actions).
-PREFERENCES_ALGO: dict[str, str] = {"pong": "ppo"}
+PREFERENCES_ALGO: dict[str, str] = {"pong": "ppo", "cartpole": "ppo"}
 PPO_NOTE = "with --algo ppo"
 MUJOCO_ENV_IDS = ("Hopper-v5", "Walker2d-v5", "Swimmer-v5", "HalfCheetah-v5", "Ant-v5", "Reacher-v5",
                   "InvertedPendulum-v5", "InvertedDoublePendulum-v5")
@@ -136,6 +145,7 @@ MUJOCO_CLIP_STEPS: dict[str, int] = {"Hopper-v5": 188, "Walker2d-v5": 188, "Half
 # the oracle's reward and Walker2d 0.80, with these 0.90 and 1.28, seeds 0-1, docs/results.md session 22). Per task:
 # its clip length.
 FOR_PREFERENCES: dict[str, str] = {
+    "cartpole": "--fall_rule penalty",  # H40 (issue 39): a fallen pole stays fallen, no fresh start to fall into
     "mujoco": ("--ppo_ent_coef 0.01 --n_initial_prefs 350 --n_labels 1050 --label_schedule paper --n_predictors 3 "
                "--no-reward_batchnorm --reward_dropout 0 --query_selection variance"),
 }
@@ -163,6 +173,7 @@ SHIPPED_GOALS = "pref_interface.goals"
 FOR_GOAL: dict[str, str] = {f"{SHIPPED_GOALS}:{name}": GOAL_BUDGET
                              for name in ("hopper_backflip", "hopper_landed_backflip", "cheetah_standing")}
 GOAL_NOTE = "the goal"
+GOAL_PRESETS = ("mujoco",)  # the presets whose tasks the shipped goals are for
 
 
 def preferences_flags(name: str, env_id: str | None) -> list[str]:
@@ -175,7 +186,7 @@ def preferences_flags(name: str, env_id: str | None) -> list[str]:
 def goal_flags(name: str, goal: str | None) -> list[str]:
     """What preset ``name`` adds last, from preferences, for the oracle's ``goal`` (FOR_GOAL; none for a goal not
     shipped, or a preset without preferences flags)."""
-    return shlex.split(FOR_GOAL.get(goal or "", "")) if name in FOR_PREFERENCES else []
+    return shlex.split(FOR_GOAL.get(goal or "", "")) if name in GOAL_PRESETS else []
 
 
 def learns_from_preferences(argv: list[str]) -> bool:
@@ -266,8 +277,9 @@ def describe() -> str:
                      + (f"; from preferences: --algo {PREFERENCES_ALGO[name]}" if name in PREFERENCES_ALGO else "")
                      + (f"; {PPO_NOTE}: {FOR_PPO[name]}" if name in FOR_PPO else "")
                      + (f"; when a person labels: {FOR_A_PERSON[name]}" if name in FOR_A_PERSON else "")
-                     + (f"; from preferences: {FOR_PREFERENCES[name]}, and per task {per_env}"
-                        if name in FOR_PREFERENCES else "")
+                     + (f"; from preferences: {FOR_PREFERENCES[name]}" if name in FOR_PREFERENCES else "")
+                     + (f", and per task {per_env}" if name == default_preset(next(iter(FOR_PREFERENCES_PER_ENV)))
+                        else "")
                      + ("".join(f"; with --oracle_goal {goal}: {flags}" for goal, flags in FOR_GOAL.items())
-                        if name in FOR_PREFERENCES else "")
+                        if name in GOAL_PRESETS else "")
                      for name in PRESETS)
