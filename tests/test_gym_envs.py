@@ -143,20 +143,23 @@ def test_moving_dot_v1_is_v0_with_gymnasiums_time_limit():
 @pytest.mark.slow
 def test_tiny_cartpole_preference_pipeline_end_to_end(cli, tmp_path):
     """The same three processes, segments, oracle and predictor as MovingDot: a vector env's clips reach
-    the predictor as bytes and the labeller as bar charts."""
+    the predictor as bytes and the labeller as bar charts; the `cartpole` preset's choice from preferences (H40:
+    PPO, the penalty rule)."""
     run_dir = tmp_path / "run"
     proc = cli("--env", "CartPole-v1", "--synthetic_prefs", "--seed", 1, "--million_timesteps", 0.003,
-               "--n_envs", 4, "--n_initial_prefs", 12, "--n_initial_epochs", 1, "--n_labels", 20,
-               "--n_predictors", 2, "--segment_length", 10, "--log_interval", 1, "--run_dir", run_dir,
+               "--ppo_n_envs", 4, "--ppo_n_steps", 256, "--n_initial_prefs", 12, "--n_initial_epochs", 1,
+               "--n_labels", 20, "--n_predictors", 2, "--segment_length", 10, "--log_interval", 1, "--run_dir", run_dir,
                timeout=300, check=True)
     assert "[reward] pretraining on" in proc.stdout and "[policy]" in proc.stdout
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["env"] == "CartPole-v1" and summary["timesteps"] >= 3000
     assert summary["n_preferences"] >= 12 and summary["predictor_version"] >= 1
-    # fixed-length episodes (issue 39; envs/fixed_length.py): CartPole's 500 steps whatever falls, each fall 100
-    # below a step that stands, so clips differ by their falls and the oracle answers strictly (the predictor's
-    # accuracy and correlation are defined); a random policy falls every few dozen steps
-    assert "CartPole-v1: fixed-length episodes of 500 steps; a fall costs 100 reward" in proc.stdout
+    # fixed-length episodes (issue 39; envs/fixed_length.py): CartPole's 500 steps whatever falls, under the
+    # preset's penalty rule every step out of range 1 below one in it, so clips differ by their falls and the oracle
+    # answers strictly (the predictor's accuracy and correlation are defined); a random policy falls within dozens
+    # of steps and stays fallen
+    assert "CartPole-v1: fixed-length episodes of 500 steps; --fall_rule penalty" in proc.stdout
+    assert json.loads((run_dir / "config.json").read_text())["algo"] == "ppo"
     assert summary["episode_length_last100"] == 500 and summary["true_return_last100"] < 500 - 100
     assert summary["pred_true_corr"] is not None and "Mean of empty slice" not in proc.stderr
     assert json.loads((run_dir / "status.json").read_text())["status"] == "finished"
