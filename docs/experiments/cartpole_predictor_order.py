@@ -17,10 +17,15 @@ import numpy as np
 from drlhp.learned_reward import LearnedReward
 from envs.fixed_length import FALL_RULES, fixed_length_env
 
+
+def balancer(obs, rng) -> int:
+    """Push toward the pole's lean (theta + 0.5 theta_dot), as cartpole_fresh_starts.py's scripted balancer."""
+    return int(obs[2] + 0.5 * obs[3] > 0)
+
+
 POLICIES = {
-    "balancer": lambda obs, rng: int(obs[2] + 0.5 * obs[3] > 0),
-    "noisy balancer (0.3)": lambda obs, rng: (int(rng.integers(2)) if rng.random() < 0.3
-                                              else int(obs[2] + 0.5 * obs[3] > 0)),
+    "balancer": balancer,
+    "noisy balancer (0.3)": lambda obs, rng: int(rng.integers(2)) if rng.random() < 0.3 else balancer(obs, rng),
     "always left": lambda obs, rng: 0,
     "always right": lambda obs, rng: 1,
     "random": lambda obs, rng: int(rng.integers(2)),

@@ -272,14 +272,16 @@ def with_preset(argv: list[str]) -> tuple[list[str], str, str | None]:
 
 
 def describe() -> str:
-    per_env = "; ".join(f"{env_id}: {flags}" for env_id, flags in FOR_PREFERENCES_PER_ENV.items())
+    def per_env(name: str) -> str:  # the per-task flags of the envs this preset is the default for
+        return "; ".join(f"{env_id}: {flags}" for env_id, flags in FOR_PREFERENCES_PER_ENV.items()
+                         if default_preset(env_id) == name)
+
     return "\n".join(f"{name}: {PRESETS[name] or '(the defaults)'}"
                      + (f"; from preferences: --algo {PREFERENCES_ALGO[name]}" if name in PREFERENCES_ALGO else "")
                      + (f"; {PPO_NOTE}: {FOR_PPO[name]}" if name in FOR_PPO else "")
                      + (f"; when a person labels: {FOR_A_PERSON[name]}" if name in FOR_A_PERSON else "")
                      + (f"; from preferences: {FOR_PREFERENCES[name]}" if name in FOR_PREFERENCES else "")
-                     + (f", and per task {per_env}" if name == default_preset(next(iter(FOR_PREFERENCES_PER_ENV)))
-                        else "")
+                     + (f", and per task {per_env(name)}" if per_env(name) else "")
                      + ("".join(f"; with --oracle_goal {goal}: {flags}" for goal, flags in FOR_GOAL.items())
                         if name in GOAL_PRESETS else "")
                      for name in PRESETS)
