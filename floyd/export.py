@@ -3,17 +3,17 @@ only, with the run's record beside them.
 
     python -m floyd export RUN --out models/pong-prefs [--checkpoint PATH]
 
-The folder holds ``policy-<N>.npz`` (the newest checkpoint's network weights in float16 and its counters;
-no optimizer state, about a quarter of a checkpoint; a PPO policy's, of a MuJoCo run, keeps its observation
-normalization in float32), ``reward_predictor.npz`` (the predictor the run trained
-or loaded: its weights and normalization in float32, no optimizer state, about a third of a checkpoint;
-float32 because a predictor's raw output can carry a large offset, Pong's about 40 against a spread of 0.13,
-which float16 weights would blur) and the run's ``summary.json``, ``config.json``, ``run.json``,
-``progress.csv`` and ``curves.png``. ``python run.py watch --env ENV --load_policy_ckpt_dir FOLDER`` replays
-the policy; --load_policy_ckpt_dir also starts a training run from it (a fresh optimizer);
---load_reward_predictor_ckpt_dir FOLDER and ``drlhp.LearnedReward(env, FOLDER)`` use the predictor. A run
-with a predictor and no policy (``pretrain_reward_predictor``) exports the predictor and the record it has
-(config.json, run.json and summary.json at least).
+The folder holds ``policy-<N>.npz`` (the newest checkpoint's network weights in float16 and its counters; no optimizer
+state, about a quarter of a checkpoint; a PPO policy's, of a MuJoCo run, keeps its observation normalization in
+float32), ``reward_predictor.npz`` (the predictor the run trained or loaded: its weights and normalization in float32,
+no optimizer state, about a third of a checkpoint; float32 because a predictor's raw output can carry a large offset,
+Pong's about 40 against a spread of 0.13, which float16 weights would blur) and the run's ``summary.json``,
+``config.json``, ``run.json``, ``progress.csv`` and ``curves.png``, and ``progress_prefs.csv`` where the run learned
+from preferences (the labels given against agent steps, so a record can say how many labels a return took). ``python
+run.py watch --env ENV --load_policy_ckpt_dir FOLDER`` replays the policy; --load_policy_ckpt_dir also starts a
+training run from it (a fresh optimizer); --load_reward_predictor_ckpt_dir FOLDER and ``drlhp.LearnedReward(env,
+FOLDER)`` use the predictor. A run with a predictor and no policy (``pretrain_reward_predictor``) exports the
+predictor and the record it has (config.json, run.json and summary.json at least).
 """
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from floyd.index import FloydError
 
 RECORD = ("summary.json", "config.json", "run.json", "progress.csv", "curves.png")
 PREDICTOR_RECORD = ("summary.json", "config.json", "run.json")  # enough for a predictor alone
+OPTIONAL_RECORD = ("progress_prefs.csv",)  # copied where the run has it (a run from preferences)
 PREDICTOR_NAME = "reward_predictor.npz"
 
 
@@ -94,7 +95,7 @@ def export_model(run_dir: str | Path, out: str | Path, checkpoint: str | Path | 
     if predictor is not None:
         save_predictor_weights(out / PREDICTOR_NAME, *predictor)
         written.append(out / PREDICTOR_NAME)
-    for name in RECORD:
+    for name in RECORD + OPTIONAL_RECORD:
         if (run_dir / name).is_file():
             shutil.copyfile(run_dir / name, out / name)
     return written

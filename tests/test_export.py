@@ -55,6 +55,14 @@ def test_export_writes_float16_weights_and_the_record_and_the_policy_acts_the_sa
     assert "policy-200.npz" in capsys.readouterr().out
 
 
+def test_export_carries_the_label_log_of_a_run_from_preferences(tmp_path):
+    run_dir, _ = _run(tmp_path)
+    (run_dir / "progress_prefs.csv").write_text("step,prefs/labels_given\n1000,500\n")
+    out = tmp_path / "models" / "tiny"
+    assert floyd_main(["--runs_dir", str(tmp_path / "runs"), "export", "tiny", "--out", str(out)]) == 0
+    assert (out / "progress_prefs.csv").read_text() == "step,prefs/labels_given\n1000,500\n"
+
+
 @pytest.mark.parametrize("case", ["summary behind the checkpoint", "out not empty", "no record"])
 def test_export_refuses_with_one_line_and_exit_2(tmp_path, capsys, case):
     run_dir, _ = _run(tmp_path, timesteps=400 if case == "summary behind the checkpoint" else 800)

@@ -48,3 +48,14 @@ def test_the_seeds_table_reports_the_rule_beside_each_seed(tmp_path):
     assert "| fires at 4.00M (-8.00 to -7.50) |" in line
     assert "| -7.50 | 7,295 | 4,000,000 |" in line  # the end, the labels logged by then, the agent steps
     assert line.count("|") == len(pong_seeds.seed_rows([run])[0].split("|")) - 1
+
+
+def test_a_model_folder_without_status_json_reports_what_its_summary_says(tmp_path):
+    rows = "step,policy/true_return_last100,system/wall_s\n1000000,-3.9,3000\n2822144,19.04,10260\n"
+    for name, reached in (("seed-1", "true"), ("seed-x", "false")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "progress.csv").write_text(rows)
+        (tmp_path / name / "summary.json").write_text('{"labels_given": 5605, "reached_target": %s}' % reached)
+    lines = pong_seeds.seed_rows([tmp_path / "seed-1", tmp_path / "seed-x"])[2:]
+    assert "| finished (target) |" in lines[0] and "| 5,605 |" in lines[0]
+    assert "| exported |" in lines[1]

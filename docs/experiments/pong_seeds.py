@@ -152,7 +152,8 @@ def seed_rows(runs: list[Path]) -> list[str]:
         summary = read_json(run / "summary.json")
         logged = labels_at(run, cols["step"][-1])  # a running seed's summary.json is its last sitting's
         labels = max(float(summary.get("labels_given", 0)), 0.0 if math.isnan(logged) else logged)
-        status = read_json(run / "status.json").get("status", "?")
+        status = read_json(run / "status.json").get("status")  # a model folder (floyd export) has none:
+        status = status or ("finished (target)" if summary.get("reached_target") else "exported")  # its summary says
         out.append(f"| {run} | " + " | ".join(fmt(at(cols, RETURN, s)) for s in SEEDS_AT)
                    + f" | {fmt(end)} | {float(labels):,.0f} | {int(cols['step'][-1]):,} | "
                    f"{cols[WALL][-1] / 3600:.2f} | {reached(cols, run, TARGETS[0])} | {reached(cols, run, TARGETS[1])} "
