@@ -170,6 +170,7 @@ def test_arms_that_fit_and_a_run_without_the_standard_return(tmp_path, capsys):
     for arm, kwargs in (("baseline-ent001", {"mode": "train_policy_with_original_rewards", "control_cost": False,
                                              "labels": (0, 0), "ent_coef": 0.001}),
                         ("1400-ent0", {"ent_coef": 0.0}),  # a bonus named in the arm: the run's
+                        ("1400-rerun", {}),  # the same recipe and seed again, beside the cell's row
                         ("penalty-1400-random", {"query_selection": "random", "fall_rule": "penalty"})):
         run = _run_dir(tmp_path, **kwargs)
         assert mujoco_record.main([str(run), "--arm", arm, "--csv", str(path)]) == 0

@@ -26,7 +26,9 @@ and ``standard``, 0.01 for a preference arm). A preference arm asks its pairs as
 ensemble's disagreement, --query_selection variance); one whose name has
 ``random`` (``1400-random``, ``penalty-1400-random``: the runs made before H34, and the comparisons that go on with
 them) asked random pairs, and no other did. The table's arms (a label count, a teacher, ``baseline``, ``standard``)
-take no other part in their names; ``random`` is the random policy's (mujoco_random.py's rows), never a run's; an arm
+take no other part in their names, but ``rerun``: the same recipe and seed run again (``1400-rerun``: H44's runs
+under other conditions), recorded beside the cell's own row and never in it; ``random`` is the random policy's
+(mujoco_random.py's rows), never a run's; an arm
 of another name (e.g. a LearnedReward run's) is checked for its rule and its bonus only.
 """
 from __future__ import annotations
@@ -94,11 +96,11 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
     if "random" in base[1:] and not preference_arm:
         return f"arm {arm!r}: 'random' names a preference arm's random pairs (e.g. 1400-random), not {head!r}'s"
     if preference_arm or head in ("baseline", "standard"):  # the table's arms: known parts only
-        unknown = [part for part in base[1:] if part != "random" and not re.fullmatch(r"ent\d+", part)
+        unknown = [part for part in base[1:] if part not in ("random", "rerun") and not re.fullmatch(r"ent\d+", part)
                    and not (head == "standard" and part in ("reset", "end"))]
         if unknown:
             return (f"arm {arm!r}: {'-'.join(unknown)!r} is no part of an arm's name (a rule: penalty, none; a bonus: "
-                    f"entD; random pairs: random)")
+                    f"entD; random pairs: random; the same recipe run again: rerun)")
     prefs = config.get("prefs", {})
     teacher = (float(prefs.get("oracle_mistake_rate", 0.0)), float(prefs.get("oracle_equal_threshold", 0.0)))
     wanted = TEACHERS.get(head, (0.0, 0.0))
