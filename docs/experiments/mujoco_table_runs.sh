@@ -73,7 +73,7 @@ run_one() {  # TASK ARM SEED: run (or resume) it unless it is recorded finished,
   mkdir -p "$(dirname "$dir")"
   if ! grep -qs '"status": "finished"' "$dir/status.json"; then
     echo "$(date +%H:%M:%S) $task $name seed $seed -> $dir"
-    "$py" run.py "${args[@]}" --env "$task" --seed "$seed" --run_dir "$dir" --log_interval 60 >> "$dir.log" 2>&1 \
+    "$py" run.py "${args[@]}" --env "$task" --seed "$seed" --run_dir "$dir" --log_interval 10 >> "$dir.log" 2>&1 \
       || echo "  failed: see $dir.log"
   fi
   "$py" $exp/mujoco_record.py "$dir" --arm "$name" || echo "  not recorded: $dir"
