@@ -116,7 +116,7 @@ def cmd_show(opts) -> int:
     figures = sorted(p.name for p in e.path.glob("*.png"))
     print(f"figures   {', '.join(str(e.path / f) for f in figures) if figures else '- (no PNG)'}")
     paths = RunPaths(e.path)
-    logs = [str(n) for n in (paths.STDOUT, paths.STDERR, paths.PROGRESS, "progress_reward.csv", "progress_prefs.csv")
+    logs = [str(n) for n in (paths.STDOUT, paths.STDERR, paths.PROGRESS, paths.PROGRESS_REWARD, paths.PROGRESS_PREFS)
             if (e.path / n).exists()]
     print(f"files     {', '.join(logs) if logs else '-'}" + (", tb/" if paths.tb.is_dir() else "")
           + (", checkpoints/" if paths.checkpoints.is_dir() else ""))

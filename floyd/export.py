@@ -22,11 +22,12 @@ import shutil
 from pathlib import Path
 
 from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint, save_weights_only
+from drlhp.runtime.run_paths import RunPaths
 from floyd.index import FloydError
 
-RECORD = ("summary.json", "config.json", "run.json", "progress.csv", "curves.png")
-PREDICTOR_RECORD = ("summary.json", "config.json", "run.json")  # enough for a predictor alone
-OPTIONAL_RECORD = ("progress_prefs.csv",)  # copied where the run has it (a run from preferences)
+RECORD = tuple(str(n) for n in (RunPaths.SUMMARY, RunPaths.CONFIG, RunPaths.RUN, RunPaths.PROGRESS, RunPaths.CURVES))
+PREDICTOR_RECORD = tuple(str(n) for n in (RunPaths.SUMMARY, RunPaths.CONFIG, RunPaths.RUN))  # a predictor alone
+OPTIONAL_RECORD = (str(RunPaths.PROGRESS_PREFS),)  # copied where the run has it (a run from preferences)
 PREDICTOR_NAME = "reward_predictor.npz"
 
 
@@ -35,7 +36,6 @@ def _predictor(run_dir: Path):
     none, of its own or loaded."""
     from drlhp.learned_reward import LearnedRewardError, find_predictor
     from drlhp.reward.checkpoint import PredictorCheckpointError, load_predictor_weights, predictor_batchnorm
-    from drlhp.runtime.run_paths import RunPaths
 
     try:
         ckpt, _, config = find_predictor(run_dir)

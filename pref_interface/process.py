@@ -96,7 +96,7 @@ class PrefInterface:
         self.total_steps = cfg.total_timesteps
         self._limit_sent: object = ()  # the step limit last published (none yet)
         self.scorer = _VarianceScorer(cfg, ports.weights_to_prefs) if p.query_selection == "variance" else None
-        self.logger = MetricsLogger(run_dir, tb_subdir=RunPaths.TB / "prefs", csv_name="progress_prefs.csv")
+        self.logger = MetricsLogger(run_dir, tb_subdir=RunPaths.TB / "prefs", csv_name=RunPaths.PROGRESS_PREFS)
         self.given = self.discarded = self.received = 0
         self.policy_step = 0
         self.state_path = RunPaths(run_dir).labeller_state

@@ -104,7 +104,7 @@ class RewardPredictorProcess:
         self._show_db_size()
         self.thread = threading.Thread(target=self._drain_preferences, name="preference-drain", daemon=True)
         self.thread.start()
-        self.logger = MetricsLogger(self.run_dir, tb_subdir=RunPaths.TB / "reward", csv_name="progress_reward.csv")
+        self.logger = MetricsLogger(self.run_dir, tb_subdir=RunPaths.TB / "reward", csv_name=RunPaths.PROGRESS_REWARD)
         if not self.collect_only:
             self.trainer = RewardTrainer(self.obs_shape, cfg.reward, self.db, self.lock, seed=cfg.seed,
                                          obs_dtype=self.obs_dtype)

@@ -256,7 +256,7 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
     entry = db.entries("train")[0]
     trainer = RewardTrainer(db.segment_obs(entry.id1).shape[1:], cfg.reward, db, threading.Lock(), seed=cfg.seed,
                             obs_dtype=db.obs_dtype)
-    logger = MetricsLogger(record.dir, tb_subdir="tb/reward", csv_name="progress_reward.csv")
+    logger = MetricsLogger(record.dir, tb_subdir=RunPaths.TB / "reward", csv_name=RunPaths.PROGRESS_REWARD)
     try:
         trainer.pretrain(cfg.reward.n_initial_epochs, log=lambda s: print(s, flush=True), on_eval=logger.log)
         if not trainer.last_eval:  # pretrain() evaluates after its last step; zero steps leave nothing

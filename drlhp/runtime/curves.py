@@ -73,7 +73,7 @@ def write_run_curves(run_dir: str | Path, out: str | Path | None = None) -> Path
     """Draw the run's main curves into <run_dir>/curves.png (or ``out``); None when it has no metrics."""
     run_dir = Path(run_dir)
     policy = read_progress_csv(RunPaths(run_dir) / RunPaths.PROGRESS)
-    reward = read_progress_csv(run_dir / "progress_reward.csv")
+    reward = read_progress_csv(run_dir / RunPaths.PROGRESS_REWARD)
     panels = []  # (title, x label, [(label, xs, ys, style)])
     true_ret = points(policy, "step", TRUE_RETURN)
     success = points(policy, "step", SUCCESS)

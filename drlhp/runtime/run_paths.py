@@ -23,7 +23,9 @@ class RunPaths:
     SUMMARY = Path("summary.json")
     STDOUT = Path("stdout.log")
     STDERR = Path("stderr.log")
-    PROGRESS = Path("progress.csv")
+    PROGRESS = Path("progress.csv")  # the policy's metrics
+    PROGRESS_REWARD = Path("progress_reward.csv")  # the reward predictor's
+    PROGRESS_PREFS = Path("progress_prefs.csv")  # the preference interface's (labels given)
     TB = Path("tb")
     CHECKPOINTS = Path("checkpoints")
     MILESTONES = Path("milestones")
