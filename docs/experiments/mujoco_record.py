@@ -26,10 +26,10 @@ and ``standard``, 0.01 for a preference arm). A preference arm asks its pairs as
 ensemble's disagreement, --query_selection variance); one whose name has
 ``random`` (``1400-random``, ``penalty-1400-random``: the runs made before H34, and the comparisons that go on with
 them) asked random pairs, and no other did. The table's arms (a label count, a teacher, ``baseline``, ``standard``)
-take no other part in their names, but ``rerun``: the same recipe and seed run again (``1400-rerun``: H44's runs
-under other conditions), recorded beside the cell's own row and never in it; ``random`` is the random policy's
-(mujoco_random.py's rows), never a run's; an arm
-of another name (e.g. a LearnedReward run's) is checked for its rule and its bonus only.
+take no other part in their names but ``rerun``: the same recipe and seed run again (``1400-rerun``: H44's runs
+under other conditions), recorded beside the cell's own row and never in it. ``random`` is the random policy's
+(mujoco_random.py's rows), never a run's. An arm of another name (e.g. a LearnedReward run's) is checked for its
+rule and its bonus only.
 """
 from __future__ import annotations
 
