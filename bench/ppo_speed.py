@@ -30,16 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import quiet  # noqa: E402,F401  (bench/quiet.py: TensorFlow's own lines off the terminal; before TensorFlow)
-
-
-def timed(fn, seconds: float, min_calls: int = 3):
-    """Call ``fn`` for about ``seconds`` (after one warm-up call): (calls, wall s, CPU s)."""
-    fn()
-    calls, w0, c0 = 0, time.perf_counter(), time.process_time()
-    while calls < min_calls or time.perf_counter() - w0 < seconds:
-        fn()
-        calls += 1
-    return calls, time.perf_counter() - w0, time.process_time() - c0
+from mujoco_render import timed  # noqa: E402  (calls for about N seconds: calls, wall s, CPU s)
 
 
 def main(argv=None) -> None:
