@@ -83,6 +83,37 @@ class Run:
         self.proc.wait(timeout=10)
 
 
+class Review:
+    """python -m pref_interface.review --web on a saved database, in its own session, its output to a file;
+    ``address`` once the page is served."""
+
+    def __init__(self, db_path, out, timeout: float):
+        self.out = out
+        with open(out, "w") as f:
+            self.proc = subprocess.Popen([sys.executable, "-m", "pref_interface.review", "--load_prefs_dir",
+                                          str(db_path), "--web"], cwd=REPO, stdout=f, stderr=subprocess.STDOUT,
+                                         start_new_session=True, preexec_fn=default_sigint)
+        try:
+            deadline = time.monotonic() + timeout
+            while not (m := re.search(r"review in a browser: (\S+)", out.read_text())):
+                assert self.proc.poll() is None and time.monotonic() < deadline, out.read_text()
+                time.sleep(0.2)
+            self.address = m.group(1)
+        except BaseException:  # the test's own try/finally has not begun: the review must not outlive it
+            self.kill()
+            raise
+
+    def ctrl_c(self, timeout: float) -> None:
+        """Ctrl-C, as in its terminal: it must save and exit 0."""
+        self.proc.send_signal(signal.SIGINT)
+        assert self.proc.wait(timeout=timeout) == 0, self.out.read_text()
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+
+
 class Person:
     """A scripted person at one page: waits for a pair, presses a key, sees the next."""
 
@@ -210,17 +241,10 @@ def test_the_review_page_in_a_browser_relabels_deletes_and_ctrl_c_saves(browser_
     path = tmp_path / "prefs.npz"
     _saved_db(path)
     out = tmp_path / "review.txt"
-    with open(out, "w") as f:
-        proc = subprocess.Popen([sys.executable, "-m", "pref_interface.review", "--load_prefs_dir", str(path), "--web"],
-                                cwd=REPO, stdout=f, stderr=subprocess.STDOUT, start_new_session=True,
-                                preexec_fn=default_sigint)
+    review = Review(path, out, timeout=60)
     try:
-        deadline = time.monotonic() + 60
-        while not (m := re.search(r"review in a browser: (\S+)", out.read_text())):
-            assert proc.poll() is None and time.monotonic() < deadline, out.read_text()
-            time.sleep(0.2)
         with chromium() as driver:
-            person = Person(driver, m.group(1))
+            person = Person(driver, review.address)
 
             def chosen(other_than=None):
                 deadline = time.monotonic() + 30
@@ -235,11 +259,9 @@ def test_the_review_page_in_a_browser_relabels_deletes_and_ctrl_c_saves(browser_
                 now = chosen(other_than=now)
             assert "1 relabelled, 1 deleted" in driver.execute_script("return document.getElementById('counts')"
                                                                       ".textContent")
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=30) == 0, out.read_text()
+        review.ctrl_c(timeout=30)
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+        review.kill()
     assert "1 relabelled, 1 deleted: 3 preferences" in out.read_text()
     saved = PrefDB.load(path)
     entries = sorted(saved.entries("train") + saved.entries("val"), key=lambda e: e.order)
@@ -339,17 +361,10 @@ def test_the_review_page_shows_a_persons_mujoco_clips_drawn_from_their_kept_stat
     path = tmp_path / "prefs.npz"
     hopper_db(path)
     out = tmp_path / "review.txt"
-    with open(out, "w") as f:
-        proc = subprocess.Popen([sys.executable, "-m", "pref_interface.review", "--load_prefs_dir", str(path), "--web"],
-                                cwd=REPO, stdout=f, stderr=subprocess.STDOUT, start_new_session=True,
-                                preexec_fn=default_sigint)
+    review = Review(path, out, timeout=180)
     try:
-        deadline = time.monotonic() + 180
-        while not (m := re.search(r"review in a browser: (\S+)", out.read_text())):
-            assert proc.poll() is None and time.monotonic() < deadline, out.read_text()
-            time.sleep(0.2)
         with chromium() as driver:
-            Person(driver, m.group(1))
+            Person(driver, review.address)
             deadline = time.monotonic() + 180
             while not driver.execute_script("return document.body.dataset.frame || ''"):
                 assert time.monotonic() < deadline, "the review page drew no frame"
@@ -361,11 +376,9 @@ def test_the_review_page_shows_a_persons_mujoco_clips_drawn_from_their_kept_stat
             text, url = driver.execute_script("return [document.body.dataset.frame, "
                                               "document.getElementById('left').toDataURL('image/png')]")
             chosen = int(driver.execute_script("return document.body.dataset.chosen"))
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=60) == 0, out.read_text()
+        review.ctrl_c(timeout=60)
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+        review.kill()
     assert "Traceback" not in out.read_text()
     import base64
     import io
