@@ -19,7 +19,9 @@ from pref_interface.shown_pairs import ShownPair
 T = 12  # Hopper steps per clip: 3 frames drawn (every 5th state: 25 a second of the task's 125)
 
 
-def hopper_segment(seed: int) -> Segment:
+def hopper_segment(seed: int, steps: int = T, states: bool = True) -> Segment:
+    """A random-action Hopper clip as the policy sends it where a person labels: (steps, D + A) float32, no frames,
+    and its recorded states (or none, as an oracle's run records). tests/test_review_mujoco.py uses it too."""
     import gymnasium as gym
 
     from envs.mujoco_state import record_state
@@ -27,15 +29,15 @@ def hopper_segment(seed: int) -> Segment:
     env = gym.make("Hopper-v5")
     obs, _ = env.reset(seed=seed)
     env.action_space.seed(seed)
-    xs, states = [], []
-    for _ in range(T):
+    xs, recorded = [], []
+    for _ in range(steps):
         action = env.action_space.sample()
-        states.append(record_state(env))
+        recorded.append(record_state(env))
         xs.append(np.concatenate([obs, action]).astype(np.float32))
         obs, *_ = env.step(action)
     env.close()
-    return Segment(np.array(xs), np.zeros((T, 0, 0), np.uint8), np.full(T, seed, np.float32), "Hopper-v5", 0, seed,
-                   np.array(states)).check()
+    return Segment(np.array(xs), np.zeros((steps, 0, 0), np.uint8), np.full(steps, seed, np.float32), "Hopper-v5", 0,
+                   seed, np.array(recorded) if states else None).check()
 
 
 def interface(tmp_path, segments):

@@ -15,24 +15,10 @@ T = 30  # Hopper steps per clip: 6 frames drawn (every 5th state)
 
 
 def hopper_segment(seed: int, states: bool = True) -> Segment:
-    """A random-action Hopper clip as the policy sends it where a person labels: (T, D + A) float32, no frames, and
-    its recorded states (or none, as an oracle's run records)."""
-    import gymnasium as gym
+    """A random-action Hopper clip of T steps (test_mujoco_labelling.py's), with its recorded states or none."""
+    from test_mujoco_labelling import hopper_segment as clip
 
-    from envs.mujoco_state import record_state
-
-    env = gym.make("Hopper-v5")
-    obs, _ = env.reset(seed=seed)
-    env.action_space.seed(seed)
-    xs, recorded = [], []
-    for _ in range(T):
-        action = env.action_space.sample()
-        recorded.append(record_state(env))
-        xs.append(np.concatenate([obs, action]).astype(np.float32))
-        obs, *_ = env.step(action)
-    env.close()
-    return Segment(np.array(xs), np.zeros((T, 0, 0), np.uint8), np.full(T, seed, np.float32), "Hopper-v5", 0, seed,
-                   np.array(recorded) if states else None).check()
+    return clip(seed, T, states)
 
 
 def hopper_db(path, states: bool = True):
