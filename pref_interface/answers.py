@@ -32,6 +32,20 @@ LOOP_PAUSE_FRAMES = 4  # the last frame stays this many ticks before the clips s
 REPEAT_GUARD_S = 0.2  # a second press of the same answer key this soon is ignored (see gui.keyPressEvent)
 
 
+def why_no_pair(iface, pending: int, given: str = "given") -> str:
+    """What the window or the page says while it has no pair to show: ``iface`` the person's
+    pref_interface.process.PrefInterface, ``pending`` the answers held or on screen that the schedule counts,
+    ``given`` how the labels already counted are named ("given or on a page" on the page)."""
+    if iface.n_drawing:
+        return "drawing the robot's clips\u2026"
+    if len(iface.pool) < 2:
+        return "waiting for clips from the agent\u2026"
+    if iface.given + len(iface.outbox) + pending >= iface.allowed:
+        return (f"all {iface.allowed} labels that the label schedule allows so far are {given}: "
+                f"more pairs come as the agent trains\u2026")
+    return "every pair of the clips at hand was asked: waiting for new clips from the agent\u2026"
+
+
 @dataclass(frozen=True)
 class Answer:
     pair: tuple[Segment, Segment]

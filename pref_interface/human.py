@@ -18,19 +18,10 @@ from __future__ import annotations
 
 import time
 
+from pref_interface.answers import why_no_pair
+
 PAIRS_AHEAD = 3  # pairs chosen ahead of the person: the next pair shows at once, and is never stale by much
 TICK_MS = 30
-
-
-def _why_no_pair(iface, pairs) -> str:
-    if iface.n_drawing:
-        return "drawing the robot's clips\u2026"
-    if len(iface.pool) < 2:
-        return "waiting for clips from the agent\u2026"
-    if iface.given + len(iface.outbox) + pairs.n_pending >= iface.allowed:
-        return (f"all {iface.allowed} labels that the label schedule allows so far are given: "
-                f"more pairs come as the agent trains\u2026")
-    return "every pair of the clips at hand was asked: waiting for new clips from the agent\u2026"
 
 
 def label_in_window(iface, log=print, hold_s: float = 5.0) -> dict:
@@ -108,7 +99,7 @@ class LabellingLoop:
                 self.first_pair_logged = True
                 self.log("[prefs] first pair on screen", flush=True)
             if pairs.current is None:
-                window.set_waiting_text(_why_no_pair(iface, pairs))
+                window.set_waiting_text(why_no_pair(iface, pairs.n_pending))
             if iface.drawer is not None:  # the render worker's priority follows the person's need (clip_drawer)
                 iface.drawer.need(pairs.current is None, max(0, pairs.n_waiting - 1))
             iface.flush(block=False)

@@ -49,7 +49,7 @@ import threading
 import time
 from pathlib import Path
 
-from pref_interface.answers import ANSWER_TEXT, ANSWERS, FPS, LOOP_PAUSE_FRAMES, REPEAT_GUARD_S, PairQueue
+from pref_interface.answers import ANSWER_TEXT, ANSWERS, FPS, LOOP_PAUSE_FRAMES, REPEAT_GUARD_S, PairQueue, why_no_pair
 from pref_interface.shown_pairs import frame_seconds, shown_clips
 from pref_interface.web_server import (
     BadRequest,
@@ -233,17 +233,6 @@ class WebLabeller:
         page.seen = time.monotonic()
         return page
 
-    def _why_no_pair(self) -> str:
-        iface = self.iface
-        if iface.n_drawing:
-            return "drawing the robot's clips\u2026"
-        if len(iface.pool) < 2:
-            return "waiting for clips from the agent\u2026"
-        if iface.given + len(iface.outbox) + self.pending >= iface.allowed:
-            return (f"all {iface.allowed} labels that the label schedule allows so far are given or on a page: "
-                    f"more pairs come as the agent trains\u2026")
-        return "every pair of the clips at hand was asked: waiting for new clips from the agent\u2026"
-
     def labels_to_go(self) -> tuple[int, float | None]:
         """(labels the schedule plans that no one has given yet, about how many seconds they take at the pace of
         this page's people so far: the labels given here (answers, not "can't tell", held ones included) over the
@@ -263,7 +252,8 @@ class WebLabeller:
         status = {"db_size": None if self.db_size is None else int(self.db_size.value),
                   "predictor_version": None if self.predictor_version is None else int(self.predictor_version.value)}
         to_go, eta_s = self.labels_to_go()
-        return {"pairs": shown, "waiting_text": "" if shown else self._why_no_pair(), "message": message,
+        waiting_text = "" if shown else why_no_pair(iface, self.pending, given="given or on a page")
+        return {"pairs": shown, "waiting_text": waiting_text, "message": message,
                 "labels_to_go": to_go, "eta_s": None if eta_s is None else round(eta_s, 1),
                 "can_undo": pairs.held is not None, "held": None if pairs.held is None else pairs.held.pair.number,
                 "labels_given": iface.given, "labels_allowed": iface.allowed,

@@ -154,6 +154,24 @@ def test_cant_tell_does_not_hold_back_the_next_pair():
     assert [a.mu for a in pairs.take_ready()] == [None, MU_LEFT] and pairs.n_pending == 0
 
 
+def test_the_waiting_text_says_why_no_pair_is_shown_in_the_window_and_on_the_page():
+    """pref_interface.answers.why_no_pair, which the window and the page both show: drawing first, then too few
+    clips, then the schedule's limit (counting the labels given, sent, and pending), then every pair asked."""
+    from types import SimpleNamespace
+
+    from pref_interface.answers import why_no_pair
+
+    iface = SimpleNamespace(n_drawing=1, pool=[1, 2, 3], given=3, outbox=[1], allowed=5)
+    assert why_no_pair(iface, pending=0).startswith("drawing the robot's clips")
+    iface.n_drawing, iface.pool = 0, [1]
+    assert why_no_pair(iface, pending=0).startswith("waiting for clips from the agent")
+    iface.pool = [1, 2, 3]
+    assert why_no_pair(iface, pending=0).startswith("every pair of the clips at hand was asked")  # 3 + 1 + 0 < 5
+    assert why_no_pair(iface, pending=1).startswith("all 5 labels that the label schedule allows so far are given:")
+    assert why_no_pair(iface, pending=1, given="given or on a page").startswith(
+        "all 5 labels that the label schedule allows so far are given or on a page:")
+
+
 def test_space_replays_both_clips_from_the_start(app):
     pairs = PairQueue()
     pairs.add((seg(1), seg(2)))
