@@ -1,3 +1,4 @@
+import threading
 from dataclasses import replace
 
 import numpy as np
@@ -192,24 +193,13 @@ def _trainer(tmp_path, target, returns, successes=lambda i: True, reward_source=
     return trainer, logger
 
 
-class _Flag:
-    def __init__(self):
-        self.on = False
-
-    def set(self):
-        self.on = True
-
-    def is_set(self):
-        return self.on
-
-
 def test_the_trainer_reads_its_ports_and_asks_its_observers(tmp_path):
     """The stop event (ports.stop_event) ends training; random play pauses while ports.random_play_over is set
     or an observer holds it back; an observer that paces is asked before each update, one that does not never."""
     from drlhp.policy.trainer import RolloutObserver
     from drlhp.runtime.ports import PolicyPorts
 
-    stop, over = _Flag(), _Flag()
+    stop, over = threading.Event(), threading.Event()
 
     class Pace(RolloutObserver):
         paces = True

@@ -3,6 +3,7 @@ x_t = (raw o_t, clipped a_t) cut by SegmentCutter, and PPO's policy process (drl
 reward source: the initial policy plays without learning before the first weights, segments carry the task's
 reward, and PPO trains on the source's rewards after."""
 import queue
+import threading
 from dataclasses import replace
 
 import numpy as np
@@ -67,17 +68,6 @@ class _Flow:
 
     def step_limit(self):
         return None
-
-
-class _Flag:
-    def __init__(self):
-        self.on = False
-
-    def set(self):
-        self.on = True
-
-    def is_set(self):
-        return self.on
 
 
 class _SpyReward:
@@ -185,7 +175,7 @@ def test_ppo_plays_without_learning_before_the_first_weights_and_only_while_segm
     from drlhp.runtime.run_record import RunRecord
     from envs.fixed_length import any_vector_env
 
-    cfg, stop = _cfg(), _Flag()
+    cfg, stop = _cfg(), threading.Event()
     ports = _ports(6, stop_event=stop)
 
     class StopWhenHeld(RolloutObserver):
