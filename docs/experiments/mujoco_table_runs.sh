@@ -16,6 +16,10 @@
 #                                                         penalty-1400-random (the preference arms ask random pairs,
 #                                                         as its seeds 0-1 did before H34), and their random-penalty
 #                                                         rows
+#   bash docs/experiments/mujoco_table_runs.sh penalty TASK [SEED...]  the fall rule on one more task (H45): arms
+#                                                         penalty-baseline and penalty-1400 (the preset's pairs,
+#                                                         --fall_rule penalty) beside the table's baseline and 1400
+#                                                         (reset); seeds 0 1
 #   bash docs/experiments/mujoco_table_runs.sh entropy [SEED...]  H27 (tuning both arms alike): the grid {0, 0.01}
 #                                                         of --ppo_ent_coef on both arms, Hopper and Walker2d:
 #                                                         arms baseline-ent01 and 1400-ent0-random beside the
@@ -96,6 +100,12 @@ case ${1:-} in
         suffix=-random PREFS_FLAGS="--query_selection random" run_one "$task" "$arm" "$seed"
       done
     done; done ;;
+  penalty)
+    task=${2:?usage: mujoco_table_runs.sh penalty TASK [SEED...]}; shift 2; seeds=("$@")
+    [ ${#seeds[@]} -gt 0 ] || seeds=(0 1)
+    for seed in "${seeds[@]}"; do
+      for arm in baseline 1400 penalty-baseline penalty-1400; do run_one "$task" "$arm" "$seed"; done
+    done ;;
   entropy)
     shift; seeds=("$@"); [ ${#seeds[@]} -gt 0 ] || seeds=(0 1)
     for seed in "${seeds[@]}"; do for task in Hopper-v5 Walker2d-v5; do
