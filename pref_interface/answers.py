@@ -6,6 +6,8 @@
     take_ready()     answers that are final: to send (mu) or to discard (None)
     flush()          at exit: the held answer is final too
 
+why_no_pair(iface, pending) is the line the window and the page both show while no pair is on screen.
+
 Undo, and why answers are held: a preference that has reached the reward predictor cannot be taken
 back (it may already be in a training batch). So the newest answer is held here, not sent, until the
 person gives the next answer or ``hold_s`` seconds pass (5 s: long enough to notice a slip of the
