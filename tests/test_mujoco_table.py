@@ -266,6 +266,16 @@ exit 0
     runs = [c for c in log.read_text().splitlines() if c.startswith("run.py")]
     assert sum("--n_initial_prefs 43 --n_labels 132" in c for c in runs) == 2 * 3  # 175 labels
     assert sum("--n_initial_prefs 87 --n_labels 263" in c for c in runs) == 2 * 3  # 350
+    log.unlink()
+    subprocess.run(["bash", str(script), "arm", "InvertedDoublePendulum-v5", "equal", "0", "1"], check=True, env=env,
+                   capture_output=True, text=True)
+    calls = log.read_text().splitlines()
+    runs = [c for c in calls if c.startswith("run.py")]
+    assert len(runs) == 2 and all("--oracle_equal_threshold 0.1" in c and "InvertedDoublePendulum-v5" in c
+                                  for c in runs)
+    assert [c.split("--seed ")[1].split()[0] for c in runs] == ["0", "1"]
+    assert sum("--arm equal" in c for c in calls) == 2
+    assert subprocess.run(["bash", str(script), "arm", "Hopper-v5"], env=env, capture_output=True).returncode != 0
     assert bad_usage(script, env) == 2
 
 

@@ -32,6 +32,9 @@
 #   bash docs/experiments/mujoco_table_runs.sh efficiency label efficiency (issue 39): Hopper and HalfCheetah,
 #                                                         arms 175 and 350, seeds 0-2 (700 and 1400 are the
 #                                                         table's own cells)
+#   bash docs/experiments/mujoco_table_runs.sh arm TASK ARM [SEED...]  one arm of any recipe below on one task
+#                                                         (seeds 0 1 2 unless named), e.g. H47's arm equal on
+#                                                         InvertedDoublePendulum-v5
 #   bash docs/experiments/mujoco_table_runs.sh teachers   imperfect teachers (issue 39): Hopper and Walker2d, 1,400
 #                                                         labels, arms mistake10 (--oracle_mistake_rate 0.1) and
 #                                                         equal (--oracle_equal_threshold 0.1), seeds 0-2 (the
@@ -124,9 +127,13 @@ case ${1:-} in
     for seed in 0 1 2; do for task in Hopper-v5 HalfCheetah-v5; do for arm in baseline 1400 700 350 175; do
       run_one "$task" "$arm" "$seed"
     done; done; done ;;
+  arm)
+    task=${2:?usage: mujoco_table_runs.sh arm TASK ARM [SEED...]}; arm=${3:?usage: mujoco_table_runs.sh arm TASK ARM [SEED...]}
+    shift 3; seeds=("$@"); [ ${#seeds[@]} -gt 0 ] || seeds=(0 1 2)
+    for seed in "${seeds[@]}"; do run_one "$task" "$arm" "$seed"; done ;;
   teachers)
     for seed in 0 1 2; do for task in Hopper-v5 Walker2d-v5; do for arm in baseline 1400 mistake10 equal; do
       run_one "$task" "$arm" "$seed"
     done; done; done ;;
-  *) echo "usage: bash docs/experiments/mujoco_table_runs.sh table|standard|falls|entropy|queries|efficiency|teachers" >&2; exit 2 ;;
+  *) echo "usage: bash docs/experiments/mujoco_table_runs.sh table|standard|falls|entropy|queries|efficiency|teachers|arm" >&2; exit 2 ;;
 esac
