@@ -371,3 +371,31 @@ def test_predictor_pace_reports_pair_updates_per_second_from_the_first_update():
     assert 64 / 1.0 < rate <= 64 / 0.2, rate  # 64 pair-updates in 0.2 s (and less than a second more)
     assert pace.metrics()["feed/pair_updates_per_s"] > 0
     assert 0 < pace.summary()["pair_updates_per_s"] <= 320
+
+
+def test_fall_figures_give_the_fall_in_each_rewards_own_standard_deviation():
+    """FallFigures (issue 38, H47): the training reward and the oracle's on fall steps, less their mean on the other
+    steps, in the standard deviation of those steps; their ratio is the share of the fall's size the policy is paid.
+    No figure without a fall or in random play; each interval starts afresh."""
+    from drlhp.policy.fall_figures import FallFigures
+
+    rng = np.random.default_rng(0)
+    fell = np.zeros((64, 4), bool)
+    fell[[10, 40], [1, 3]] = True
+    oracle = rng.normal(3.0, 1.0, (64, 4))
+    oracle[fell] -= 100.0
+    paid = rng.normal(0.0, 0.05, (64, 4))
+    paid[fell] -= 0.1  # a cheap learned fall: 2 of its standard deviations
+    figures = FallFigures()
+    rollout = type("R", (), {"rewards": paid, "true_rewards": oracle, "fell": fell})()
+    figures.on_rollout(rollout, None)
+    out = figures.metrics()
+    rest = ~fell
+    want = (paid[fell].mean() - paid[rest].mean()) / paid[rest].std()
+    assert out["reward/fall_steps"] == 2 and np.isclose(out["reward/fall_sd"], want)
+    assert -110 < out["oracle/fall_sd"] < -90 and -3.5 < out["reward/fall_sd"] < -0.5
+    assert np.isclose(out["reward/fall_share"], out["reward/fall_sd"] / out["oracle/fall_sd"])
+    assert figures.metrics() == {}  # a new interval
+    figures.on_rollout(type("R", (), {"rewards": None, "true_rewards": oracle, "fell": fell})(), None)  # random play
+    figures.on_rollout(type("R", (), {"rewards": paid, "true_rewards": oracle, "fell": rest & False})(), None)
+    assert figures.metrics() == {}

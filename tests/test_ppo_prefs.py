@@ -320,6 +320,14 @@ def test_the_diagnostic_fall_cost_charges_the_fall_steps_and_nothing_else():
     assert fall_steps.sum() >= 2
     np.testing.assert_array_equal(paid.rewards, np.where(fall_steps, -6.0, 0.0).astype(np.float32))
     assert paid.falls is None  # the clips' fall flags stay where a person labels (with the states)
+    np.testing.assert_array_equal(paid.fell, fall_steps)  # every step's, for FallFigures
+    from drlhp.policy.fall_figures import FallFigures
+
+    figures = FallFigures()
+    figures.on_rollout(paid, None)
+    out = figures.metrics()
+    assert out["reward/fall_steps"] == fall_steps.sum() and out["oracle/fall_sd"] < -10
+    assert "reward/fall_sd" not in out  # the paid reward is 0 on every other step: no spread to measure it in
 
 
 def test_the_diagnostic_fall_cost_is_refused_where_nothing_learns_from_preferences():

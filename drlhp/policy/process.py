@@ -341,6 +341,7 @@ def run_ppo_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, 
     """run_policy on a Box-action env (drlhp.policy.ppo.prefs): PPO on the predictor's reward until the budget or
     the stop event; returns the summary figures (``ports``, ``fixed_weights`` as run_policy's). Its envs are made
     with --oracle_goal's goal's ``gym.make`` kwargs, if the run has a goal."""
+    from drlhp.policy.fall_figures import FallFigures
     from drlhp.policy.ppo.prefs import BoxSegments, predictor_shape, states_to_record
     from drlhp.policy.ppo.trainer import PPOTrainer, build_ppo
     from drlhp.policy.reward_source import PredictedReward
@@ -363,7 +364,7 @@ def run_ppo_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, 
         register_compact_pickling()  # segments leave this process without what the receiver can rebuild
         logger = MetricsLogger(run_dir)
         n_state = states_to_record(cfg, envs)  # a person labels MuJoCo clips: each step's state, to draw them from
-        observers = [SegmentFeed(cfg, BoxSegments(cfg.ppo.n_envs, shape, n_state), reward, ports)]
+        observers = [SegmentFeed(cfg, BoxSegments(cfg.ppo.n_envs, shape, n_state), reward, ports), FallFigures()]
         if ports.pair_updates is not None:
             observers.append(PredictorPace(cfg.reward.updates_per_step, ports))
         if ports.segment_flow is not None:

@@ -133,6 +133,11 @@ class PaidRollout:
         return self.rollout.falls
 
     @property
+    def fell(self) -> np.ndarray | None:
+        """(T, N) bool: info["fell"] of every step (drlhp.policy.fall_figures reads it)."""
+        return self.rollout.fell
+
+    @property
     def dones(self) -> np.ndarray:
         return self.rollout.dones
 
