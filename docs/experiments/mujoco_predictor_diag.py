@@ -9,7 +9,8 @@ saved predictor (SavedPredictor, centring off; the reward as PPO got it before P
 ensemble's normalized mean, standard deviation 0.05 on its normalization set):
 
 * per policy: mean predicted episode return and mean true (oracle) return, falls per episode;
-* correlation of predicted vs true over all steps, over 188-step clips, and the share of random clip pairs
+* correlation of predicted vs true over all steps, over the task's clips (MUJOCO_CLIP_STEPS: Hopper 188 steps),
+  and the share of random clip pairs
   (true returns differing by >= 10) the predictor orders as the oracle does;
 * the implicit fall penalty: least squares over clips, pred = a * (true return without fall penalty) + b * falls + c;
   -b / a is what one fall costs in the oracle's units as the predictor sees it (the oracle: 100);
@@ -27,12 +28,12 @@ from pathlib import Path
 
 import numpy as np
 
+from drlhp.config.presets import MUJOCO_CLIP_STEPS
 from drlhp.learned_reward import SavedPredictor
 from drlhp.policy.checkpoint import load_policy_checkpoint
 from drlhp.policy.watch import BoxMeanPolicy
 from envs.fixed_length import any_vector_env
 
-CLIP = 188
 FALL_CUT = -50.0  # a step's task reward below this is a fall (the penalty 100; no other step goes near it)
 
 p = argparse.ArgumentParser()
@@ -47,6 +48,7 @@ p.add_argument(
     "--checkpoint", action="append", default=[], help="extra NAME=PATH policy checkpoints (a milestone file, say)"
 )
 args = p.parse_args()
+CLIP = MUJOCO_CLIP_STEPS[args.env]  # the task's clip, as its preference runs cut them (Hopper 188, the pendulums 30)
 
 root = Path(args.root) / args.env
 runs = sorted(d.name for d in root.iterdir() if (d / "config.json").is_file() and "penalty" not in d.name)
