@@ -32,7 +32,9 @@ the step left the task's healthy range) depends on its rule, ``fall_rule`` (``--
   on from where the robot lies, and the robot gets up if it can (a step back inside the range costs nothing).
   gymnasium's -v5 tasks recompute their end condition from the state at every step, so "the wrapped env says
   terminated" is "this step is out of range" under this rule too. The policy and the predictor see the fallen
-  robot;
+  robot. With ``fall_hold_steps`` H > 0 (``--fall_hold_steps``; issue 38's H48: a fall that lasts, then a reset),
+  a robot out of range H steps in a row is then put back as the reset rule puts it back (its fallen observation in
+  ``info["fall_observation"]``): each fall lasts at most H charged steps, and the episode keeps teaching;
 * ``"end"``: no fixed length, the episode ends at a fall as gymnasium ends it (``PassThrough``, the reward keys
   added, ``fell`` True on the last step). Not the paper's: it is for PPO paid gymnasium's standard reward in
   gymnasium's own episodes, the measure published PPO figures use (the MuJoCo table's side column);
@@ -158,17 +160,21 @@ class FixedLength(gym.Wrapper):
     """
 
     def __init__(self, env: gym.Env, fall_penalty: float = FALL_PENALTY, rule: str = "reset",
-                 step_penalty: float = FALL_STEP_PENALTY):
+                 step_penalty: float = FALL_STEP_PENALTY, hold_steps: int = 0):
         super().__init__(env)
         if fall_penalty < 0 or step_penalty < 0:
             raise ValueError(f"fall penalties must be >= 0 (a cost), got {fall_penalty} and {step_penalty}")
         if rule not in ("reset", "penalty", "none"):
             raise ValueError(f"FixedLength's fall rule {rule!r}: not reset, penalty or none (\"end\" is PassThrough)")
+        if hold_steps < 0 or (hold_steps and rule != "penalty"):
+            raise ValueError(f"hold_steps {hold_steps}: a count >= 0, and only under the penalty rule (not {rule!r})")
         self.fall_penalty, self.rule, self.step_penalty = float(fall_penalty), rule, float(step_penalty)
+        self.hold_steps = int(hold_steps)
         self.falls = 0  # steps of this episode out of the healthy range (the reset rule: falls)
+        self.lying = 0  # the penalty rule: steps out of range in a row, up to this one (hold_steps puts it back)
 
     def reset(self, **kwargs):
-        self.falls = 0
+        self.falls = self.lying = 0
         return self.env.reset(**kwargs)
 
     def step(self, action):
@@ -186,6 +192,13 @@ class FixedLength(gym.Wrapper):
                 obs, _ = self.env.unwrapped.reset()  # the env's own generator: no seed, so no reseeding
             else:
                 cost = self.step_penalty  # the robot stays where it lies; the next step starts from there
+                self.lying += 1
+                if self.hold_steps and self.lying >= self.hold_steps:  # it has lain long enough: put back
+                    info["fall_observation"] = obs
+                    obs, _ = self.env.unwrapped.reset()
+                    self.lying = 0
+        else:
+            self.lying = 0  # in range (never fell, or got up by itself)
         info["reward_standard"] = standard
         info["reward_env"] = standard - cost
         info["reward_task"] = standard + _control_cost(info) - cost
@@ -223,7 +236,7 @@ def episode_length(env_id: str) -> int:
 
 
 def describe(env_id: str, fall_penalty: float = FALL_PENALTY, make_kwargs: dict | None = None, *,
-             fall_rule: str = "reset", fall_step_penalty: float = FALL_STEP_PENALTY) -> str:
+             fall_rule: str = "reset", fall_step_penalty: float = FALL_STEP_PENALTY, fall_hold_steps: int = 0) -> str:
     """One line for the start of a run and its record: what this module does to ``env_id``'s episodes
     (made with ``make_kwargs``: a goal's ``terminate_when_unhealthy=False`` means no fall ever ends them);
     ValueError where ``fall_rule`` cannot apply (``fall_rule_problem``: run.py has refused it before)."""
@@ -243,6 +256,11 @@ def describe(env_id: str, fall_penalty: float = FALL_PENALTY, make_kwargs: dict 
     if env_id in FALLING_ENV_IDS and fall_rule == "end":
         return (f"{env_id}: --fall_rule end: episodes end at a fall as gymnasium ends them (at most {length:,} steps; "
                 f"gymnasium's own episodes, not the paper's fixed-length ones)")
+    if env_id in FALLING_ENV_IDS and fall_rule == "penalty" and fall_hold_steps:
+        return (f"{env_id}: fixed-length episodes of {length:,} steps; --fall_rule penalty --fall_hold_steps "
+                f"{fall_hold_steps}: every step out of the healthy range costs {fall_step_penalty:g} reward, and a "
+                f"robot out of range {fall_hold_steps} steps in a row is put back at a start state; the episode "
+                f"goes on")
     if env_id in FALLING_ENV_IDS and fall_rule == "penalty":
         return (f"{env_id}: fixed-length episodes of {length:,} steps; --fall_rule penalty: every step out of the "
                 f"healthy range costs {fall_step_penalty:g} reward, nothing is put back, the episode goes on (the "
@@ -254,11 +272,12 @@ def describe(env_id: str, fall_penalty: float = FALL_PENALTY, make_kwargs: dict 
 
 
 def fixed_length_env(env_id: str, fall_penalty: float = FALL_PENALTY, *, fall_rule: str = "reset",
-                     fall_step_penalty: float = FALL_STEP_PENALTY, **make_kwargs) -> gym.Env:
+                     fall_step_penalty: float = FALL_STEP_PENALTY, fall_hold_steps: int = 0, **make_kwargs) -> gym.Env:
     """``gym.make(env_id, **make_kwargs)`` (e.g. a goal's ``terminate_when_unhealthy=False``, with which
     Hopper-v5 never ends early: a flip is no fall) with fixed-length episodes (``FixedLength``) or, for a task
     that never ends early, ``PassThrough``; ValueError for an id in neither table (say which it is before
-    running it here). ``fall_rule``, ``fall_step_penalty``: what a fall does (the module's docstring)."""
+    running it here). ``fall_rule``, ``fall_step_penalty``, ``fall_hold_steps``: what a fall does (the module's
+    docstring)."""
     if env_id not in FALLING_ENV_IDS and env_id not in NEVER_ENDING_ENV_IDS:
         raise ValueError(f"{env_id}: not known to envs/fixed_length.py; tasks that end on a fall: "
                          f"{', '.join(FALLING_ENV_IDS)}; tasks that never end early: {', '.join(NEVER_ENDING_ENV_IDS)}")
@@ -269,26 +288,29 @@ def fixed_length_env(env_id: str, fall_penalty: float = FALL_PENALTY, *, fall_ru
         raise ValueError(problem)
     env = gym.make(env_id, **make_kwargs)
     if env_id in FALLING_ENV_IDS and fall_rule != "end":
-        return FixedLength(env, fall_penalty, fall_rule, fall_step_penalty)
+        return FixedLength(env, fall_penalty, fall_rule, fall_step_penalty, fall_hold_steps)
     return PassThrough(env)
 
 
 def fixed_length_vector_env(env_id: str, n_envs: int, fall_penalty: float = FALL_PENALTY, *, fall_rule: str = "reset",
-                            fall_step_penalty: float = FALL_STEP_PENALTY, **make_kwargs) -> gym.vector.SyncVectorEnv:
+                            fall_step_penalty: float = FALL_STEP_PENALTY, fall_hold_steps: int = 0,
+                            **make_kwargs) -> gym.vector.SyncVectorEnv:
     """``n_envs`` copies of ``fixed_length_env`` in one gymnasium ``SyncVectorEnv``, resetting in the same step
     (an episode's last observation in ``info["final_obs"]``; the one returned is the next episode's first)."""
     fns = [lambda: fixed_length_env(env_id, fall_penalty, fall_rule=fall_rule, fall_step_penalty=fall_step_penalty,
-                                    **make_kwargs) for _ in range(n_envs)]
+                                    fall_hold_steps=fall_hold_steps, **make_kwargs) for _ in range(n_envs)]
     return gym.vector.SyncVectorEnv(fns, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
 
 
 def any_vector_env(env_id: str, n_envs: int, fall_penalty: float = FALL_PENALTY, *, fall_rule: str = "reset",
-                   fall_step_penalty: float = FALL_STEP_PENALTY, **make_kwargs) -> gym.vector.SyncVectorEnv:
+                   fall_step_penalty: float = FALL_STEP_PENALTY, fall_hold_steps: int = 0,
+                   **make_kwargs) -> gym.vector.SyncVectorEnv:
     """``fixed_length_vector_env`` for a task in this module's tables; any other gymnasium id as gymnasium ends
     its episodes (``PassThrough``: the reward keys added, nothing changed; ``describe`` says so)."""
     if env_id in FALLING_ENV_IDS or env_id in NEVER_ENDING_ENV_IDS:
         return fixed_length_vector_env(env_id, n_envs, fall_penalty, fall_rule=fall_rule,
-                                       fall_step_penalty=fall_step_penalty, **make_kwargs)
+                                       fall_step_penalty=fall_step_penalty, fall_hold_steps=fall_hold_steps,
+                                       **make_kwargs)
     problem = fall_rule_problem(env_id, fall_rule)
     if problem:
         raise ValueError(problem)

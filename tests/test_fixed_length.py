@@ -348,3 +348,48 @@ def test_a_run_with_the_none_rule_where_the_range_is_the_task_is_one_line_exit_2
         "InvertedPendulum-v5 the range is the task itself (its reward pays for staying in it): use --fall_rule "
         "reset, penalty or end"]
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("env_id", ["Hopper-v5", "InvertedDoublePendulum-v5"])
+def test_under_the_penalty_rule_with_a_hold_a_robot_lies_its_steps_then_is_put_back(env_id):
+    """--fall_hold_steps H (issue 38, H48): a scripted fall, then H steps out of range, each charged the step
+    penalty and flagged, the robot where it lies; on the H-th the fallen observation goes to info and a start state
+    comes back, in range; the episode keeps its fixed length and the count starts again at the next fall."""
+    hold = 7
+    env = fixed_length_env(env_id, fall_rule="penalty", fall_hold_steps=hold)
+    env.reset(seed=0)
+    _fallen_pose(env_id, env)
+    zero = np.zeros(env.action_space.shape, np.float32)
+    infos = []
+    for _ in range(hold):
+        obs, reward, terminated, truncated, info = env.step(zero)
+        infos.append(info)
+        assert not terminated and info["fell"]
+        assert info["reward_env"] == pytest.approx(info["reward_standard"] - FALL_STEP_PENALTY)
+    assert all("fall_observation" not in i for i in infos[:-1])  # lying there: not put back
+    assert "fall_observation" in infos[-1] and not np.allclose(infos[-1]["fall_observation"], obs)
+    assert not _out_of_range(env_id, env)  # put back at a start state
+    assert infos[-1]["falls"] == hold
+    steps = hold
+    while True:
+        _, _, terminated, truncated, info = env.step(zero)
+        steps += 1
+        assert not terminated
+        if truncated:
+            break
+    assert steps == episode_length(env_id)
+
+
+def test_a_hold_is_described_and_refused_outside_the_penalty_rule(cli, tmp_path):
+    from drlhp.config.ppo import PPOConfig
+
+    assert "out of range 50 steps in a row is put back" in describe("Hopper-v5", fall_rule="penalty",
+                                                                     fall_hold_steps=50)
+    assert fixed_length_env("Hopper-v5", **PPOConfig(fall_rule="penalty", fall_hold_steps=50).falls).hold_steps == 50
+    with pytest.raises(ValueError, match="hold_steps"):
+        fixed_length_env("Hopper-v5", fall_hold_steps=50)  # the reset rule puts back at once
+    proc = cli("train_policy_with_original_rewards", "--env", "Hopper-v5", "--fall_hold_steps", "50",
+               "--run_dir", tmp_path / "run")
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines() == [
+        "run.py: error: --fall_hold_steps puts a fallen robot back under --fall_rule penalty only (this run's: reset)"]
+    assert not (tmp_path / "run").exists()

@@ -276,6 +276,14 @@ exit 0
     assert [c.split("--seed ")[1].split()[0] for c in runs] == ["0", "1"]
     assert sum("--arm equal" in c for c in calls) == 2
     assert subprocess.run(["bash", str(script), "arm", "Hopper-v5"], env=env, capture_output=True).returncode != 0
+    log.unlink()
+    subprocess.run(["bash", str(script), "hold", "InvertedDoublePendulum-v5", "0"], check=True, env=env,
+                   capture_output=True, text=True)
+    runs = [c for c in log.read_text().splitlines() if c.startswith("run.py")]
+    hold = [c for c in runs if "--fall_rule penalty --fall_hold_steps 100" in c]
+    assert len(runs) == 4 and len(hold) == 2  # the table's baseline and 1400 beside H48's two arms
+    assert any("--no-ppo_control_cost" in c and "hold-baseline-seed-0" in c for c in hold)
+    assert any("--n_initial_prefs 350 --n_labels 1050" in c and "hold-1400-seed-0" in c for c in hold)
     assert bad_usage(script, env) == 2
 
 

@@ -36,8 +36,9 @@ for run_dir in args.run_dirs:
     if (run_dir, rule) in done:
         continue
     arrays, meta = load_policy_checkpoint(run_dir)
+    hold = cfg["ppo"].get("fall_hold_steps", 0) if rule == "penalty" else 0  # H48's rule: the run's own hold
     env = fixed_length_env(cfg["env"], cfg["ppo"].get("fall_penalty", 100.0), fall_rule=rule,
-                           fall_step_penalty=cfg["ppo"].get("fall_step_penalty", 1.0))
+                           fall_step_penalty=cfg["ppo"].get("fall_step_penalty", 1.0), fall_hold_steps=hold)
     space = env.action_space
     policy = BoxMeanPolicy(arrays, env.observation_space.shape[0], space.low, space.high, cfg["ppo"]["obs_clip"])
     std = np.exp(np.asarray(arrays["weight_12"], np.float64))  # the state-independent log std

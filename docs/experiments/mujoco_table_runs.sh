@@ -20,6 +20,10 @@
 #                                                         penalty-baseline and penalty-1400 (the preset's pairs,
 #                                                         --fall_rule penalty) beside the table's baseline and 1400
 #                                                         (reset); seeds 0 1
+#   bash docs/experiments/mujoco_table_runs.sh hold TASK [SEED...]  H48, a fall that lasts, then a reset: arms
+#                                                         hold-baseline and hold-1400 (--fall_rule penalty
+#                                                         --fall_hold_steps 100) beside the table's baseline and
+#                                                         1400 (reset); seeds 0 1
 #   bash docs/experiments/mujoco_table_runs.sh entropy [SEED...]  H27 (tuning both arms alike): the grid {0, 0.01}
 #                                                         of --ppo_ent_coef on both arms, Hopper and Walker2d:
 #                                                         arms baseline-ent01 and 1400-ent0-random beside the
@@ -64,14 +68,17 @@ run_one() {  # TASK ARM SEED: run (or resume) it unless it is recorded finished,
     baseline) args=(train_policy_with_original_rewards --no-ppo_control_cost ${BASELINE_FLAGS:-}) ;;
     penalty-baseline) args=(train_policy_with_original_rewards --no-ppo_control_cost --fall_rule penalty
                             ${BASELINE_FLAGS:-}) ;;
+    hold-baseline) args=(train_policy_with_original_rewards --no-ppo_control_cost --fall_rule penalty
+                         --fall_hold_steps 100 ${BASELINE_FLAGS:-}) ;;
     standard) args=(train_policy_with_original_rewards --fall_rule end ${BASELINE_FLAGS:-}) ;;
-    175|350|700|1400|penalty-1400|mistake10|equal)
-      local labels=${arm#penalty-}
+    175|350|700|1400|penalty-1400|hold-1400|mistake10|equal)
+      local labels=${arm#*-}
       case $arm in mistake10|equal) labels=1400 ;; esac
       args=(train_policy_with_preferences --synthetic_prefs --n_initial_prefs $((labels / 4))
             --n_labels $((labels - labels / 4)) ${PREFS_FLAGS:-})
       case $arm in
         penalty-1400) args+=(--fall_rule penalty) ;;
+        hold-1400) args+=(--fall_rule penalty --fall_hold_steps 100) ;;
         mistake10) args+=(--oracle_mistake_rate 0.1) ;;
         equal) args+=(--oracle_equal_threshold 0.1) ;;
       esac ;;
@@ -109,6 +116,12 @@ case ${1:-} in
     for seed in "${seeds[@]}"; do
       for arm in baseline 1400 penalty-baseline penalty-1400; do run_one "$task" "$arm" "$seed"; done
     done ;;
+  hold)
+    task=${2:?usage: mujoco_table_runs.sh hold TASK [SEED...]}; shift 2; seeds=("$@")
+    [ ${#seeds[@]} -gt 0 ] || seeds=(0 1)
+    for seed in "${seeds[@]}"; do
+      for arm in baseline 1400 hold-baseline hold-1400; do run_one "$task" "$arm" "$seed"; done
+    done ;;
   entropy)
     shift; seeds=("$@"); [ ${#seeds[@]} -gt 0 ] || seeds=(0 1)
     for seed in "${seeds[@]}"; do for task in Hopper-v5 Walker2d-v5; do
@@ -135,5 +148,5 @@ case ${1:-} in
     for seed in 0 1 2; do for task in Hopper-v5 Walker2d-v5; do for arm in baseline 1400 mistake10 equal; do
       run_one "$task" "$arm" "$seed"
     done; done; done ;;
-  *) echo "usage: bash docs/experiments/mujoco_table_runs.sh table|standard|falls|entropy|queries|efficiency|teachers|arm" >&2; exit 2 ;;
+  *) echo "usage: bash docs/experiments/mujoco_table_runs.sh table|standard|falls|entropy|queries|efficiency|teachers|arm|hold" >&2; exit 2 ;;
 esac

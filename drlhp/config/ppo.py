@@ -60,6 +60,9 @@ class PPOConfig:
             range is their task: refused there).
         fall_step_penalty: --fall_rule penalty: reward lost per step out of the healthy range (1: the size of the
             healthy reward gymnasium's -v5 tasks already withhold on such a step; envs/fixed_length.py says why).
+        fall_hold_steps: --fall_rule penalty: a robot out of the healthy range this many steps in a row is put back
+            at a start state, as the reset rule puts it back (issue 38, H48: a fall that lasts, then a reset); 0 (the
+            default): never, the paper's rule.
         control_cost: on the true reward (train_policy_with_original_rewards), pay the env's own reward, its
             control (torque) cost included; off: the reward without it (info["reward_task"]), the reward the
             paper's tasks had ("we removed them", A.1) and rl-teacher's RL baseline was paid. Either way both
@@ -94,6 +97,7 @@ class PPOConfig:
     fall_penalty: float = opt(100.0, check=NOT_NEGATIVE, flag="fall_penalty")
     fall_rule: str = opt("reset", choices=FALL_RULES, flag="fall_rule")
     fall_step_penalty: float = opt(1.0, check=NOT_NEGATIVE, flag="fall_step_penalty")
+    fall_hold_steps: int = opt(0, check=whole(0), flag="fall_hold_steps")
     control_cost: bool = opt(True, flag="ppo_control_cost")
     diag_fall_cost: float = opt(0.0, check=NOT_NEGATIVE, flag="ppo_diag_fall_cost")
 
@@ -101,7 +105,14 @@ class PPOConfig:
     def falls(self) -> dict:
         """What a fall does, as envs/fixed_length.py's makers take it: ``any_vector_env(env_id, n, **cfg.falls)``."""
         return {"fall_penalty": self.fall_penalty, "fall_rule": self.fall_rule,
-                "fall_step_penalty": self.fall_step_penalty}
+                "fall_step_penalty": self.fall_step_penalty, "fall_hold_steps": self.fall_hold_steps}
+
+    def fall_problem(self) -> str | None:
+        """Fall settings that do not fit together, in one line, or None (any algorithm: the envs take them)."""
+        if self.fall_hold_steps and self.fall_rule != "penalty":
+            return (f"--fall_hold_steps puts a fallen robot back under --fall_rule penalty only (this run's: "
+                    f"{self.fall_rule})")
+        return None
 
     @property
     def batch(self) -> int:

@@ -139,6 +139,8 @@ def _check_settings(cfg: RunConfig, algo: str) -> None:
         problem = address_problem(cfg.ray_address)
         if problem:
             raise UsageError(problem)
+    if cfg.ppo.fall_problem():
+        raise UsageError(cfg.ppo.fall_problem())
     one_update, names = cfg.a2c.n_envs * cfg.a2c.n_steps, "--n_envs x --n_steps"
     if algo == "ppo":
         one_update, names = cfg.ppo.batch, "--ppo_n_envs x --ppo_n_steps"
