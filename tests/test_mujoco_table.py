@@ -76,14 +76,16 @@ def test_the_ratio_the_normalized_reacher_score_and_the_seeds_named(tmp_path, ca
 
 
 def _run_dir(tmp_path, mode="train_policy_with_preferences", control_cost=True, fall_rule="reset", labels=(350, 1050),
-             status="finished", standard=2100.0, teacher=(0.0, 0.0), ent_coef=None, query_selection="variance"):
+             status="finished", standard=2100.0, teacher=(0.0, 0.0), ent_coef=None, query_selection="variance",
+             fall_hold_steps=0):
     run = tmp_path / "run"
     run.mkdir()
     if ent_coef is None:  # the mujoco preset's: 0 on the true reward, 0.01 from preferences
         ent_coef = 0.01 if mode == "train_policy_with_preferences" else 0.0
     (run / "config.json").write_text(json.dumps({
         "mode": mode, "env": "Hopper-v5", "seed": 2,
-        "ppo": {"control_cost": control_cost, "fall_rule": fall_rule, "fall_penalty": 100.0, "ent_coef": ent_coef},
+        "ppo": {"control_cost": control_cost, "fall_rule": fall_rule, "fall_penalty": 100.0, "ent_coef": ent_coef,
+                "fall_hold_steps": fall_hold_steps},
         "prefs": {"n_initial_prefs": labels[0], "n_labels": labels[1], "oracle_mistake_rate": teacher[0],
                   "oracle_equal_threshold": teacher[1], "query_selection": query_selection}}))
     summary = {"timesteps": 1_001_472, "wall_s": 401.23, "true_return_last100": 2000.0, "task_return_last100": 2345.678}
@@ -122,6 +124,9 @@ def test_a_run_directory_becomes_its_row_and_replaces_the_old_one(tmp_path, caps
     ("1400", {"fall_rule": "none"}, "on a run with --fall_rule none: name the arm by its rule"),
     ("none-1400", {}, "name the arm by its rule"),
     ("penalty-1400", {"fall_rule": "none"}, "name the arm by its rule"),
+    ("penalty-1400", {"fall_rule": "penalty", "fall_hold_steps": 100},
+     "on a run with --fall_rule penalty --fall_hold_steps 100: name the arm by its rule"),
+    ("hold-1400", {"fall_rule": "penalty"}, "name the arm by its rule"),
     ("1400", {"teacher": (0.1, 0.0)}, "this run's are 0.1 and 0"),
     ("mistake10", {}, "arm 'mistake10' is a teacher with mistake rate 0.1 and equal threshold 0"),
     ("equal", {"teacher": (0.1, 0.0)}, "arm 'equal' is a teacher with mistake rate 0 and equal threshold 0.1"),
@@ -163,6 +168,10 @@ def test_arms_that_fit_and_a_run_without_the_standard_return(tmp_path, capsys):
         assert mujoco_record.main([str(run), "--arm", arm, "--csv", str(path)]) == 0
         run.rename(tmp_path / arm)
     assert {r["arm"]: r["labels"] for r in read_rows(path)}.items() >= {"mistake10": "1400", "equal": "1400"}.items()
+    run = _run_dir(tmp_path, fall_rule="penalty", fall_hold_steps=100)  # H48's rule: a fall that lasts, then a reset
+    assert mujoco_record.main([str(run), "--arm", "hold-1400", "--csv", str(path)]) == 0
+    assert any(r["arm"] == "hold-1400" and r["labels"] == "1400" for r in read_rows(path))
+    run.rename(tmp_path / "hold-1400")
     run = _run_dir(tmp_path, fall_rule="none")  # no healthy range: its arm says so, as the penalty rule's
     assert mujoco_record.main([str(run), "--arm", "none-1400", "--csv", str(path)]) == 0
     assert any(r["arm"] == "none-1400" and r["labels"] == "1400" for r in read_rows(path))

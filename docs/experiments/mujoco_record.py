@@ -45,7 +45,8 @@ from mujoco_runs_csv import CSV_PATH, finished, upsert
 
 PREFS_MODE, TRUE_MODE = "train_policy_with_preferences", "train_policy_with_original_rewards"
 TEACHERS = {"mistake10": (0.1, 0.0), "equal": (0.0, 0.1)}  # arm: (--oracle_mistake_rate, --oracle_equal_threshold)
-NAMED_RULES = ("penalty", "none")  # fall rules an arm's name must say (the table's arms are of reset's; standard end's)
+# fall rules an arm's name must say (the table's arms are of reset's; standard end's; hold: penalty with a hold)
+NAMED_RULES = ("penalty", "none", "hold")
 
 
 def preset_settings(task: str, mode: str) -> tuple[float, str]:
@@ -85,9 +86,12 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
     """What about ``arm`` does not fit the run's config, in one line, or None."""
     mode, ppo = config.get("mode"), config.get("ppo", {})
     rule = ppo.get("fall_rule", "reset")
-    for named in NAMED_RULES:  # an arm of the penalty or the none rule says so, and no other arm does
+    flags = f"--fall_rule {rule}"
+    if rule == "penalty" and ppo.get("fall_hold_steps", 0):  # H48's rule: a fall that lasts, then a reset
+        rule, flags = "hold", f"--fall_rule penalty --fall_hold_steps {ppo['fall_hold_steps']}"
+    for named in NAMED_RULES:  # an arm of the penalty, hold or none rule says so, and no other arm does
         if (named in arm.split("-")) != (rule == named):
-            return f"arm {arm!r} on a run with --fall_rule {rule}: name the arm by its rule"
+            return f"arm {arm!r} on a run with {flags}: name the arm by its rule"
     base = [part for part in arm.split("-") if part not in NAMED_RULES]
     head = base[0] if base else ""
     if head.startswith("random"):
@@ -99,8 +103,8 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
         unknown = [part for part in base[1:] if part not in ("random", "rerun") and not re.fullmatch(r"ent\d+", part)
                    and not (head == "standard" and part in ("reset", "end"))]
         if unknown:
-            return (f"arm {arm!r}: {'-'.join(unknown)!r} is no part of an arm's name (a rule: penalty, none; a bonus: "
-                    f"entD; random pairs: random; the same recipe run again: rerun)")
+            return (f"arm {arm!r}: {'-'.join(unknown)!r} is no part of an arm's name (a rule: penalty, hold, none; a "
+                    f"bonus: entD; random pairs: random; the same recipe run again: rerun)")
     prefs = config.get("prefs", {})
     teacher = (float(prefs.get("oracle_mistake_rate", 0.0)), float(prefs.get("oracle_equal_threshold", 0.0)))
     wanted = TEACHERS.get(head, (0.0, 0.0))
