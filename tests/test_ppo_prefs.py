@@ -339,3 +339,45 @@ def test_the_diagnostic_fall_cost_is_refused_where_nothing_learns_from_preferenc
         check_inputs(replace(cfg, mode="train_policy_with_original_rewards",
                              ppo=replace(cfg.ppo, diag_fall_cost=6.0)))
     check_inputs(replace(cfg, ppo=replace(cfg.ppo, diag_fall_cost=6.0)))  # on preferences it is taken
+
+
+def test_a_fall_on_the_time_limits_last_step_ends_the_episode_with_nothing_to_bootstrap():
+    """Under --fall_rule end (gymnasium's own episodes) a fall on the time limit's last step is terminated and
+    truncated at once: the episode ends, its value is not bootstrapped, and the rollout goes on (it once crashed
+    stacking no cut episodes' final observations: the side column's Hopper seed 1, session 27). A cut without a fall
+    is bootstrapped from its last observation."""
+    import gymnasium as gym
+
+    from drlhp.policy.ppo.rollout import RolloutCollector
+    from drlhp.policy.ppo.trainer import build_ppo
+
+    class EndsAt(gym.Env):  # a time limit of `limit` steps; with `falls`, a fall on its last step too
+        observation_space = gym.spaces.Box(-1.0, 1.0, (11,), np.float32)
+        action_space = gym.spaces.Box(-1.0, 1.0, (3,), np.float32)
+
+        def __init__(self, limit: int, falls: bool):
+            self.limit, self.falls, self.t = limit, falls, 0
+
+        def reset(self, seed=None, options=None):
+            super().reset(seed=seed)
+            self.t = 0
+            return np.zeros(11, np.float32), {}
+
+        def step(self, action):
+            self.t += 1
+            last = self.t == self.limit
+            return np.full(11, self.t / 10, np.float32), 1.0, last and self.falls, last, {}
+
+    cfg = _cfg()
+    envs = gym.vector.SyncVectorEnv([lambda: EndsAt(3, True), lambda: EndsAt(4, False)],
+                                    autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
+    try:
+        policy = build_ppo(cfg, envs)
+        rollout = RolloutCollector(envs, policy, cfg.seed).run()
+    finally:
+        envs.close()
+    falls, cuts = np.flatnonzero(rollout.dones[:, 0]), np.flatnonzero(rollout.dones[:, 1])
+    assert list(falls[:3]) == [2, 5, 8] and list(cuts[:3]) == [3, 7, 11]  # steps where only one env ends
+    assert (rollout.bootstrap_values[:, 0] == 0).all()  # the fall: no future
+    assert (rollout.bootstrap_values[cuts, 1] != 0).all()  # the cut alone: its last state's value
+    assert len(rollout.finished) == len(falls) + len(cuts)

@@ -80,8 +80,8 @@ class RolloutCollector:
             self.ep_task += task[t]
             self.ep_standard += _info_value(info, "reward_standard", reward, ended)
             self.ep_len += 1
-            if truncated.any():  # the time limit cut these episodes: their last state still had a future
-                cut = truncated & ~terminated
+            cut = truncated & ~terminated  # the time limit cut these episodes: their last state still had a future
+            if cut.any():  # (a fall on the limit's last step is both: it ends the episode, nothing to bootstrap)
                 final = obs.copy()
                 final[cut] = np.stack([info["final_obs"][i] for i in np.flatnonzero(cut)])
                 bootstrap[t, cut] = policy.value(final)[cut]
