@@ -293,6 +293,13 @@ exit 0
     assert len(runs) == 4 and len(hold) == 2  # the table's baseline and 1400 beside H48's two arms
     assert any("--no-ppo_control_cost" in c and "hold-baseline-seed-0" in c for c in hold)
     assert any("--n_initial_prefs 350 --n_labels 1050" in c and "hold-1400-seed-0" in c for c in hold)
+    log.unlink()
+    subprocess.run(["bash", str(script), "penalty", "InvertedDoublePendulum-v5", "0"], check=True, env=env,
+                   capture_output=True, text=True)
+    runs = [c for c in log.read_text().splitlines() if c.startswith("run.py")]
+    penalty = [c for c in runs if "--fall_rule penalty" in c]
+    assert len(runs) == 4 and len(penalty) == 2 and not any("--fall_hold_steps" in c for c in runs)
+    assert any("penalty-baseline-seed-0" in c for c in penalty) and any("penalty-1400-seed-0" in c for c in penalty)
     assert bad_usage(script, env) == 2
 
 

@@ -110,17 +110,11 @@ case ${1:-} in
         suffix=-random PREFS_FLAGS="--query_selection random" run_one "$task" "$arm" "$seed"
       done
     done; done ;;
-  penalty)
-    task=${2:?usage: mujoco_table_runs.sh penalty TASK [SEED...]}; shift 2; seeds=("$@")
+  penalty|hold)  # a fall rule on one task, its arms named by it, beside the table's reset cells
+    rule=$1; task=${2:?usage: mujoco_table_runs.sh $1 TASK [SEED...]}; shift 2; seeds=("$@")
     [ ${#seeds[@]} -gt 0 ] || seeds=(0 1)
     for seed in "${seeds[@]}"; do
-      for arm in baseline 1400 penalty-baseline penalty-1400; do run_one "$task" "$arm" "$seed"; done
-    done ;;
-  hold)
-    task=${2:?usage: mujoco_table_runs.sh hold TASK [SEED...]}; shift 2; seeds=("$@")
-    [ ${#seeds[@]} -gt 0 ] || seeds=(0 1)
-    for seed in "${seeds[@]}"; do
-      for arm in baseline 1400 hold-baseline hold-1400; do run_one "$task" "$arm" "$seed"; done
+      for arm in baseline 1400 "$rule-baseline" "$rule-1400"; do run_one "$task" "$arm" "$seed"; done
     done ;;
   entropy)
     shift; seeds=("$@"); [ ${#seeds[@]} -gt 0 ] || seeds=(0 1)
