@@ -171,7 +171,7 @@ class FixedLength(gym.Wrapper):
         self.fall_penalty, self.rule, self.step_penalty = float(fall_penalty), rule, float(step_penalty)
         self.hold_steps = int(hold_steps)
         self.falls = 0  # steps of this episode out of the healthy range (the reset rule: falls)
-        self.lying = 0  # the penalty rule: steps out of range in a row, up to this one (hold_steps puts it back)
+        self.lying = 0  # steps out of range in a row, up to this one (the penalty rule's hold_steps puts it back)
 
     def reset(self, **kwargs):
         self.falls = self.lying = 0
@@ -186,17 +186,14 @@ class FixedLength(gym.Wrapper):
         info["fell"] = bool(terminated)
         if terminated:
             self.falls += 1
-            if self.rule == "reset":
-                cost = self.fall_penalty
+            self.lying += 1
+            # reset: a fall costs fall_penalty once; penalty: each step out of range costs step_penalty, the robot
+            # staying where it lies (the next step starts from there) until it has lain hold_steps, where set
+            cost = self.fall_penalty if self.rule == "reset" else self.step_penalty
+            if self.rule == "reset" or (self.hold_steps and self.lying >= self.hold_steps):  # put back
                 info["fall_observation"] = obs
                 obs, _ = self.env.unwrapped.reset()  # the env's own generator: no seed, so no reseeding
-            else:
-                cost = self.step_penalty  # the robot stays where it lies; the next step starts from there
-                self.lying += 1
-                if self.hold_steps and self.lying >= self.hold_steps:  # it has lain long enough: put back
-                    info["fall_observation"] = obs
-                    obs, _ = self.env.unwrapped.reset()
-                    self.lying = 0
+                self.lying = 0
         else:
             self.lying = 0  # in range (never fell, or got up by itself)
         info["reward_standard"] = standard
