@@ -75,6 +75,31 @@ def test_the_ratio_the_normalized_reacher_score_and_the_seeds_named(tmp_path, ca
     assert compared.count("| Hopper-v5 |") == 1 and compared.count("| Reacher-v5 |") == 1
 
 
+def test_the_better_baseline_with_three_seeds_stands_and_is_named(tmp_path, capsys):
+    """H49 (issue 38): of the baseline's candidates, per task the one with 3 seeds and the higher mean stands; one
+    with fewer seeds never does, however high; the ratio is to the one that stands, and the table names it."""
+    path = tmp_path / "runs.csv"
+    rows = [_row("Ant-v5", "baseline", s, v) for s, v in zip((0, 1, 2), (900.0, 950.0, 1000.0))]
+    rows += [_row("Ant-v5", "baseline-ent01", s, v) for s, v in zip((0, 1, 2), (1100.0, 1200.0, 1300.0))]
+    rows += [_row("Ant-v5", "1400", s, v) for s, v in zip((0, 1, 2), (1080.0, 1200.0, 1320.0))]
+    rows += [_row("Hopper-v5", "baseline", s, v) for s, v in zip((0, 1, 2), (3000.0, 2800.0, 3200.0))]
+    rows += [_row("Hopper-v5", "baseline-ent01", s, 9000.0) for s in (0, 1)]  # two seeds: not a candidate
+    rows += [_row("Hopper-v5", "1400", s, 2700.0) for s in (0, 1, 2)]
+    upsert(rows, path)
+    code, out, err = _table(path, "--arms", "1400", capsys=capsys)
+    assert code == 0, err
+    ant = next(line for line in out.splitlines() if line.startswith("| Ant-v5 "))
+    hopper = next(line for line in out.splitlines() if line.startswith("| Hopper-v5 "))
+    assert "1,200 ± 100 (seeds 0, 1, 2; `baseline-ent01`)" in ant and "| 1.00 |" in ant  # 1,200 / 1,200
+    assert "3,000 ± 200 (seeds 0, 1, 2) |" in hopper and "| 0.90 |" in hopper and "ent01" not in hopper
+    assert "the better of `baseline`, `baseline-ent01` per task" in out
+    # one candidate named: that arm alone, as before H49 (Ant against `baseline`: 1,200 / 950)
+    out = _table(path, "--arms", "1400", "--baseline", "baseline", capsys=capsys)[1]
+    assert "| 1.26 |" in next(line for line in out.splitlines() if line.startswith("| Ant-v5 "))
+    assert "to the `baseline` arm" in out
+    assert mujoco_table.pick_baseline(read_rows(path), "Swimmer-v5", ["baseline", "baseline-ent01"]) == ("baseline", {})
+
+
 def _run_dir(tmp_path, mode="train_policy_with_preferences", control_cost=True, fall_rule="reset", labels=(350, 1050),
              status="finished", standard=2100.0, teacher=(0.0, 0.0), ent_coef=None, query_selection="variance",
              fall_hold_steps=0):

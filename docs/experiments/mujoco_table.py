@@ -1,20 +1,24 @@
 """Issue 38's MuJoCo table, built from docs/mujoco_runs.csv ALONE (one row a run: mujoco_record.py,
 mujoco_random.py), printed as markdown for docs/results.md (or, ``--readme``, the README's compact form).
 
-    python docs/experiments/mujoco_table.py [--csv FILE] [--readme] [--baseline baseline] [--arms 700 1400]
+    python docs/experiments/mujoco_table.py [--csv FILE] [--readme] [--baseline baseline baseline-ent01]
+        [--arms 700 1400]
         [--compare ARM ...]
 
 **Refusals.** Any row of the file whose status is not ``finished``, or whose timesteps are below its arm's budget
 (BUDGETS: 1M agent steps for every trained arm; the random rows none), is refused: one line naming the run, exit 2,
 nothing printed. Record the run again when it has finished (or replace it).
 
-**The measure** (``return``): the mean over the last 100 fixed-length episodes of the reward the oracle pays (the
-task's reward without the control cost, with the fall penalty), for every arm. **The baseline** is ONE arm,
-``baseline``: PPO paid exactly that reward (train_policy_with_original_rewards --no-ppo_control_cost, the same
-episodes). **The headline** is the ratio of returns, mean(preferences) / mean(baseline), each arm's mean +- sd over
-its seeds beside it with the seeds listed; on Reacher, and only there (negative returns, no falls), the normalized
-score (mean(preferences) - mean(random)) / (mean(baseline) - mean(random)), random from the ``random`` rows. A ratio
-where the baseline's mean is not above 0 means nothing and is shown as "-". A cell of fewer than 3 seeds says so.
+**The measure** (``return``): the mean over the last 100 fixed-length episodes of the reward the oracle pays (the task's
+reward without the control cost, with the fall penalty), for every arm. **The baseline** is PPO paid exactly that reward
+(train_policy_with_original_rewards --no-ppo_control_cost, the same episodes), tuned as the preference arm is: of the
+``--baseline`` arms (default ``baseline`` and ``baseline-ent01``, the preset's entropy bonus 0 and the preference arm's
+0.01: H49), per task the one with 3 or more seeds and the higher mean stands, and the table names it where it is not the
+first (a task where no candidate has 3 seeds keeps the first). **The headline** is the ratio of returns,
+mean(preferences) / mean(baseline), each arm's mean +- sd over its seeds beside it with the seeds listed; on Reacher,
+and only there (negative returns, no falls), the normalized score (mean(preferences) - mean(random)) / (mean(baseline) -
+mean(random)), random from the ``random`` rows. A ratio where the baseline's mean is not above 0 means nothing and is
+shown as "-". A cell of fewer than 3 seeds says so.
 **The side column**: PPO paid gymnasium's standard reward in gymnasium's own episodes (arm ``standard``: --fall_rule
 end), its ``return_standard`` (gymnasium's own return), beside published PPO at 1M steps
 (docs/experiments/ppo_published.md), which is measured the same way.
@@ -86,6 +90,23 @@ def cell(values: dict[int, float]) -> str:
     return f"{text} (seeds {', '.join(str(s) for s in sorted(values))}{few})"
 
 
+def pick_baseline(rows: list[dict], task: str, candidates: list[str]) -> tuple[str, dict[int, float]]:
+    """(arm, {seed: return}) of the baseline that stands for ``task``: of the candidates with MIN_SEEDS or more
+    seeds, the one with the higher mean (the first on a tie); the first candidate where none has MIN_SEEDS."""
+    full = [(a, v) for a in candidates if len(v := arm_values(rows, task, a)) >= MIN_SEEDS]
+    if not full:
+        return candidates[0], arm_values(rows, task, candidates[0])
+    return max(full, key=lambda av: statistics.mean(av[1].values()))  # max keeps the first of equals
+
+
+def base_cell(arm: str, values: dict[int, float], candidates: list[str]) -> str:
+    """cell(values), naming the arm where it is not the first candidate."""
+    text = cell(values)
+    if arm == candidates[0] or text == "-":
+        return text
+    return text.replace(")", f"; `{arm}`)", 1)
+
+
 def score(task: str, prefs: dict[int, float], base: dict[int, float], random: dict[int, float]) -> float | None:
     """The headline: mean(prefs) / mean(baseline); on NORMALIZED_TASKS (prefs - random) / (baseline - random)."""
     if not prefs or not base:
@@ -109,7 +130,7 @@ def arm_title(arm: str) -> str:
     return f"{arm} labels" if arm.isdigit() else arm
 
 
-def table(rows: list[dict], baseline: str, arms: list[str], readme: bool, tasks=TASKS) -> list[str]:
+def table(rows: list[dict], baseline: list[str], arms: list[str], readme: bool, tasks=TASKS) -> list[str]:
     out = []
     if readme:
         out.append("| task | PPO, oracle's reward | " + " | ".join(arm_title(a) for a in arms) + " |")
@@ -121,7 +142,8 @@ def table(rows: list[dict], baseline: str, arms: list[str], readme: bool, tasks=
         out.append("| --- | --- | --- | " + " | ".join("--- | ---" for _ in arms) + " | --- | --- |")
     counts = {a: {0.9: 0, 1.0: 0} for a in arms}
     for task in tasks:
-        base, rand = arm_values(rows, task, baseline), arm_values(rows, task, "random")
+        base_arm, base = pick_baseline(rows, task, baseline)
+        rand = arm_values(rows, task, "random")
         cells = []
         for a in arms:
             prefs = arm_values(rows, task, a)
@@ -131,20 +153,22 @@ def table(rows: list[dict], baseline: str, arms: list[str], readme: bool, tasks=
             cells.append(f"{score_text(task, s)}: {cell(prefs)}" if readme
                          else f"{cell(prefs)} | {score_text(task, s)}")
         if readme:
-            out.append(f"| {task} | {cell(base)} | " + " | ".join(cells) + " |")
+            out.append(f"| {task} | {base_cell(base_arm, base, baseline)} | " + " | ".join(cells) + " |")
         else:
             standard = arm_values(rows, task, "standard", "return_standard")
-            out.append(f"| {task} | {cell(rand)} | {cell(base)} | " + " | ".join(cells)
+            out.append(f"| {task} | {cell(rand)} | {base_cell(base_arm, base, baseline)} | " + " | ".join(cells)
                        + f" | {cell(standard)} | {PUBLISHED.get(task, '-')} |")
     out.append("")
-    out.append(f"The ratio of returns to the `{baseline}` arm (PPO paid the oracle's reward); Reacher: "
+    which = (f"the `{baseline[0]}` arm" if len(baseline) == 1 else "the better of " + ", ".join(
+        f"`{b}`" for b in baseline) + " per task (3 seeds, the higher mean; named where not the first)")
+    out.append(f"The ratio of returns to {which} (PPO paid the oracle's reward); Reacher: "
                f"(prefs - random) / (baseline - random). " + "; ".join(
                    f"{arm_title(a)}: {counts[a][0.9]} of {len(tasks)} tasks at 0.9 or more, "
                    f"{counts[a][1.0]} at 1.0 or more" for a in arms) + ".")
     return out
 
 
-def efficiency(rows: list[dict], baseline: str, arms: list[str], tasks) -> tuple[list[str], dict]:
+def efficiency(rows: list[dict], baseline: list[str], arms: list[str], tasks) -> tuple[list[str], dict]:
     """Issue 39's table: per task and label count, each seed's ratio to the baseline's mean, and the fewest labels
     at which every seed (3 or more) holds 0.9. Returns the lines and {task: {labels: [ratios]}} for the picture."""
     out = ["| task | baseline (PPO, oracle's reward) | "
@@ -152,7 +176,7 @@ def efficiency(rows: list[dict], baseline: str, arms: list[str], tasks) -> tuple
            "| --- | --- | " + " | ".join("---" for _ in arms) + " | --- |"]
     ratios: dict[str, dict[int, list[float]]] = {}
     for task in tasks:
-        base = arm_values(rows, task, baseline)
+        base_arm, base = pick_baseline(rows, task, baseline)
         b = statistics.mean(base.values()) if base else None
         ratios[task], cells, fewest = {}, [], None
         for a in arms:
@@ -168,7 +192,8 @@ def efficiency(rows: list[dict], baseline: str, arms: list[str], tasks) -> tuple
                          + ", ".join(f"{s}: {r:.2f}" for s, r in seed_ratios.items()) + few + ")")
             if fewest is None and len(prefs) >= MIN_SEEDS and min(seed_ratios.values()) >= 0.9:
                 fewest = a
-        out.append(f"| {task} | {cell(base)} | " + " | ".join(cells) + f" | {fewest or 'none measured'} |")
+        out.append(f"| {task} | {base_cell(base_arm, base, baseline)} | " + " | ".join(cells)
+                   + f" | {fewest or 'none measured'} |")
     return out, ratios
 
 
@@ -211,7 +236,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--csv", type=Path, default=CSV_PATH)
     p.add_argument("--readme", action="store_true", help="the README's compact table")
-    p.add_argument("--baseline", default="baseline")
+    p.add_argument("--baseline", nargs="+", default=["baseline", "baseline-ent01"],
+                   help="the baseline's candidate arms; per task the one with 3 seeds and the higher mean stands")
     p.add_argument("--arms", nargs="+", default=["700", "1400"])
     p.add_argument("--compare", nargs="+", metavar="ARM", help="both measures of these arms, per task")
     p.add_argument("--tasks", nargs="+", help="these tasks only")
