@@ -6,9 +6,11 @@ baseline the same). One JSON line per run, appended to OUT (runs/mujoco/replay.j
 skipped. The random policy's two returns: docs/experiments/mujoco_random.py.
 With ``--fall_rule end`` the episodes are gymnasium's own (a fall ends one): the measure issue 38's H26 compares the
 fall rules by (each rule's own return counts a fall differently); ``standard_return`` is gymnasium's own reward
-(info["reward_standard"]), ``length`` the mean episode length. A run is keyed by (run, fall rule).
+(info["reward_standard"]), ``length`` the mean episode length. ``--deterministic``: the Gaussian's mean alone, no
+spread (how the SB3 zoo's published figures are measured: its benchmark evaluates deterministically). A run is keyed
+by (run, fall rule, deterministic).
     python docs/experiments/mujoco_replay_returns.py RUN_DIR... [--episodes 100] [--seed 100] [--fall_rule end]
-        [--out FILE]"""
+        [--deterministic] [--out FILE]"""
 import argparse
 import json
 from pathlib import Path
@@ -26,14 +28,16 @@ p.add_argument("--episodes", type=int, default=100)
 p.add_argument("--seed", type=int, default=100)
 p.add_argument("--out", default="runs/mujoco/replay.jsonl")
 p.add_argument("--fall_rule", default=None, help="the episodes' fall rule (default: the run's own)")
+p.add_argument("--deterministic", action="store_true", help="act by the Gaussian's mean, without its spread")
 args = p.parse_args()
 out = Path(args.out)
-done = ({(d["run"], d.get("fall_rule")) for d in map(json.loads, out.read_text().splitlines())} if out.exists()
-        else set())
+done = ({(d["run"], d.get("fall_rule"), d.get("deterministic", False)) for d in map(json.loads,
+                                                                                   out.read_text().splitlines())}
+        if out.exists() else set())
 for run_dir in args.run_dirs:
     cfg = json.loads((Path(run_dir) / "config.json").read_text())
     rule = args.fall_rule or cfg["ppo"].get("fall_rule", "reset")
-    if (run_dir, rule) in done:
+    if (run_dir, rule, args.deterministic) in done:
         continue
     arrays, meta = load_policy_checkpoint(run_dir)
     hold = cfg["ppo"].get("fall_hold_steps", 0) if rule == "penalty" else 0  # H48's rule: the run's own hold
@@ -42,6 +46,7 @@ for run_dir in args.run_dirs:
     space = env.action_space
     policy = BoxMeanPolicy(arrays, env.observation_space.shape[0], space.low, space.high, cfg["ppo"]["obs_clip"])
     std = np.exp(np.asarray(arrays["weight_12"], np.float64))  # the state-independent log std
+    spread = 0.0 if args.deterministic else std
     rng = np.random.default_rng(args.seed)
     env_returns, task_returns, standard_returns, lengths = [], [], [], []
     obs, _ = env.reset(seed=args.seed)
@@ -49,7 +54,7 @@ for run_dir in args.run_dirs:
     length = 0
     while len(env_returns) < args.episodes:
         x = policy.obs_rms.normalize(obs[None], policy.obs_clip).astype(np.float32)
-        action = np.clip(tanh_mlp(policy.actor, x)[0] + std * rng.standard_normal(std.shape), space.low, space.high)
+        action = np.clip(tanh_mlp(policy.actor, x)[0] + spread * rng.standard_normal(std.shape), space.low, space.high)
         obs, reward, terminated, truncated, info = env.step(action)
         env_total += float(reward)
         task_total += float(info["reward_task"])
@@ -69,6 +74,8 @@ for run_dir in args.run_dirs:
             "task_return": round(float(np.mean(task_returns)), 2),
             "standard_return": round(float(np.mean(standard_returns)), 2), "length": round(float(np.mean(lengths)), 1),
             "std": [round(float(s), 3) for s in std]}
+    if args.deterministic:
+        line["deterministic"] = True
     print(json.dumps(line), flush=True)
     with open(out, "a") as f:
         f.write(json.dumps(line) + "\n")
