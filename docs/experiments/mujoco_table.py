@@ -44,10 +44,12 @@ BUDGETS = {"random": 0, "random-penalty": 0}
 NORMALIZED_TASKS = ("Reacher-v5",)  # negative returns, no falls: (prefs - random) / (baseline - random)
 MIN_SEEDS = 3
 # PPO at 1M agent steps on gymnasium's reward, from docs/experiments/ppo_published.md (older task versions: -v5
-# has none published): CleanRL pr-424 (-v4, 3 seeds), baselines ppo2's Mujoco1M (-v2, 6 seeds), the SB3 zoo (Ant-v3)
+# has none published): CleanRL pr-424 (-v4, 3 seeds), baselines ppo2's Mujoco1M (-v2, 6 seeds), the SB3 zoo (Ant-v3:
+# the zoo's MuJoCo defaults, deterministic evaluation, on a task whose 84 contact forces read zero under MuJoCo 2+,
+# gym issue 1541; -v5 observes them and charges their cost, so it is not -v5's figure)
 PUBLISHED = {"Hopper-v5": "2,383 ± 272 (CleanRL -v4)", "HalfCheetah-v5": "1,443 ± 46 (CleanRL -v4)",
              "Walker2d-v5": "2,288 ± 572 (CleanRL -v4)", "Swimmer-v5": "111 (baselines -v2)",
-             "Ant-v5": "1,327 ± 452 (SB3 zoo -v3)", "Reacher-v5": "-6.7 (baselines -v2)",
+             "Ant-v5": "1,327 ± 452 (SB3 zoo -v3, no contact forces)", "Reacher-v5": "-6.7 (baselines -v2)",
              "InvertedPendulum-v5": "963 ± 22 (CleanRL -v4)", "InvertedDoublePendulum-v5": "7,103 (baselines -v2)"}
 
 
