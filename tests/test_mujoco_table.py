@@ -92,7 +92,14 @@ def test_the_better_baseline_with_three_seeds_stands_and_is_named(tmp_path, caps
     hopper = next(line for line in out.splitlines() if line.startswith("| Hopper-v5 "))
     assert "1,200 ± 100 (seeds 0, 1, 2; `baseline-ent01`)" in ant and "| 1.00 |" in ant  # 1,200 / 1,200
     assert "3,000 ± 200 (seeds 0, 1, 2) |" in hopper and "| 0.90 |" in hopper and "ent01" not in hopper
-    assert "the better of `baseline`, `baseline-ent01` per task" in out
+    assert "the better of `baseline`, `baseline-ent01` per task" in out and "compared on Ant-v5;" in out
+    # a later candidate with 3 seeds stands over a first with fewer; on a tie the first stands
+    solo = [_row("Swimmer-v5", "baseline", 0, 500.0)]
+    solo += [_row("Swimmer-v5", "baseline-ent01", s, 100.0) for s in (0, 1, 2)]
+    tied = [_row("Reacher-v5", a, s, -5.0) for a in ("baseline", "baseline-ent01") for s in (0, 1, 2)]
+    pick = mujoco_table.pick_baseline
+    assert pick(solo + tied, "Swimmer-v5", ["baseline", "baseline-ent01"])[0] == "baseline-ent01"
+    assert pick(solo + tied, "Reacher-v5", ["baseline", "baseline-ent01"])[0] == "baseline"
     # one candidate named: that arm alone, as before H49 (Ant against `baseline`: 1,200 / 950)
     out = _table(path, "--arms", "1400", "--baseline", "baseline", capsys=capsys)[1]
     assert "| 1.26 |" in next(line for line in out.splitlines() if line.startswith("| Ant-v5 "))

@@ -8,7 +8,7 @@ With ``--fall_rule end`` the episodes are gymnasium's own (a fall ends one): the
 fall rules by (each rule's own return counts a fall differently); ``standard_return`` is gymnasium's own reward
 (info["reward_standard"]), ``length`` the mean episode length. ``--deterministic``: the Gaussian's mean alone, no
 spread (how the SB3 zoo's published figures are measured: its benchmark evaluates deterministically). A run is keyed
-by (run, fall rule, deterministic).
+by (run, fall rule, deterministic, episodes).
     python docs/experiments/mujoco_replay_returns.py RUN_DIR... [--episodes 100] [--seed 100] [--fall_rule end]
         [--deterministic] [--out FILE]"""
 import argparse
@@ -31,13 +31,12 @@ p.add_argument("--fall_rule", default=None, help="the episodes' fall rule (defau
 p.add_argument("--deterministic", action="store_true", help="act by the Gaussian's mean, without its spread")
 args = p.parse_args()
 out = Path(args.out)
-done = ({(d["run"], d.get("fall_rule"), d.get("deterministic", False)) for d in map(json.loads,
-                                                                                   out.read_text().splitlines())}
-        if out.exists() else set())
+done = ({(d["run"], d.get("fall_rule"), d.get("deterministic", False), d.get("episodes")) for d in map(
+    json.loads, out.read_text().splitlines())} if out.exists() else set())
 for run_dir in args.run_dirs:
     cfg = json.loads((Path(run_dir) / "config.json").read_text())
     rule = args.fall_rule or cfg["ppo"].get("fall_rule", "reset")
-    if (run_dir, rule, args.deterministic) in done:
+    if (run_dir, rule, args.deterministic, args.episodes) in done:
         continue
     arrays, meta = load_policy_checkpoint(run_dir)
     hold = cfg["ppo"].get("fall_hold_steps", 0) if rule == "penalty" else 0  # H48's rule: the run's own hold

@@ -94,7 +94,9 @@ def cell(values: dict[int, float]) -> str:
 
 def pick_baseline(rows: list[dict], task: str, candidates: list[str]) -> tuple[str, dict[int, float]]:
     """(arm, {seed: return}) of the baseline that stands for ``task``: of the candidates with MIN_SEEDS or more
-    seeds, the one with the higher mean (the first on a tie); the first candidate where none has MIN_SEEDS."""
+    seeds, the one with the higher mean over its own seeds (the first on a tie; the table's seeds are 0-2 on every
+    arm); the first candidate where none has MIN_SEEDS. A later candidate with MIN_SEEDS stands over a first with
+    fewer (baseline_note says which tasks were compared)."""
     full = [(a, v) for a in candidates if len(v := arm_values(rows, task, a)) >= MIN_SEEDS]
     if not full:
         return candidates[0], arm_values(rows, task, candidates[0])
@@ -107,6 +109,19 @@ def base_cell(arm: str, values: dict[int, float], candidates: list[str]) -> str:
     if arm == candidates[0] or text == "-":
         return text
     return text.replace(")", f"; `{arm}`)", 1)
+
+
+def baseline_note(rows: list[dict], tasks, candidates: list[str]) -> str:
+    """What the ratios are to: the one arm, or the rule and the tasks on which two or more candidates were
+    compared (each with MIN_SEEDS or more seeds)."""
+    if len(candidates) == 1:
+        return f"the `{candidates[0]}` arm"
+    compared = [t for t in tasks if sum(len(arm_values(rows, t, a)) >= MIN_SEEDS for a in candidates) >= 2]
+    names = ", ".join(f"`{a}`" for a in candidates)
+    where = (f"compared on {', '.join(compared)}; elsewhere fewer than {MIN_SEEDS} seeds of all but one"
+             if compared else f"no task has {MIN_SEEDS} seeds of two of them yet")
+    return (f"the better of {names} per task ({MIN_SEEDS} or more seeds, the higher mean; named where not "
+            f"`{candidates[0]}`: {where})")
 
 
 def score(task: str, prefs: dict[int, float], base: dict[int, float], random: dict[int, float]) -> float | None:
@@ -161,9 +176,8 @@ def table(rows: list[dict], baseline: list[str], arms: list[str], readme: bool, 
             out.append(f"| {task} | {cell(rand)} | {base_cell(base_arm, base, baseline)} | " + " | ".join(cells)
                        + f" | {cell(standard)} | {PUBLISHED.get(task, '-')} |")
     out.append("")
-    which = (f"the `{baseline[0]}` arm" if len(baseline) == 1 else "the better of " + ", ".join(
-        f"`{b}`" for b in baseline) + " per task (3 seeds, the higher mean; named where not the first)")
-    out.append(f"The ratio of returns to {which} (PPO paid the oracle's reward); Reacher: "
+    out.append(f"The ratio of returns to {baseline_note(rows, tasks, baseline)} (PPO paid the oracle's reward); "
+               "Reacher: "
                f"(prefs - random) / (baseline - random). " + "; ".join(
                    f"{arm_title(a)}: {counts[a][0.9]} of {len(tasks)} tasks at 0.9 or more, "
                    f"{counts[a][1.0]} at 1.0 or more" for a in arms) + ".")
@@ -196,6 +210,7 @@ def efficiency(rows: list[dict], baseline: list[str], arms: list[str], tasks) ->
                 fewest = a
         out.append(f"| {task} | {base_cell(base_arm, base, baseline)} | " + " | ".join(cells)
                    + f" | {fewest or 'none measured'} |")
+    out += ["", f"Each seed's return / the mean of {baseline_note(rows, tasks, baseline)}."]
     return out, ratios
 
 
@@ -239,7 +254,8 @@ def main(argv=None) -> int:
     p.add_argument("--csv", type=Path, default=CSV_PATH)
     p.add_argument("--readme", action="store_true", help="the README's compact table")
     p.add_argument("--baseline", nargs="+", default=["baseline", "baseline-ent01"],
-                   help="the baseline's candidate arms; per task the one with 3 seeds and the higher mean stands")
+                   help="the baseline's candidate arms; per task the one with 3 or more seeds and the higher "
+                        "mean stands")
     p.add_argument("--arms", nargs="+", default=["700", "1400"])
     p.add_argument("--compare", nargs="+", metavar="ARM", help="both measures of these arms, per task")
     p.add_argument("--tasks", nargs="+", help="these tasks only")
