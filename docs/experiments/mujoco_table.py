@@ -2,8 +2,7 @@
 mujoco_random.py), printed as markdown for docs/results.md (or, ``--readme``, the README's compact form).
 
     python docs/experiments/mujoco_table.py [--csv FILE] [--readme] [--baseline baseline baseline-ent01]
-        [--arms 700 1400]
-        [--compare ARM ...]
+        [--arms 700 1400] [--compare ARM ...]
 
 **Refusals.** Any row of the file whose status is not ``finished``, or whose timesteps are below its arm's budget
 (BUDGETS: 1M agent steps for every trained arm; the random rows none), is refused: one line naming the run, exit 2,
@@ -92,12 +91,17 @@ def cell(values: dict[int, float]) -> str:
     return f"{text} (seeds {', '.join(str(s) for s in sorted(values))}{few})"
 
 
+def full_candidates(rows: list[dict], task: str, candidates: list[str]) -> list[tuple[str, dict[int, float]]]:
+    """(arm, {seed: return}) of each candidate with MIN_SEEDS or more seeds on ``task``, in the candidates' order."""
+    return [(a, v) for a in candidates if len(v := arm_values(rows, task, a)) >= MIN_SEEDS]
+
+
 def pick_baseline(rows: list[dict], task: str, candidates: list[str]) -> tuple[str, dict[int, float]]:
     """(arm, {seed: return}) of the baseline that stands for ``task``: of the candidates with MIN_SEEDS or more
     seeds, the one with the higher mean over its own seeds (the first on a tie; the table's seeds are 0-2 on every
     arm); the first candidate where none has MIN_SEEDS. A later candidate with MIN_SEEDS stands over a first with
     fewer (baseline_note says which tasks were compared)."""
-    full = [(a, v) for a in candidates if len(v := arm_values(rows, task, a)) >= MIN_SEEDS]
+    full = full_candidates(rows, task, candidates)
     if not full:
         return candidates[0], arm_values(rows, task, candidates[0])
     return max(full, key=lambda av: statistics.mean(av[1].values()))  # max keeps the first of equals
@@ -116,7 +120,7 @@ def baseline_note(rows: list[dict], tasks, candidates: list[str]) -> str:
     compared (each with MIN_SEEDS or more seeds)."""
     if len(candidates) == 1:
         return f"the `{candidates[0]}` arm"
-    compared = [t for t in tasks if sum(len(arm_values(rows, t, a)) >= MIN_SEEDS for a in candidates) >= 2]
+    compared = [t for t in tasks if len(full_candidates(rows, t, candidates)) >= 2]
     names = ", ".join(f"`{a}`" for a in candidates)
     where = (f"compared on {', '.join(compared)}; elsewhere fewer than {MIN_SEEDS} seeds of all but one"
              if compared else f"no task has {MIN_SEEDS} seeds of two of them yet")
@@ -177,8 +181,7 @@ def table(rows: list[dict], baseline: list[str], arms: list[str], readme: bool, 
                        + f" | {cell(standard)} | {PUBLISHED.get(task, '-')} |")
     out.append("")
     out.append(f"The ratio of returns to {baseline_note(rows, tasks, baseline)} (PPO paid the oracle's reward); "
-               "Reacher: "
-               f"(prefs - random) / (baseline - random). " + "; ".join(
+               "Reacher: (prefs - random) / (baseline - random). " + "; ".join(
                    f"{arm_title(a)}: {counts[a][0.9]} of {len(tasks)} tasks at 0.9 or more, "
                    f"{counts[a][1.0]} at 1.0 or more" for a in arms) + ".")
     return out
