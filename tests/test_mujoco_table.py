@@ -49,7 +49,7 @@ def test_the_ratio_the_normalized_reacher_score_and_the_seeds_named(tmp_path, ca
     path = tmp_path / "runs.csv"
     rows = [_row("Hopper-v5", "baseline", s, v) for s, v in zip((0, 1, 2), (3000.0, 2800.0, 3200.0))]
     rows += [_row("Hopper-v5", "1400", s, v) for s, v in zip((0, 1, 2), (2400.0, 2700.0, 3000.0))]
-    rows += [_row("Hopper-v5", "700", 5, 1500.0)]  # one seed only
+    rows += [_row("Hopper-v5", "700", 2, 1500.0)]  # one seed only
     rows += [_row("Hopper-v5", "random", s, -3800.0, timesteps=100_000) for s in (0, 1, 2)]
     rows += [_row("Reacher-v5", "baseline", s, v) for s, v in zip((0, 1, 2), (-4.0, -5.0, -6.0))]
     rows += [_row("Reacher-v5", "1400", s, v) for s, v in zip((0, 1, 2), (-10.0, -12.0, -14.0))]
@@ -62,7 +62,7 @@ def test_the_ratio_the_normalized_reacher_score_and_the_seeds_named(tmp_path, ca
     # Hopper: mean 2,700 from preferences / mean 3,000 of the baseline = 0.90 (the random rows play no part)
     assert "| 0.90 |" in hopper
     assert "3,000 ± 200 (seeds 0, 1, 2)" in hopper and "2,700 ± 300 (seeds 0, 1, 2)" in hopper
-    assert "1,500 (seeds 5; 1, fewer than 3)" in hopper and "| 0.50 |" in hopper
+    assert "1,500 (seeds 2; 1, fewer than 3)" in hopper and "| 0.50 |" in hopper
     # Reacher: (-12 - (-42)) / (-5 - (-42)) = 30 / 37 = 0.81, and only Reacher is normalized
     assert "| 0.81 (normalized) |" in reacher and "normalized" not in hopper
     assert "-12.0 ± 2.0 (seeds 0, 1, 2)" in reacher
@@ -105,6 +105,24 @@ def test_the_better_baseline_with_three_seeds_stands_and_is_named(tmp_path, caps
     assert "| 1.26 |" in next(line for line in out.splitlines() if line.startswith("| Ant-v5 "))
     assert "to the `baseline` arm" in out
     assert mujoco_table.pick_baseline(read_rows(path), "Swimmer-v5", ["baseline", "baseline-ent01"]) == ("baseline", {})
+
+
+def test_cells_take_seeds_0_to_2_unless_more_are_named(tmp_path, capsys):
+    """H51 (issue 38) runs HalfCheetah's seeds 3-9: the table keeps seeds 0-2 in every cell (the baseline's pick
+    included) unless --seeds names more, so seeds added to one task never change its cell unasked."""
+    path = tmp_path / "runs.csv"
+    rows = [_row("HalfCheetah-v5", "baseline", s, 4000.0) for s in range(10)]
+    rows += [_row("HalfCheetah-v5", "baseline-ent01", s, 3900.0 if s < 3 else 9000.0) for s in range(10)]
+    rows += [_row("HalfCheetah-v5", "1400", s, 2000.0 if s < 3 else 4000.0) for s in range(10)]
+    upsert(rows, path)
+    line = next(x for x in _table(path, "--arms", "1400", capsys=capsys)[1].splitlines()
+                if x.startswith("| HalfCheetah-v5 "))
+    assert "4,000 ± 0.0 (seeds 0, 1, 2) |" in line and "| 0.50 |" in line and "seeds 3" not in line
+    ten = [str(s) for s in range(10)]
+    line = next(x for x in _table(path, "--arms", "1400", "--seeds", *ten, capsys=capsys)[1].splitlines()
+                if x.startswith("| HalfCheetah-v5 "))
+    # seeds 0-9: baseline-ent01 now has the higher mean (7,470) and stands; 1400's mean 3,400 / 7,470 = 0.46
+    assert "(seeds 0, 1, 2, 3, 4, 5, 6, 7, 8, 9; `baseline-ent01`)" in line and "| 0.46 |" in line
 
 
 def _run_dir(tmp_path, mode="train_policy_with_preferences", control_cost=True, fall_rule="reset", labels=(350, 1050),
