@@ -127,7 +127,7 @@ def test_cells_take_seeds_0_to_2_unless_more_are_named(tmp_path, capsys):
 
 def _run_dir(tmp_path, mode="train_policy_with_preferences", control_cost=True, fall_rule="reset", labels=(350, 1050),
              status="finished", standard=2100.0, teacher=(0.0, 0.0), ent_coef=None, query_selection="variance",
-             fall_hold_steps=0):
+             fall_hold_steps=0, random_answer_prob=0.1):
     run = tmp_path / "run"
     run.mkdir()
     if ent_coef is None:  # the mujoco preset's: 0 on the true reward, 0.01 from preferences
@@ -137,7 +137,8 @@ def _run_dir(tmp_path, mode="train_policy_with_preferences", control_cost=True, 
         "ppo": {"control_cost": control_cost, "fall_rule": fall_rule, "fall_penalty": 100.0, "ent_coef": ent_coef,
                 "fall_hold_steps": fall_hold_steps},
         "prefs": {"n_initial_prefs": labels[0], "n_labels": labels[1], "oracle_mistake_rate": teacher[0],
-                  "oracle_equal_threshold": teacher[1], "query_selection": query_selection}}))
+                  "oracle_equal_threshold": teacher[1], "query_selection": query_selection},
+        "reward": {"random_answer_prob": random_answer_prob}}))
     summary = {"timesteps": 1_001_472, "wall_s": 401.23, "true_return_last100": 2000.0, "task_return_last100": 2345.678}
     if standard is not None:
         summary["standard_return_last100"] = standard
@@ -192,6 +193,11 @@ def test_a_run_directory_becomes_its_row_and_replaces_the_old_one(tmp_path, caps
     ("baseline-random", {"mode": "train_policy_with_original_rewards", "control_cost": False, "labels": (0, 0)},
      "'random' names a preference arm's random pairs"),
     ("1400-variance", {}, "'variance' is no part of an arm's name"),
+    ("mistake10", {"teacher": (0.1, 0.0), "random_answer_prob": 0.2},
+     "arm 'mistake10' is the predictor's assumed random-answer chance 0.1; this run's is 0.2 (name the arm by it"),
+    ("mistake10-rap2", {"teacher": (0.1, 0.0)}, "assumed random-answer chance 0.2; this run's is 0.1"),
+    ("baseline-rap2", {"mode": "train_policy_with_original_rewards", "control_cost": False, "labels": (0, 0)},
+     "'rap2' is no part of an arm's name"),
 ])
 def test_an_arm_that_does_not_fit_its_run_is_one_line_and_exit_2(tmp_path, capsys, arm, kwargs, words):
     run = _run_dir(tmp_path, **kwargs)
@@ -230,6 +236,7 @@ def test_arms_that_fit_and_a_run_without_the_standard_return(tmp_path, capsys):
                                              "labels": (0, 0), "ent_coef": 0.001}),
                         ("1400-ent0", {"ent_coef": 0.0}),  # a bonus named in the arm: the run's
                         ("1400-rerun", {}),  # the same recipe and seed again, beside the cell's row
+                        ("mistake10-rap2", {"teacher": (0.1, 0.0), "random_answer_prob": 0.2}),  # H52
                         ("penalty-1400-random", {"query_selection": "random", "fall_rule": "penalty"})):
         run = _run_dir(tmp_path, **kwargs)
         assert mujoco_record.main([str(run), "--arm", arm, "--csv", str(path)]) == 0

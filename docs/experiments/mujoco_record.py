@@ -25,7 +25,9 @@ the bonus D read as decimals (ent01 0.01, ent0 0, ent05 0.05, ent001 0.001); eve
 and ``standard``, 0.01 for a preference arm). A preference arm asks its pairs as the preset does (H34: by the
 ensemble's disagreement, --query_selection variance); one whose name has
 ``random`` (``1400-random``, ``penalty-1400-random``: the runs made before H34, and the comparisons that go on with
-them) asked random pairs, and no other did. The table's arms (a label count, a teacher, ``baseline``, ``standard``)
+them) asked random pairs, and no other did. A preference arm named ``-rapD`` (``mistake10-rap2``: H52) ran its
+predictor with --reward_random_answer_prob D read as decimals (rap2 0.2, rap15 0.15); every other one at the default 0.1
+(the paper's). The table's arms (a label count, a teacher, ``baseline``, ``standard``)
 take no other part in their names but ``rerun``: the same recipe and seed run again (``1400-rerun``: H44's runs
 under other conditions), recorded beside the cell's own row and never in it. ``random`` is the random policy's
 (mujoco_random.py's rows), never a run's. An arm of another name (e.g. a LearnedReward run's) is checked for its
@@ -44,6 +46,7 @@ from drlhp.config.presets import with_preset
 from mujoco_runs_csv import CSV_PATH, finished, upsert
 
 PREFS_MODE, TRUE_MODE = "train_policy_with_preferences", "train_policy_with_original_rewards"
+DEFAULT_RANDOM_ANSWER_PROB = 0.1  # --reward_random_answer_prob's default (the paper's 10%); -rapD names another
 TEACHERS = {"mistake10": (0.1, 0.0), "equal": (0.0, 0.1)}  # arm: (--oracle_mistake_rate, --oracle_equal_threshold)
 # fall rules an arm's name must say (the table's arms are of reset's; standard end's; hold: penalty with a hold)
 NAMED_RULES = ("penalty", "none", "hold")
@@ -101,6 +104,7 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
         return f"arm {arm!r}: 'random' names a preference arm's random pairs (e.g. 1400-random), not {head!r}'s"
     if preference_arm or head in ("baseline", "standard"):  # the table's arms: known parts only
         unknown = [part for part in base[1:] if part not in ("random", "rerun") and not re.fullmatch(r"ent\d+", part)
+                   and not (preference_arm and re.fullmatch(r"rap\d+", part))
                    and not (head == "standard" and part in ("reset", "end"))]
         if unknown:
             return (f"arm {arm!r}: {'-'.join(unknown)!r} is no part of an arm's name (a rule: penalty, hold, none; a "
@@ -138,6 +142,12 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
     if "ent_coef" in ppo and abs(float(ppo["ent_coef"]) - bonus) > 1e-9:
         return (f"arm {arm!r} is the entropy bonus {bonus:g}; this run's is {float(ppo['ent_coef']):g} (name the arm "
                 f"by it: -ent01 is 0.01, -ent0 0)")
+    named_rap = [part[3:] for part in base if re.fullmatch(r"rap\d+", part)]
+    rap = int(named_rap[0]) / 10 ** len(named_rap[0]) if named_rap else DEFAULT_RANDOM_ANSWER_PROB
+    run_rap = config.get("reward", {}).get("random_answer_prob")
+    if mode == PREFS_MODE and run_rap is not None and abs(float(run_rap) - rap) > 1e-9:
+        return (f"arm {arm!r} is the predictor's assumed random-answer chance {rap:g}; this run's is "
+                f"{float(run_rap):g} (name the arm by it: -rap2 is 0.2)")
     return None
 
 
