@@ -43,6 +43,11 @@ def test_the_table_refuses_an_unfinished_run_and_a_short_one(tmp_path, capsys):
     assert len(err.strip().splitlines()) == 1
     upsert([_row("Hopper-v5", "1400", 0, 2500.0)], path)  # its full run: the table builds
     assert _table(path, capsys=capsys)[0] == 0
+    upsert([_row("Hopper-v5", "1400-2m", 0, 2500.0)], path)  # H53's arm: 1M steps is short of its 2M
+    code, out, err = _table(path, capsys=capsys)
+    assert code == 2 and "arm 1400-2m seed 0: 1,000,000 agent steps, below the arm's budget of 2,000,000" in err
+    upsert([_row("Hopper-v5", "1400-2m", 0, 2500.0, timesteps=2_002_944)], path)
+    assert _table(path, capsys=capsys)[0] == 0
 
 
 def test_the_ratio_the_normalized_reacher_score_and_the_seeds_named(tmp_path, capsys):
@@ -127,13 +132,13 @@ def test_cells_take_seeds_0_to_2_unless_more_are_named(tmp_path, capsys):
 
 def _run_dir(tmp_path, mode="train_policy_with_preferences", control_cost=True, fall_rule="reset", labels=(350, 1050),
              status="finished", standard=2100.0, teacher=(0.0, 0.0), ent_coef=None, query_selection="variance",
-             fall_hold_steps=0, random_answer_prob=0.1):
+             fall_hold_steps=0, random_answer_prob=0.1, million_timesteps=1.0):
     run = tmp_path / "run"
     run.mkdir()
     if ent_coef is None:  # the mujoco preset's: 0 on the true reward, 0.01 from preferences
         ent_coef = 0.01 if mode == "train_policy_with_preferences" else 0.0
     (run / "config.json").write_text(json.dumps({
-        "mode": mode, "env": "Hopper-v5", "seed": 2,
+        "mode": mode, "env": "Hopper-v5", "seed": 2, "million_timesteps": million_timesteps,
         "ppo": {"control_cost": control_cost, "fall_rule": fall_rule, "fall_penalty": 100.0, "ent_coef": ent_coef,
                 "fall_hold_steps": fall_hold_steps},
         "prefs": {"n_initial_prefs": labels[0], "n_labels": labels[1], "oracle_mistake_rate": teacher[0],
@@ -198,6 +203,9 @@ def test_a_run_directory_becomes_its_row_and_replaces_the_old_one(tmp_path, caps
     ("mistake10-rap2", {"teacher": (0.1, 0.0)}, "assumed random-answer chance 0.2; this run's is 0.1"),
     ("baseline-rap2", {"mode": "train_policy_with_original_rewards", "control_cost": False, "labels": (0, 0)},
      "'rap2' is no part of an arm's name"),
+    ("1400", {"million_timesteps": 2.0}, "arm '1400' is a run of 1M agent steps; this run's --million_timesteps is 2"),
+    ("baseline-2m", {"mode": "train_policy_with_original_rewards", "control_cost": False, "labels": (0, 0)},
+     "arm 'baseline-2m' is a run of 2M agent steps; this run's --million_timesteps is 1"),
 ])
 def test_an_arm_that_does_not_fit_its_run_is_one_line_and_exit_2(tmp_path, capsys, arm, kwargs, words):
     run = _run_dir(tmp_path, **kwargs)
@@ -237,6 +245,9 @@ def test_arms_that_fit_and_a_run_without_the_standard_return(tmp_path, capsys):
                         ("1400-ent0", {"ent_coef": 0.0}),  # a bonus named in the arm: the run's
                         ("1400-rerun", {}),  # the same recipe and seed again, beside the cell's row
                         ("mistake10-rap2", {"teacher": (0.1, 0.0), "random_answer_prob": 0.2}),  # H52
+                        ("1400-2m", {"million_timesteps": 2.0}),  # H53: the budget named
+                        ("baseline-2m", {"mode": "train_policy_with_original_rewards", "control_cost": False,
+                                         "labels": (0, 0), "million_timesteps": 2.0}),
                         ("penalty-1400-random", {"query_selection": "random", "fall_rule": "penalty"})):
         run = _run_dir(tmp_path, **kwargs)
         assert mujoco_record.main([str(run), "--arm", arm, "--csv", str(path)]) == 0

@@ -27,11 +27,11 @@ ensemble's disagreement, --query_selection variance); one whose name has
 ``random`` (``1400-random``, ``penalty-1400-random``: the runs made before H34, and the comparisons that go on with
 them) asked random pairs, and no other did. A preference arm named ``-rapD`` (``mistake10-rap2``: H52) ran its
 predictor with --reward_random_answer_prob D read as decimals (rap2 0.2, rap15 0.15); every other one at the default 0.1
-(the paper's). The table's arms (a label count, a teacher, ``baseline``, ``standard``)
-take no other part in their names but ``rerun``: the same recipe and seed run again (``1400-rerun``: H44's runs
-under other conditions), recorded beside the cell's own row and never in it. ``random`` is the random policy's
-(mujoco_random.py's rows), never a run's. An arm of another name (e.g. a LearnedReward run's) is checked for its
-rule and its bonus only.
+(the paper's). An arm named ``-Nm`` (``baseline-2m``, ``1400-2m``: H53) ran N million agent steps (--million_timesteps
+N), every other table arm the preset's 1. The table's arms (a label count, a teacher, ``baseline``, ``standard``) take
+no other part in their names but ``rerun``: the same recipe and seed run again (``1400-rerun``: H44's runs under other
+conditions), recorded beside the cell's own row and never in it. ``random`` is the random policy's (mujoco_random.py's
+rows), never a run's. An arm of another name (e.g. a LearnedReward run's) is checked for its rule and its bonus only.
 """
 from __future__ import annotations
 
@@ -105,6 +105,7 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
     if preference_arm or head in ("baseline", "standard"):  # the table's arms: known parts only
         unknown = [part for part in base[1:] if part not in ("random", "rerun") and not re.fullmatch(r"ent\d+", part)
                    and not (preference_arm and re.fullmatch(r"rap\d+", part))
+                   and not re.fullmatch(r"\d+m", part)
                    and not (head == "standard" and part in ("reset", "end"))]
         if unknown:
             return (f"arm {arm!r}: {'-'.join(unknown)!r} is no part of an arm's name (a rule: penalty, hold, none; a "
@@ -142,6 +143,13 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
     if "ent_coef" in ppo and abs(float(ppo["ent_coef"]) - bonus) > 1e-9:
         return (f"arm {arm!r} is the entropy bonus {bonus:g}; this run's is {float(ppo['ent_coef']):g} (name the arm "
                 f"by it: -ent01 is 0.01, -ent0 0)")
+    named_m = [int(part[:-1]) for part in base if re.fullmatch(r"\d+m", part)]
+    steps_m = named_m[0] if named_m else 1
+    run_m = config.get("million_timesteps")
+    table_arm = preference_arm or head in ("baseline", "standard")
+    if table_arm and run_m is not None and abs(float(run_m) - steps_m) > 1e-9:
+        return (f"arm {arm!r} is a run of {steps_m:g}M agent steps; this run's --million_timesteps is {float(run_m):g} "
+                f"(name the arm by it: -2m is 2)")
     named_rap = [part[3:] for part in base if re.fullmatch(r"rap\d+", part)]
     rap = int(named_rap[0]) / 10 ** len(named_rap[0]) if named_rap else DEFAULT_RANDOM_ANSWER_PROB
     run_rap = config.get("reward", {}).get("random_answer_prob")

@@ -34,6 +34,7 @@ penalty-baseline penalty-1400-random; under the two rules the oracle's returns d
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -60,6 +61,11 @@ class Refused(Exception):
 
 
 def budget(arm: str) -> int:
+    """Agent steps a finished run of ``arm`` has done at least: an arm named ``-Nm`` N million (H53), the random
+    rows none, every other arm the preset's 1M."""
+    named = re.search(r"(?:^|-)(\d+)m(?:-|$)", arm)
+    if named:
+        return int(named.group(1)) * 1_000_000
     return BUDGETS.get(arm, 0 if arm.startswith("random") else DEFAULT_BUDGET)
 
 
