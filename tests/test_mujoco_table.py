@@ -128,6 +128,18 @@ def test_cells_take_seeds_0_to_2_unless_more_are_named(tmp_path, capsys):
                 if x.startswith("| HalfCheetah-v5 "))
     # seeds 0-9: baseline-ent01 now has the higher mean (7,470) and stands; 1400's mean 3,400 / 7,470 = 0.46
     assert "(seeds 0, 1, 2, 3, 4, 5, 6, 7, 8, 9; `baseline-ent01`)" in line and "| 0.46 |" in line
+    # a candidate with seeds 0-2 only is judged against the other on those seeds, not against its seeds 0-9:
+    # baseline-ent01's 3,900 on 0-2 loses to baseline's 4,000 on 0-2, so baseline stands with all of its 10 seeds,
+    # although baseline-ent01's mean (3,900) is above baseline's over 0-9 once baseline's seeds 3-9 are low
+    rows = [_row("HalfCheetah-v5", "baseline", s, 4000.0 if s < 3 else 2000.0) for s in range(10)]
+    rows += [_row("HalfCheetah-v5", "baseline-ent01", s, 3900.0) for s in range(3)]
+    rows += [_row("HalfCheetah-v5", "1400", s, 2000.0 if s < 3 else 2600.0) for s in range(10)]
+    path.unlink()
+    upsert(rows, path)
+    line = next(x for x in _table(path, "--arms", "1400", "--seeds", *ten, capsys=capsys)[1].splitlines()
+                if x.startswith("| HalfCheetah-v5 "))
+    # baseline over 0-9: 2,600; 1400 over 0-9: 2,420; 2,420 / 2,600 = 0.93
+    assert "2,600 ± 966 (seeds 0, 1, 2, 3, 4, 5, 6, 7, 8, 9) |" in line and "| 0.93 |" in line
 
 
 def _run_dir(tmp_path, mode="train_policy_with_preferences", control_cost=True, fall_rule="reset", labels=(350, 1050),

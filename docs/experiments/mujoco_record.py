@@ -31,7 +31,8 @@ predictor with --reward_random_answer_prob D read as decimals (rap2 0.2, rap15 0
 N), every other table arm the preset's 1. The table's arms (a label count, a teacher, ``baseline``, ``standard``) take
 no other part in their names but ``rerun``: the same recipe and seed run again (``1400-rerun``: H44's runs under other
 conditions), recorded beside the cell's own row and never in it. ``random`` is the random policy's (mujoco_random.py's
-rows), never a run's. An arm of another name (e.g. a LearnedReward run's) is checked for its rule and its bonus only.
+rows), never a run's. An arm of another name (e.g. a LearnedReward run's) is checked for its rule and its bonus,
+and, on a preference run, its teacher, its pairs and the predictor's random-answer chance.
 """
 from __future__ import annotations
 
@@ -109,7 +110,8 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
                    and not (head == "standard" and part in ("reset", "end"))]
         if unknown:
             return (f"arm {arm!r}: {'-'.join(unknown)!r} is no part of an arm's name (a rule: penalty, hold, none; a "
-                    f"bonus: entD; random pairs: random; the same recipe run again: rerun)")
+                    f"bonus: entD; random pairs: random; a preference arm's assumed random answers: rapD; a "
+                    f"budget: Nm; the same recipe run again: rerun)")
     prefs = config.get("prefs", {})
     teacher = (float(prefs.get("oracle_mistake_rate", 0.0)), float(prefs.get("oracle_equal_threshold", 0.0)))
     wanted = TEACHERS.get(head, (0.0, 0.0))

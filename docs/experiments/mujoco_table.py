@@ -107,13 +107,19 @@ def full_candidates(rows: list[dict], task: str, candidates: list[str]) -> list[
 
 def pick_baseline(rows: list[dict], task: str, candidates: list[str]) -> tuple[str, dict[int, float]]:
     """(arm, {seed: return}) of the baseline that stands for ``task``: of the candidates with MIN_SEEDS or more
-    seeds, the one with the higher mean over its own seeds (the first on a tie; the table's seeds are 0-2 on every
-    arm); the first candidate where none has MIN_SEEDS. A later candidate with MIN_SEEDS stands over a first with
-    fewer (baseline_note says which tasks were compared)."""
+    seeds, the one with the higher mean over the seeds they all have (the first on a tie; with the default --seeds
+    that is seeds 0-2 of each; with more seeds named, a candidate run on more of them is not judged by its extra
+    seeds: H51's `baseline` on seeds 0-9 against `baseline-ent01` on 0-2 is judged on 0-2), and where they share
+    fewer than MIN_SEEDS, the first of them; the first candidate where none has MIN_SEEDS. A later candidate with
+    MIN_SEEDS stands over a first with fewer (baseline_note says which tasks were compared). The arm's values are
+    all of its seeds."""
     full = full_candidates(rows, task, candidates)
     if not full:
         return candidates[0], arm_values(rows, task, candidates[0])
-    return max(full, key=lambda av: statistics.mean(av[1].values()))  # max keeps the first of equals
+    shared = set.intersection(*(set(v) for _, v in full))
+    if len(shared) < MIN_SEEDS:
+        return full[0]
+    return max(full, key=lambda av: statistics.mean(av[1][s] for s in shared))  # max keeps the first of equals
 
 
 def base_cell(arm: str, values: dict[int, float], candidates: list[str]) -> str:
