@@ -28,6 +28,8 @@ def pose(run_dir: Path, episodes: int, seed: int) -> dict:
     cfg = json.loads((run_dir / "config.json").read_text())
     if cfg["env"] != "HalfCheetah-v5":
         raise ValueError(f"{run_dir}: a run of {cfg['env']}, not HalfCheetah-v5")
+    if cfg.get("prefs", {}).get("oracle_goal"):
+        raise ValueError(f"{run_dir}: a goal's run ({cfg['prefs']['oracle_goal']}): its env and its score differ")
     arrays, meta = load_policy_checkpoint(str(run_dir))
     env = fixed_length_env(cfg["env"])
     space = env.action_space
@@ -36,7 +38,7 @@ def pose(run_dir: Path, episodes: int, seed: int) -> dict:
     rng = np.random.default_rng(seed)
     returns, back, speed = [], [], []
     obs, _ = env.reset(seed=seed)
-    total, steps = 0.0, 0
+    total = 0.0
     while len(returns) < episodes:
         x = policy.obs_rms.normalize(obs[None], policy.obs_clip).astype(np.float32)
         action = np.clip(tanh_mlp(policy.actor, x)[0] + std * rng.standard_normal(std.shape), space.low, space.high)
@@ -45,10 +47,9 @@ def pose(run_dir: Path, episodes: int, seed: int) -> dict:
         pitch = float(env.unwrapped.data.qpos[2])
         back.append(abs(np.arctan2(np.sin(pitch), np.cos(pitch))) > np.pi / 2)
         speed.append(float(info["x_velocity"]))
-        steps += 1
         if terminated or truncated:
             returns.append(total)
-            total, steps = 0.0, 0
+            total = 0.0
             obs, _ = env.reset()
     env.close()
     return {"run": str(run_dir), "timesteps": meta.get("timesteps"), "episodes": episodes,
