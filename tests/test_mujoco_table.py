@@ -351,6 +351,15 @@ exit 0
     assert sum("--oracle_mistake_rate 0.1" in c and "--n_labels 1050" in c for c in runs) == 2 * 3
     assert sum("--oracle_equal_threshold 0.1" in c and "--n_labels 1050" in c for c in runs) == 2 * 3
     log.unlink()
+    subprocess.run(["bash", str(script), "budget", "0"], check=True, env=env, capture_output=True, text=True)
+    calls = log.read_text().splitlines()
+    runs = [c for c in calls if c.startswith("run.py")]
+    assert len(runs) == 4 * 2 and all("--million_timesteps 2" in c for c in runs)  # H53: both arms at 2M, 4 tasks
+    ent01 = [c for c in runs if "--ppo_ent_coef 0.01" in c]  # the baseline that stands at 1M (H49)
+    assert len(ent01) == 2 and all("baseline-ent01-2m-seed-0" in c and ("Hopper-v5" in c or "InvertedDouble" in c)
+                                   for c in ent01)
+    assert sum("--arm baseline-2m" in c for c in calls) == 2 and sum("--arm 1400-2m" in c for c in calls) == 4
+    log.unlink()
     subprocess.run(["bash", str(script), "efficiency"], check=True, env=env, capture_output=True, text=True)
     runs = [c for c in log.read_text().splitlines() if c.startswith("run.py")]
     assert sum("--n_initial_prefs 43 --n_labels 132" in c for c in runs) == 2 * 3  # 175 labels

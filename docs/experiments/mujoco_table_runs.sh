@@ -39,6 +39,11 @@
 #   bash docs/experiments/mujoco_table_runs.sh arm TASK ARM [SEED...]  one arm of any recipe below on one task
 #                                                         (seeds 0 1 2 unless named), e.g. H47's arm equal on
 #                                                         InvertedDoublePendulum-v5
+#   bash docs/experiments/mujoco_table_runs.sh budget [SEED...]  H53: both arms at 2M agent steps, Hopper,
+#                                                         HalfCheetah, Swimmer, InvertedDoublePendulum (seeds 0 1 2
+#                                                         unless named): the baseline that stands at 1M by H49
+#                                                         (baseline-ent01-2m on Hopper and InvertedDoublePendulum,
+#                                                         baseline-2m elsewhere) and 1400-2m
 #   bash docs/experiments/mujoco_table_runs.sh teachers   imperfect teachers (issue 39): Hopper and Walker2d, 1,400
 #                                                         labels, arms mistake10 (--oracle_mistake_rate 0.1) and
 #                                                         equal (--oracle_equal_threshold 0.1), seeds 0-2 (the
@@ -138,9 +143,19 @@ case ${1:-} in
     task=${2:?usage: mujoco_table_runs.sh arm TASK ARM [SEED...]}; arm=${3:?usage: mujoco_table_runs.sh arm TASK ARM [SEED...]}
     shift 3; seeds=("$@"); [ ${#seeds[@]} -gt 0 ] || seeds=(0 1 2)
     for seed in "${seeds[@]}"; do run_one "$task" "$arm" "$seed"; done ;;
+  budget)
+    shift; seeds=("$@"); [ ${#seeds[@]} -gt 0 ] || seeds=(0 1 2)
+    for task in Hopper-v5 HalfCheetah-v5 Swimmer-v5 InvertedDoublePendulum-v5; do for seed in "${seeds[@]}"; do
+      case $task in
+        Hopper-v5|InvertedDoublePendulum-v5) suffix=-ent01-2m BASELINE_FLAGS="--ppo_ent_coef 0.01 --million_timesteps 2" \
+                                               run_one "$task" baseline "$seed" ;;
+        *) suffix=-2m BASELINE_FLAGS="--million_timesteps 2" run_one "$task" baseline "$seed" ;;
+      esac
+      suffix=-2m PREFS_FLAGS="--million_timesteps 2" run_one "$task" 1400 "$seed"
+    done; done ;;
   teachers)
     for seed in 0 1 2; do for task in Hopper-v5 Walker2d-v5; do for arm in baseline 1400 mistake10 equal; do
       run_one "$task" "$arm" "$seed"
     done; done; done ;;
-  *) echo "usage: bash docs/experiments/mujoco_table_runs.sh table|standard|falls|entropy|queries|efficiency|teachers|arm|hold" >&2; exit 2 ;;
+  *) echo "usage: bash docs/experiments/mujoco_table_runs.sh table|standard|falls|entropy|queries|efficiency|teachers|budget|arm|hold" >&2; exit 2 ;;
 esac
