@@ -103,7 +103,8 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
     preference_arm = head.isdigit() or head in TEACHERS
     if "random" in base[1:] and not preference_arm:
         return f"arm {arm!r}: 'random' names a preference arm's random pairs (e.g. 1400-random), not {head!r}'s"
-    if preference_arm or head in ("baseline", "standard"):  # the table's arms: known parts only
+    table_arm = preference_arm or head in ("baseline", "standard")
+    if table_arm:  # the table's arms: known parts only
         unknown = [part for part in base[1:] if part not in ("random", "rerun") and not re.fullmatch(r"ent\d+", part)
                    and not (preference_arm and re.fullmatch(r"rap\d+", part))
                    and not re.fullmatch(r"\d+m", part)
@@ -148,7 +149,6 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
     named_m = [int(part[:-1]) for part in base if re.fullmatch(r"\d+m", part)]
     steps_m = named_m[0] if named_m else 1
     run_m = config.get("million_timesteps")
-    table_arm = preference_arm or head in ("baseline", "standard")
     if table_arm and run_m is not None and abs(float(run_m) - steps_m) > 1e-9:
         return (f"arm {arm!r} is a run of {steps_m:g}M agent steps; this run's --million_timesteps is {float(run_m):g} "
                 f"(name the arm by it: -2m is 2)")
