@@ -417,3 +417,12 @@ def test_label_efficiency_ratios_by_seed_and_the_fewest_labels_held_on_every_see
     assert plot.stat().st_size > 1000
     cheetah = next(line for line in out.splitlines() if line.startswith("| HalfCheetah-v5 "))
     assert cheetah.rstrip().endswith("| none measured |")
+
+
+def test_an_arms_budget_part_is_read_once_for_the_recorder_and_the_table():
+    from mujoco_runs_csv import million_steps
+    from mujoco_table import budget
+    assert [million_steps(a) for a in ("1400-2m", "baseline-ent01-2m", "penalty-1400-3m-rerun", "1400", "2m")] \
+        == [2, 2, 3, None, 2]
+    assert million_steps("1400-m") is None and million_steps("1400-2mm") is None  # only a whole part Nm
+    assert budget("baseline-ent01-2m") == 2_000_000 and budget("1400") == 1_000_000

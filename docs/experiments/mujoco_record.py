@@ -44,7 +44,7 @@ from pathlib import Path
 
 from drlhp.config import build_parser, config_from_args
 from drlhp.config.presets import with_preset
-from mujoco_runs_csv import CSV_PATH, finished, upsert
+from mujoco_runs_csv import CSV_PATH, finished, million_steps, upsert
 
 PREFS_MODE, TRUE_MODE = "train_policy_with_preferences", "train_policy_with_original_rewards"
 DEFAULT_RANDOM_ANSWER_PROB = 0.1  # --reward_random_answer_prob's default (the paper's 10%); -rapD names another
@@ -146,8 +146,7 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
     if "ent_coef" in ppo and abs(float(ppo["ent_coef"]) - bonus) > 1e-9:
         return (f"arm {arm!r} is the entropy bonus {bonus:g}; this run's is {float(ppo['ent_coef']):g} (name the arm "
                 f"by it: -ent01 is 0.01, -ent0 0)")
-    named_m = [int(part[:-1]) for part in base if re.fullmatch(r"\d+m", part)]
-    steps_m = named_m[0] if named_m else 1
+    steps_m = million_steps("-".join(base)) or 1
     run_m = config.get("million_timesteps")
     if table_arm and run_m is not None and abs(float(run_m) - steps_m) > 1e-9:
         return (f"arm {arm!r} is a run of {steps_m:g}M agent steps; this run's --million_timesteps is {float(run_m):g} "

@@ -7,6 +7,7 @@ import csv
 import fcntl
 import io
 import os
+import re
 from pathlib import Path
 
 COLUMNS = ("task", "arm", "seed", "labels", "timesteps", "status", "return", "return_standard", "wall_s", "cpu")
@@ -14,6 +15,13 @@ KEY = ("task", "arm", "seed")
 CSV_PATH = Path(__file__).resolve().parents[1] / "mujoco_runs.csv"
 TASKS = ("Hopper-v5", "HalfCheetah-v5", "Walker2d-v5", "Swimmer-v5", "Ant-v5", "Reacher-v5", "InvertedPendulum-v5",
          "InvertedDoublePendulum-v5")
+
+
+def million_steps(arm: str) -> int | None:
+    """The N of an arm named with a budget part ``-Nm`` (``baseline-2m``, ``1400-2m``: N million agent steps, H53;
+    the first such part), else None. The one parse of it: mujoco_record.py checks it, mujoco_table.py counts by it."""
+    named = [part for part in arm.split("-") if re.fullmatch(r"\d+m", part)]
+    return int(named[0][:-1]) if named else None
 
 
 def key(row: dict) -> tuple[str, str, str]:

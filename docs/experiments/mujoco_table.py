@@ -34,12 +34,11 @@ penalty-baseline penalty-1400-random; under the two rules the oracle's returns d
 from __future__ import annotations
 
 import argparse
-import re
 import statistics
 import sys
 from pathlib import Path
 
-from mujoco_runs_csv import CSV_PATH, TASKS, read_rows
+from mujoco_runs_csv import CSV_PATH, TASKS, million_steps, read_rows
 
 DEFAULT_BUDGET = 1_000_000  # agent steps of every trained arm (the mujoco preset's 1M)
 BUDGETS = {"random": 0, "random-penalty": 0}
@@ -63,9 +62,9 @@ class Refused(Exception):
 def budget(arm: str) -> int:
     """Agent steps a finished run of ``arm`` has done at least: an arm named ``-Nm`` N million (H53), the random
     rows none, every other arm the preset's 1M."""
-    named = re.search(r"(?:^|-)(\d+)m(?:-|$)", arm)
-    if named:
-        return int(named.group(1)) * 1_000_000
+    named = million_steps(arm)
+    if named is not None:
+        return named * 1_000_000
     return BUDGETS.get(arm, 0 if arm.startswith("random") else DEFAULT_BUDGET)
 
 
