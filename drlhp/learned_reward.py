@@ -13,8 +13,9 @@ each step in this process, with drlhp's own pieces (no copy of their math):
 * what it scores, on a predictor of a Box-action env (MuJoCo: float32 inputs, issue 39): the step's
   x_t = (o_t, clip(a_t, low, high)) as float32, the observation the action was taken in (the last one reset or
   step gave) followed by the action clipped to the action space, exactly as PPO's rollouts fed the predictor
-  (drlhp.policy.ppo.rollout; ``predictor_pair``); the predictor's network normalizes that input itself (its
-  input normalization is among its weights), so no statistics of PPO's own reach it;
+  (drlhp.policy.ppo.rollout; ``predictor_pair``), or, where the run set --reward_next_obs, the observation the step
+  led to (the fallen state on a fall, as the rollouts scored it); the predictor's network normalizes that input
+  itself (its input normalization is among its weights), so no statistics of PPO's own reach it;
 * on any other predictor: the observation the step led to, as the policy's rollouts score ``next_obs``
   (drlhp.policy.a2c.rollout), seen as the predictor saw it in training (``predictor_view``): an image as it comes
   (a 2-D one gets a channel axis; a channels-first frame stack, gymnasium's ``FrameStackObservation``,
@@ -113,6 +114,8 @@ class SavedPredictor:
         p.raw(x) -> (n_members, B) float32, each member's raw output
         p.env_id, p.score_visible: how the run's observations reached the predictor
         p.takes_actions: a Box-action env's predictor, of float32 x = (observation, clipped action)
+        p.next_obs: that observation is the one the step led to (the run's --reward_next_obs), not the one the
+                    action was taken in
         p.path: the checkpoint file; p.reward_config: the RewardConfig it is scored with
 
     ``center``: None as the run (its --reward_center_steps), 0 never, N: over about N steps.
@@ -132,6 +135,7 @@ class SavedPredictor:
         self.reward_config = replace(cfg, n_members=len(self.weights.weights), bfloat16="off",
                                      batchnorm=cfg.batchnorm if batchnorm is None else batchnorm,
                                      center_steps=cfg.center_steps if center is None else int(center))
+        self.next_obs = self.takes_actions and self.reward_config.next_obs  # --reward_next_obs: x's o is o_{t+1}
         self.env_id: str | None = config.get("env")
         self.score_visible = bool(config.get("score_visible", False))
         first_kernel = np.shape(self.weights.weights[0][0])  # (7, 7, C, 16) for the CNN, (D, 64) for the MLP
@@ -196,7 +200,7 @@ class LearnedReward(gym.Wrapper):
         if self.predictor.takes_actions:
             if before is None:
                 raise gym.error.ResetNeeded("LearnedReward: call reset() before step()")
-            x = self._pair(before, action)
+            x = self._pair(info.get("fall_observation", obs) if self.predictor.next_obs else before, action)
         else:  # the observation the step led to: on a fall (the reset rule) the fallen one, as the rollouts scored it
             x = self._view(info.get("fall_observation", obs))
         reward = float(self.predictor.rewards(x[None])[0])
@@ -236,17 +240,18 @@ class LearnedRewardVector(gym.vector.VectorWrapper):
         obs, true_rewards, terminated, truncated, info = self.env.step(actions)
         self._last_obs = obs
         done = np.asarray(terminated) | np.asarray(truncated)
-        if self.predictor.takes_actions:  # x_t: the observation each action was taken in, the action
+        led_to = list(obs)  # the observation each step led to (a finished episode's last one)
+        if self._same_step and done.any():
+            led_to = [info["final_obs"][i] if done[i] else o for i, o in enumerate(led_to)]
+        for i, fell_obs in fall_observations(info, done).items():  # a fall (the reset rule): the fallen state
+            led_to[i] = fell_obs
+        if self.predictor.takes_actions:  # x_t: the observation each action was taken in (or led to), the action
             if before is None:
                 raise gym.error.ResetNeeded("LearnedRewardVector: call reset() before step()")
-            inputs = [self._pair(o, a) for o, a in zip(before, actions)]
-        else:  # the observation each step led to (a finished episode's last one)
-            inputs = list(obs)
-            if self._same_step and done.any():
-                inputs = [info["final_obs"][i] if done[i] else o for i, o in enumerate(inputs)]
-            for i, fell_obs in fall_observations(info, done).items():  # a fall (the reset rule): the fallen state
-                inputs[i] = fell_obs
-            inputs = [self._view(o) for o in inputs]
+            seen = led_to if self.predictor.next_obs else before
+            inputs = [self._pair(o, a) for o, a in zip(seen, actions)]
+        else:
+            inputs = [self._view(o) for o in led_to]
         scored = ~self._resetting
         rewards = np.zeros(len(inputs), np.float32)
         if scored.any():

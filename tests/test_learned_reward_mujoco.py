@@ -166,6 +166,45 @@ def test_a_hopper_predictor_elsewhere_or_stepped_before_reset_is_a_clear_error(h
         LearnedReward(gym.make(HOPPER), run_dir).step(np.zeros(A))
 
 
+def test_a_next_obs_predictor_is_paid_on_the_observation_each_step_led_to_as_the_rollouts_made_it(hopper_run,
+                                                                                                    tmp_path):
+    """A run with --reward_next_obs (issue 38, H54) scored x_t = (o_{t+1}, clip(a_t)), the fallen state at a fall:
+    the wrappers pay that row, in the fixed-length episodes (a fall puts the robot back, the fallen state in info),
+    one env or a vector of them (SAME_STEP, as the rollouts': drlhp.policy.ppo.rollout.led_to)."""
+    import shutil
+
+    from drlhp.policy.ppo.rollout import led_to
+    from envs.fixed_length import fixed_length_env, fixed_length_vector_env
+
+    run_dir, ensemble = hopper_run
+    next_run = tmp_path / "next"
+    shutil.copytree(run_dir, next_run)
+    _config(next_run, "--env", HOPPER, "--synthetic_prefs", "--n_predictors", 2, "--no-reward_batchnorm",
+            "--reward_dropout", 0, "--reward_batch_size", 8, "--reward_next_obs")
+    predictor = SavedPredictor(next_run)
+    assert predictor.next_obs and not SavedPredictor(run_dir).next_obs
+    env = LearnedReward(fixed_length_env(HOPPER), predictor)
+    rng = np.random.default_rng(4)
+    env.reset(seed=2)
+    rows, paid, falls = [], [], 0
+    for _ in range(120):
+        action = rng.uniform(-1.5, 1.5, A)
+        obs, reward, terminated, truncated, info = env.step(action)
+        falls += "fall_observation" in info
+        rows.append(_rows(info.get("fall_observation", obs), action))
+        paid.append(reward)
+    assert falls >= 2  # random play falls, and the fallen state is what was paid
+    np.testing.assert_allclose(paid, ensemble.reward(np.stack(rows)), rtol=1e-5, atol=1e-6)
+
+    vec = LearnedRewardVector(fixed_length_vector_env(HOPPER, 2), predictor)
+    vec.reset(seed=0)
+    for _ in range(60):
+        actions = rng.uniform(-1, 1, (2, A))
+        obs, rewards, terminated, truncated, info = vec.step(actions)
+        x = np.concatenate([led_to(obs, info, terminated | truncated), np.clip(actions, -1, 1)], axis=1)
+        np.testing.assert_allclose(rewards, ensemble.reward(x.astype(np.float32)), rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.slow
 def test_our_ppo_trains_on_the_saved_predictor_with_no_predictor_process(cli, hopper_run, tmp_path):
     """train_policy_with_preferences --no_labelling: PPO on the saved predictor's reward in this process (no

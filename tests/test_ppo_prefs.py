@@ -381,3 +381,41 @@ def test_a_fall_on_the_time_limits_last_step_ends_the_episode_with_nothing_to_bo
     assert (rollout.bootstrap_values[:, 0] == 0).all()  # the fall: no future
     assert (rollout.bootstrap_values[cuts, 1] != 0).all()  # the cut alone: its last state's value
     assert len(rollout.finished) == len(falls) + len(cuts)
+
+
+def test_with_next_obs_the_predictor_sees_each_fall_as_the_fallen_state_and_without_it_never():
+    """--reward_next_obs (issue 38, H54): x_t's observation is the one step t led to. A random Hopper falls every 20
+    steps or so; under the reset rule the fallen robot is put back at once, so with o_t (the default) the predictor
+    never sees a state out of the healthy range (z > 0.7, |angle| < 0.2), and with o_{t+1} it sees one on exactly
+    the steps that fell (at a fall the fallen state, not the fresh start)."""
+    from drlhp.policy.ppo.rollout import RolloutCollector
+    from drlhp.policy.ppo.trainer import build_ppo
+    from envs.fixed_length import any_vector_env
+
+    cfg = _cfg()
+    D = 11
+
+    def unhealthy(x):
+        return (x[..., 0] <= 0.7) | (np.abs(x[..., 1]) >= 0.2)
+
+    seen = {}
+    for next_obs in (False, True):
+        envs = any_vector_env(cfg.env, cfg.ppo.n_envs, cfg.ppo.fall_penalty)
+        try:
+            rollout = RolloutCollector(envs, build_ppo(cfg, envs), cfg.seed, predictor_input=True,
+                                       next_obs=next_obs).run()
+        finally:
+            envs.close()
+        x = rollout.predictor_obs
+        assert rollout.fell.sum() >= 2
+        seen[next_obs] = (unhealthy(x[..., :D]), rollout.fell.copy(), x[..., D:].copy())
+    out_of_range, fell, actions = seen[False]
+    assert not out_of_range.any()  # o_t: always a healthy robot, the fall never seen
+    out_of_range, fell, next_actions = seen[True]
+    np.testing.assert_array_equal(out_of_range, fell)  # o_{t+1}: the fallen state, on the fall steps only
+    np.testing.assert_array_equal(actions, next_actions)  # the same seed's play: only the observation moved
+
+
+def test_next_obs_is_refused_where_the_predictor_sees_the_next_observation_already(cli):
+    proc = cli("--env", "MovingDot-v0", "--synthetic_prefs", "--reward_next_obs")
+    assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0 and "--reward_next_obs" in proc.stderr

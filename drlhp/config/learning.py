@@ -123,6 +123,13 @@ class RewardConfig:
         train_fraction: the largest fraction of wall time the predictor spends training beside the policy
             (after a step of d seconds it rests d x (1/f - 1)), so it does not starve the policy of a core;
             1: flat out. Pretraining, while the policy waits, is not paced.
+        next_obs: on a Box-action env (PPO, MuJoCo), the observation in the predictor's per-step input x_t =
+            (o, clip(a_t)): off, o_t, the one action t was taken in (the table's runs); on, o_{t+1}, the one the step
+            led to: at a fall under the reset rule the fallen state (``info["fall_observation"]``, out of the
+            healthy range) rather than the fresh start the policy goes on from, at an episode's end its last
+            observation. What every other predictor sees already (A2C's rollouts score ``next_obs``; CartPole
+            learned once its fall was scored on the fallen state, issue 39). Issue 38's H54: with o_t the
+            predictor never sees a fallen robot, and charges a fall 1-2% of what the oracle does (H32).
         updates_per_step: feeds the loop: before each update the policy waits until the predictor has made at
             least this many pair-updates (pairs in its training batches, per member) per agent step since both
             started training; 0: never waits. The paper's predictor "typically processes 1 label per 10 RL
@@ -154,3 +161,4 @@ class RewardConfig:
     bfloat16: str = opt("auto", choices=BFLOAT16_SETTINGS, negatable=True)
     train_fraction: float = opt(0.5, check=within(0, 1, low_in=False))
     updates_per_step: float = opt(0.0, check=NOT_NEGATIVE)
+    next_obs: bool = opt(False)

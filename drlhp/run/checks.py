@@ -33,6 +33,9 @@ def check_inputs(cfg: RunConfig) -> None:
         raise UsageError(f"--oracle_goal is what the scripted labeller wants: add --labeller oracle (or "
                          f"--synthetic_prefs); --labeller {cfg.prefs.labeller} is a person, who labels by eye")
     kind = _check_env(cfg)
+    if cfg.reward.next_obs and kind != "box":
+        raise UsageError("--reward_next_obs sets the observation in a Box-action env's predictor input ((observation, "
+                         "action)); on discrete actions the predictor sees the observation each step led to already")
     _check_settings(cfg, algo_for(cfg, kind))  # every number in range: --oracle_mistake_rate in [0, 0.5] among them
     _check_teacher(cfg)
     _check_labeller(cfg)

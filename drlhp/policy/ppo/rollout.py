@@ -17,12 +17,16 @@ class RolloutCollector:
     PPOPolicy for n_steps and returns a PPORollout. Its observations, actions, log-probabilities and values are
     views of buffers reused by the next ``run()``: learn from a rollout before collecting the next.
     ``predictor_input``: also keep each step's x_t = (raw o_t, clipped a_t) in float32 for the reward predictor
-    (issue 29's contract, 1); off (the true reward's runs), nothing more is copied. ``record_states``: also keep each
+    (issue 29's contract, 1); off (the true reward's runs), nothing more is copied. ``next_obs`` (--reward_next_obs):
+    x_t's observation is instead o_{t+1}, the one step t led to: the fallen state at a fall (the reset rule's
+    ``info["fall_observation"]``), an ended episode's last observation (``info["final_obs"]``), never the fresh
+    start the policy acts on next. ``record_states``: also keep each
     step's simulator state (before the step: the state action t was taken in) of every sub-env of a ``SyncVectorEnv``
     of MuJoCo envs (its ``envs``), (T, N, S) float64, reused as the other buffers: only where a person labels."""
 
-    def __init__(self, envs, policy: PPOPolicy, seed: int, predictor_input: bool = False, record_states: bool = False):
-        self.envs, self.policy = envs, policy
+    def __init__(self, envs, policy: PPOPolicy, seed: int, predictor_input: bool = False, record_states: bool = False,
+                 next_obs: bool = False):
+        self.envs, self.policy, self.next_obs = envs, policy, next_obs
         cfg = policy.cfg
         T, N, D, A = cfg.n_steps, cfg.n_envs, policy.obs_dim, policy.act_dim
         if envs.num_envs != N:
@@ -70,6 +74,8 @@ class RolloutCollector:
             if self.predictor_obs is not None:
                 x = self.predictor_obs[t]
                 x[:, :policy.obs_dim], x[:, policy.obs_dim:] = self.obs, acting.env_actions
+                if self.next_obs:
+                    x[:, :policy.obs_dim] = led_to(obs, info, terminated | truncated)
             self.log_probs[t], self.values[t] = acting.log_probs, acting.values
             rewards[t] = reward
             ended = terminated | truncated
@@ -93,6 +99,20 @@ class RolloutCollector:
         return PPORollout(self.obs_norm, self.actions, self.log_probs, self.values, rewards, task, dones,
                           bootstrap, policy.value(self.obs), finished, env_s, act_s, self.predictor_obs, self.states,
                           fell)
+
+
+def led_to(obs: np.ndarray, info: dict, ended: np.ndarray) -> np.ndarray:
+    """(N, D): the observation each worker's step led to, from a same-step-autoreset vector env's step: ``obs``,
+    an ended episode's last observation (``info["final_obs"]``) where it ended, the fallen state where the step
+    fell under the reset rule (``info["fall_observation"]``: the robot is back at its start in ``obs``)."""
+    from envs.fixed_length import fall_observations
+
+    out = np.array(obs, np.float32)
+    for i in np.flatnonzero(ended):
+        out[i] = info["final_obs"][i]
+    for i, fallen in fall_observations(info, ended).items():
+        out[i] = fallen
+    return out
 
 
 def _info_value(info: dict, key: str, default: np.ndarray, ended: np.ndarray) -> np.ndarray:

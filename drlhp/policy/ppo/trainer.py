@@ -172,7 +172,7 @@ class PPOTrainer(PPOParts, PolicyTrainer):
     def make_runner(self) -> RolloutCollector:
         return RolloutCollector(self.env, self.policy, env_seed(self.cfg.seed, self.state.updates, self.cfg.ppo.n_envs),
                                 predictor_input=self.reward_source.name != EnvReward.name,
-                                record_states=self.record_states)
+                                record_states=self.record_states, next_obs=self.cfg.reward.next_obs)
 
     def random_rollout(self) -> PaidRollout:
         """Before the predictor's first weights: the policy as it is (its initial Gaussian) plays; nothing learns."""
