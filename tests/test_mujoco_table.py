@@ -144,7 +144,7 @@ def test_cells_take_seeds_0_to_2_unless_more_are_named(tmp_path, capsys):
 
 def _run_dir(tmp_path, mode="train_policy_with_preferences", control_cost=True, fall_rule="reset", labels=(350, 1050),
              status="finished", standard=2100.0, teacher=(0.0, 0.0), ent_coef=None, query_selection="variance",
-             fall_hold_steps=0, random_answer_prob=0.1, million_timesteps=1.0):
+             fall_hold_steps=0, random_answer_prob=0.1, million_timesteps=1.0, next_obs=False):
     run = tmp_path / "run"
     run.mkdir()
     if ent_coef is None:  # the mujoco preset's: 0 on the true reward, 0.01 from preferences
@@ -155,7 +155,7 @@ def _run_dir(tmp_path, mode="train_policy_with_preferences", control_cost=True, 
                 "fall_hold_steps": fall_hold_steps},
         "prefs": {"n_initial_prefs": labels[0], "n_labels": labels[1], "oracle_mistake_rate": teacher[0],
                   "oracle_equal_threshold": teacher[1], "query_selection": query_selection},
-        "reward": {"random_answer_prob": random_answer_prob}}))
+        "reward": {"random_answer_prob": random_answer_prob, "next_obs": next_obs}}))
     summary = {"timesteps": 1_001_472, "wall_s": 401.23, "true_return_last100": 2000.0, "task_return_last100": 2345.678}
     if standard is not None:
         summary["standard_return_last100"] = standard
@@ -215,6 +215,10 @@ def test_a_run_directory_becomes_its_row_and_replaces_the_old_one(tmp_path, caps
     ("mistake10-rap2", {"teacher": (0.1, 0.0)}, "assumed random-answer chance 0.2; this run's is 0.1"),
     ("baseline-rap2", {"mode": "train_policy_with_original_rewards", "control_cost": False, "labels": (0, 0)},
      "'rap2' is no part of an arm's name"),
+    ("1400", {"next_obs": True}, "arm '1400' on a run with --reward_next_obs: an arm says 'next'"),
+    ("1400-next", {}, "arm '1400-next' on a run without --reward_next_obs"),
+    ("baseline-next", {"mode": "train_policy_with_original_rewards", "control_cost": False, "labels": (0, 0)},
+     "'next' is no part of an arm's name"),
     ("1400", {"million_timesteps": 2.0}, "arm '1400' is a run of 1M agent steps; this run's --million_timesteps is 2"),
     ("baseline-2m", {"mode": "train_policy_with_original_rewards", "control_cost": False, "labels": (0, 0)},
      "arm 'baseline-2m' is a run of 2M agent steps; this run's --million_timesteps is 1"),
@@ -258,6 +262,7 @@ def test_arms_that_fit_and_a_run_without_the_standard_return(tmp_path, capsys):
                         ("1400-rerun", {}),  # the same recipe and seed again, beside the cell's row
                         ("mistake10-rap2", {"teacher": (0.1, 0.0), "random_answer_prob": 0.2}),  # H52
                         ("1400-2m", {"million_timesteps": 2.0}),  # H53: the budget named
+                        ("1400-next", {"next_obs": True}),  # H54: the predictor on the observation led to
                         ("baseline-2m", {"mode": "train_policy_with_original_rewards", "control_cost": False,
                                          "labels": (0, 0), "million_timesteps": 2.0}),
                         ("penalty-1400-random", {"query_selection": "random", "fall_rule": "penalty"})):
@@ -359,6 +364,13 @@ exit 0
     assert len(ent01) == 2 and all("baseline-ent01-2m-seed-0" in c and ("Hopper-v5" in c or "InvertedDouble" in c)
                                    for c in ent01)
     assert sum("--arm baseline-2m" in c for c in calls) == 2 and sum("--arm 1400-2m" in c for c in calls) == 4
+    log.unlink()
+    subprocess.run(["bash", str(script), "nextobs", "1"], check=True, env=env, capture_output=True, text=True)
+    calls = log.read_text().splitlines()
+    runs = [c for c in calls if c.startswith("run.py")]
+    assert len(runs) == 3 and all("--reward_next_obs" in c and "1400-next-seed-1" in c and "--seed 1" in c
+                                  for c in runs)  # H54: three falling tasks, the preference arm
+    assert sum("--arm 1400-next" in c for c in calls) == 3
     log.unlink()
     subprocess.run(["bash", str(script), "efficiency"], check=True, env=env, capture_output=True, text=True)
     runs = [c for c in log.read_text().splitlines() if c.startswith("run.py")]

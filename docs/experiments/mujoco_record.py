@@ -28,7 +28,9 @@ ensemble's disagreement, --query_selection variance); one whose name has
 them) asked random pairs, and no other did. A preference arm named ``-rapD`` (``mistake10-rap2``: H52) ran its
 predictor with --reward_random_answer_prob D read as decimals (rap2 0.2, rap15 0.15); every other one at the default 0.1
 (the paper's). An arm named ``-Nm`` (``baseline-2m``, ``1400-2m``: H53) ran N million agent steps (--million_timesteps
-N), every other table arm the preset's 1. The table's arms (a label count, a teacher, ``baseline``, ``standard``) take
+N), every other table arm the preset's 1. A preference arm named ``-next`` (``1400-next``: H54) ran with
+--reward_next_obs (its predictor saw the observation each step led to, the fallen state at a fall), and no other
+did. The table's arms (a label count, a teacher, ``baseline``, ``standard``) take
 no other part in their names but ``rerun``: the same recipe and seed run again (``1400-rerun``: H44's runs under other
 conditions), recorded beside the cell's own row and never in it. ``random`` is the random policy's (mujoco_random.py's
 rows), never a run's. An arm of another name (e.g. a LearnedReward run's) is checked for its rule and its bonus,
@@ -106,13 +108,13 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
     table_arm = preference_arm or head in ("baseline", "standard")
     if table_arm:  # the table's arms: known parts only
         unknown = [part for part in base[1:] if part not in ("random", "rerun") and not re.fullmatch(r"ent\d+", part)
-                   and not (preference_arm and re.fullmatch(r"rap\d+", part))
+                   and not (preference_arm and (re.fullmatch(r"rap\d+", part) or part == "next"))
                    and not re.fullmatch(r"\d+m", part)
                    and not (head == "standard" and part in ("reset", "end"))]
         if unknown:
             return (f"arm {arm!r}: {'-'.join(unknown)!r} is no part of an arm's name (a rule: penalty, hold, none; a "
-                    f"bonus: entD; random pairs: random; a preference arm's assumed random answers: rapD; a "
-                    f"budget: Nm; the same recipe run again: rerun)")
+                    f"bonus: entD; random pairs: random; a preference arm's assumed random answers: rapD, its "
+                    f"predictor on the next observation: next; a budget: Nm; the same recipe run again: rerun)")
     prefs = config.get("prefs", {})
     teacher = (float(prefs.get("oracle_mistake_rate", 0.0)), float(prefs.get("oracle_equal_threshold", 0.0)))
     wanted = TEACHERS.get(head, (0.0, 0.0))
@@ -157,6 +159,10 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
     if mode == PREFS_MODE and run_rap is not None and abs(float(run_rap) - rap) > 1e-9:
         return (f"arm {arm!r} is the predictor's assumed random-answer chance {rap:g}; this run's is "
                 f"{float(run_rap):g} (name the arm by it: -rap2 is 0.2)")
+    run_next = bool(config.get("reward", {}).get("next_obs", False))
+    if mode == PREFS_MODE and run_next != ("next" in base):
+        return (f"arm {arm!r} on a run {'with' if run_next else 'without'} --reward_next_obs: an arm says 'next' "
+                f"where, and only where, the predictor saw the observation each step led to (H54)")
     return None
 
 

@@ -44,6 +44,9 @@
 #                                                         unless named): the baseline that stands at 1M by H49
 #                                                         (baseline-ent01-2m on Hopper and InvertedDoublePendulum,
 #                                                         baseline-2m elsewhere) and 1400-2m
+#   bash docs/experiments/mujoco_table_runs.sh nextobs [SEED...]  H54: 1,400 labels with --reward_next_obs (arm
+#                                                         1400-next), Hopper, InvertedDoublePendulum and Walker2d
+#                                                         (seeds 0 1 2 unless named)
 #   bash docs/experiments/mujoco_table_runs.sh teachers   imperfect teachers (issue 39): Hopper and Walker2d, 1,400
 #                                                         labels, arms mistake10 (--oracle_mistake_rate 0.1) and
 #                                                         equal (--oracle_equal_threshold 0.1), seeds 0-2 (the
@@ -153,9 +156,14 @@ case ${1:-} in
       esac
       suffix=-2m PREFS_FLAGS="--million_timesteps 2" run_one "$task" 1400 "$seed"
     done; done ;;
+  nextobs)  # H54: the predictor on the observation each step led to, on the falling tasks around the bar
+    shift; seeds=("$@"); [ ${#seeds[@]} -gt 0 ] || seeds=(0 1 2)
+    for seed in "${seeds[@]}"; do for task in Hopper-v5 InvertedDoublePendulum-v5 Walker2d-v5; do
+      suffix=-next PREFS_FLAGS="--reward_next_obs" run_one "$task" 1400 "$seed"
+    done; done ;;
   teachers)
     for seed in 0 1 2; do for task in Hopper-v5 Walker2d-v5; do for arm in baseline 1400 mistake10 equal; do
       run_one "$task" "$arm" "$seed"
     done; done; done ;;
-  *) echo "usage: bash docs/experiments/mujoco_table_runs.sh table|standard|falls|entropy|queries|efficiency|teachers|budget|arm|hold" >&2; exit 2 ;;
+  *) echo "usage: bash docs/experiments/mujoco_table_runs.sh table|standard|falls|entropy|queries|efficiency|teachers|budget|nextobs|arm|hold" >&2; exit 2 ;;
 esac
