@@ -1,7 +1,7 @@
 """H51's follow-up (issue 38): what a HalfCheetah run's final policy does. Each run's final PPO checkpoint plays N
-episodes of 1,000 steps as it played in training (the Gaussian's mean plus its learned spread, clipped to the
-action box; numpy only) and one JSON line per run gives: the oracle's return (the task's reward without the
-control cost, ``info["reward_forward"]`` summed, the table's measure), the share of steps on its back (the torso's
+episodes of 1,000 steps as it played in training (box_replay.py: the Gaussian's mean plus its learned spread,
+clipped to the action box; numpy only) and one JSON line per run gives: the oracle's return (the task's reward without
+the control cost, ``info["reward_forward"]`` summed, the table's measure), the share of steps on its back (the torso's
 pitch, qpos[2], beyond 90 degrees either way), and the mean forward speed. A cheetah that learned to run on its back
 is the known trap of this task; the line tells it from one that runs upright but slowly.
 
@@ -17,10 +17,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from drlhp.policy.checkpoint import load_policy_checkpoint  # noqa: E402
-from drlhp.policy.ppo.numpy_mlp import tanh_mlp  # noqa: E402
-from drlhp.policy.watch import BoxMeanPolicy  # noqa: E402
+from box_replay import ReplayPolicy, replay_steps  # noqa: E402
 from envs.fixed_length import fixed_length_env  # noqa: E402
 
 
@@ -30,29 +29,20 @@ def pose(run_dir: Path, episodes: int, seed: int) -> dict:
         raise ValueError(f"{run_dir}: a run of {cfg['env']}, not HalfCheetah-v5")
     if cfg.get("prefs", {}).get("oracle_goal"):
         raise ValueError(f"{run_dir}: a goal's run ({cfg['prefs']['oracle_goal']}): its env and its score differ")
-    arrays, meta = load_policy_checkpoint(str(run_dir))
     env = fixed_length_env(cfg["env"])
-    space = env.action_space
-    policy = BoxMeanPolicy(arrays, env.observation_space.shape[0], space.low, space.high, cfg["ppo"]["obs_clip"])
-    std = np.exp(np.asarray(arrays["weight_12"], np.float64))  # the state-independent log std
-    rng = np.random.default_rng(seed)
+    policy = ReplayPolicy(run_dir, env)
     returns, back, speed = [], [], []
-    obs, _ = env.reset(seed=seed)
     total = 0.0
-    while len(returns) < episodes:
-        x = policy.obs_rms.normalize(obs[None], policy.obs_clip).astype(np.float32)
-        action = np.clip(tanh_mlp(policy.actor, x)[0] + std * rng.standard_normal(std.shape), space.low, space.high)
-        obs, _, terminated, truncated, info = env.step(action)
+    for _, info, ended in replay_steps(env, policy, episodes, seed):
         total += float(info["reward_forward"])
         pitch = float(env.unwrapped.data.qpos[2])
         back.append(abs(np.arctan2(np.sin(pitch), np.cos(pitch))) > np.pi / 2)
         speed.append(float(info["x_velocity"]))
-        if terminated or truncated:
+        if ended:
             returns.append(total)
             total = 0.0
-            obs, _ = env.reset()
     env.close()
-    return {"run": str(run_dir), "timesteps": meta.get("timesteps"), "episodes": episodes,
+    return {"run": str(run_dir), "timesteps": policy.timesteps, "episodes": episodes,
             "oracle_return": round(float(np.mean(returns)), 1), "on_its_back": round(float(np.mean(back)), 3),
             "speed": round(float(np.mean(speed)), 2)}
 

@@ -1,7 +1,7 @@
 """Issue 29's second measure: each run's final PPO checkpoint plays N episodes of its task as it played in training
-(Gaussian actions: the mean plus the learned spread, clipped to the action box; numpy only), and the return is
-taken both ways from the same episodes: with the control cost (the env's reward, the issue's measure) and without
-it (info["reward_task"], the paper's: A.1 removed torque penalties from the tasks, and rl-teacher paid its RL
+(box_replay.py: Gaussian actions, the mean plus the learned spread, clipped to the action box; numpy only), and the
+return is taken both ways from the same episodes: with the control cost (the env's reward, the issue's measure) and
+without it (info["reward_task"], the paper's: A.1 removed torque penalties from the tasks, and rl-teacher paid its RL
 baseline the same). One JSON line per run, appended to OUT (runs/mujoco/replay.jsonl); a run already there is
 skipped. The random policy's two returns: docs/experiments/mujoco_random.py.
 With ``--fall_rule end`` the episodes are gymnasium's own (a fall ends one): the measure issue 38's H26 compares the
@@ -17,9 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from drlhp.policy.checkpoint import load_policy_checkpoint
-from drlhp.policy.ppo.numpy_mlp import tanh_mlp
-from drlhp.policy.watch import BoxMeanPolicy
+from box_replay import ReplayPolicy, replay_steps
 from envs.fixed_length import fixed_length_env
 
 p = argparse.ArgumentParser()
@@ -38,37 +36,28 @@ for run_dir in args.run_dirs:
     rule = args.fall_rule or cfg["ppo"].get("fall_rule", "reset")
     if (run_dir, rule, args.deterministic, args.episodes) in done:
         continue
-    arrays, meta = load_policy_checkpoint(run_dir)
     hold = cfg["ppo"].get("fall_hold_steps", 0) if rule == "penalty" else 0  # H48's rule: the run's own hold
     env = fixed_length_env(cfg["env"], cfg["ppo"].get("fall_penalty", 100.0), fall_rule=rule,
                            fall_step_penalty=cfg["ppo"].get("fall_step_penalty", 1.0), fall_hold_steps=hold)
-    space = env.action_space
-    policy = BoxMeanPolicy(arrays, env.observation_space.shape[0], space.low, space.high, cfg["ppo"]["obs_clip"])
-    std = np.exp(np.asarray(arrays["weight_12"], np.float64))  # the state-independent log std
-    spread = 0.0 if args.deterministic else std
-    rng = np.random.default_rng(args.seed)
+    policy = ReplayPolicy(run_dir, env, deterministic=args.deterministic)
+    std = policy.std
     env_returns, task_returns, standard_returns, lengths = [], [], [], []
-    obs, _ = env.reset(seed=args.seed)
     env_total = task_total = standard_total = 0.0
     length = 0
-    while len(env_returns) < args.episodes:
-        x = policy.obs_rms.normalize(obs[None], policy.obs_clip).astype(np.float32)
-        action = np.clip(tanh_mlp(policy.actor, x)[0] + spread * rng.standard_normal(std.shape), space.low, space.high)
-        obs, reward, terminated, truncated, info = env.step(action)
-        env_total += float(reward)
+    for reward, info, ended in replay_steps(env, policy, args.episodes, args.seed):
+        env_total += reward
         task_total += float(info["reward_task"])
         standard_total += float(info.get("reward_standard", reward))
         length += 1
-        if terminated or truncated:
+        if ended:
             env_returns.append(env_total)
             task_returns.append(task_total)
             standard_returns.append(standard_total)
             lengths.append(length)
             env_total = task_total = standard_total = 0.0
             length = 0
-            obs, _ = env.reset()
     env.close()
-    line = {"run": run_dir, "task": cfg["env"], "fall_rule": rule, "timesteps": meta.get("timesteps"),
+    line = {"run": run_dir, "task": cfg["env"], "fall_rule": rule, "timesteps": policy.timesteps,
             "episodes": args.episodes, "env_return": round(float(np.mean(env_returns)), 2),
             "task_return": round(float(np.mean(task_returns)), 2),
             "standard_return": round(float(np.mean(standard_returns)), 2), "length": round(float(np.mean(lengths)), 1),
