@@ -28,7 +28,9 @@ ensemble's disagreement, --query_selection variance); one whose name has
 them) asked random pairs, and no other did. A preference arm named ``-rapD`` (``mistake10-rap2``: H52) ran its
 predictor with --reward_random_answer_prob D read as decimals (rap2 0.2, rap15 0.15); every other one at the default 0.1
 (the paper's). An arm named ``-Nm`` (``baseline-2m``, ``1400-2m``: H53) ran N million agent steps (--million_timesteps
-N), every other table arm the preset's 1. A preference arm named ``-next`` (``1400-next``: H54) ran with
+N), every other table arm the preset's 1. An arm named ``-lsN`` (``baseline-ls1``, ``1400-ls2``: H55) ran with the
+policy's log std starting at -N (--ppo_init_log_std -N), every other at the default 0. A preference arm named
+``-next`` (``1400-next``: H54) ran with
 --reward_next_obs (its predictor saw the observation each step led to, the fallen state at a fall), and no other
 did. The table's arms (a label count, a teacher, ``baseline``, ``standard``) take
 no other part in their names but ``rerun``: the same recipe and seed run again (``1400-rerun``: H44's runs under other
@@ -107,13 +109,15 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
         return f"arm {arm!r}: 'random' names a preference arm's random pairs (e.g. 1400-random), not {head!r}'s"
     table_arm = preference_arm or head in ("baseline", "standard")
     if table_arm:  # the table's arms: known parts only
-        unknown = [part for part in base[1:] if part not in ("random", "rerun") and not re.fullmatch(r"ent\d+", part)
+        unknown = [part for part in base[1:] if part not in ("random", "rerun")
+                   and not re.fullmatch(r"ent\d+", part) and not re.fullmatch(r"ls\d+", part)
                    and not (preference_arm and (re.fullmatch(r"rap\d+", part) or part == "next"))
                    and not re.fullmatch(r"\d+m", part)
                    and not (head == "standard" and part in ("reset", "end"))]
         if unknown:
             return (f"arm {arm!r}: {'-'.join(unknown)!r} is no part of an arm's name (a rule: penalty, hold, none; a "
-                    f"bonus: entD; random pairs: random; a preference arm's assumed random answers: rapD, its "
+                    f"bonus: entD; the policy's starting log std: lsN; random pairs: random; a preference arm's "
+                    f"assumed random answers: rapD, its "
                     f"predictor on the next observation: next; a budget: Nm; the same recipe run again: rerun)")
     prefs = config.get("prefs", {})
     teacher = (float(prefs.get("oracle_mistake_rate", 0.0)), float(prefs.get("oracle_equal_threshold", 0.0)))
@@ -148,6 +152,12 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
     if "ent_coef" in ppo and abs(float(ppo["ent_coef"]) - bonus) > 1e-9:
         return (f"arm {arm!r} is the entropy bonus {bonus:g}; this run's is {float(ppo['ent_coef']):g} (name the arm "
                 f"by it: -ent01 is 0.01, -ent0 0)")
+    named_ls = [int(part[2:]) for part in base if re.fullmatch(r"ls\d+", part)]
+    log_std = -float(named_ls[0]) if named_ls else 0.0
+    run_log_std = float(ppo.get("init_log_std", 0.0))
+    if abs(run_log_std - log_std) > 1e-9:
+        return (f"arm {arm!r} is the policy's starting log std {log_std:g}; this run's is {run_log_std:g} (name the "
+                f"arm by it: -ls1 is -1)")
     steps_m = million_steps("-".join(base)) or 1
     run_m = config.get("million_timesteps")
     if table_arm and run_m is not None and abs(float(run_m) - steps_m) > 1e-9:

@@ -47,6 +47,8 @@
 #   bash docs/experiments/mujoco_table_runs.sh nextobs [SEED...]  H54: 1,400 labels with --reward_next_obs (arm
 #                                                         1400-next), Hopper, InvertedDoublePendulum and Walker2d
 #                                                         (seeds 0 1 2 unless named)
+#   bash docs/experiments/mujoco_table_runs.sh flip [SEED...]     H55: HalfCheetah, baseline and 1400 with the policy's
+#                                                         log std starting at -1 and -2 (arms -ls1, -ls2; seeds 0 1 2)
 #   bash docs/experiments/mujoco_table_runs.sh teachers   imperfect teachers (issue 39): Hopper and Walker2d, 1,400
 #                                                         labels, arms mistake10 (--oracle_mistake_rate 0.1) and
 #                                                         equal (--oracle_equal_threshold 0.1), seeds 0-2 (the
@@ -161,9 +163,15 @@ case ${1:-} in
     for seed in "${seeds[@]}"; do for task in Hopper-v5 InvertedDoublePendulum-v5 Walker2d-v5; do
       suffix=-next PREFS_FLAGS="--reward_next_obs" run_one "$task" 1400 "$seed"
     done; done ;;
+  flip)  # H55: HalfCheetah's flip, both arms with the policy's log std starting at -1 and at -2
+    shift; seeds=("$@"); [ ${#seeds[@]} -gt 0 ] || seeds=(0 1 2)
+    for seed in "${seeds[@]}"; do for ls in 1 2; do
+      suffix=-ls$ls BASELINE_FLAGS="--ppo_init_log_std -$ls" run_one HalfCheetah-v5 baseline "$seed"
+      suffix=-ls$ls PREFS_FLAGS="--ppo_init_log_std -$ls" run_one HalfCheetah-v5 1400 "$seed"
+    done; done ;;
   teachers)
     for seed in 0 1 2; do for task in Hopper-v5 Walker2d-v5; do for arm in baseline 1400 mistake10 equal; do
       run_one "$task" "$arm" "$seed"
     done; done; done ;;
-  *) echo "usage: bash docs/experiments/mujoco_table_runs.sh table|standard|falls|entropy|queries|efficiency|teachers|budget|nextobs|arm|hold" >&2; exit 2 ;;
+  *) echo "usage: bash docs/experiments/mujoco_table_runs.sh table|standard|falls|entropy|queries|efficiency|teachers|budget|nextobs|flip|arm|hold" >&2; exit 2 ;;
 esac
