@@ -144,7 +144,8 @@ def test_cells_take_seeds_0_to_2_unless_more_are_named(tmp_path, capsys):
 
 def _run_dir(tmp_path, mode="train_policy_with_preferences", control_cost=True, fall_rule="reset", labels=(350, 1050),
              status="finished", standard=2100.0, teacher=(0.0, 0.0), ent_coef=None, query_selection="variance",
-             fall_hold_steps=0, random_answer_prob=0.1, million_timesteps=1.0, next_obs=False, init_log_std=0.0):
+             fall_hold_steps=0, random_answer_prob=0.1, million_timesteps=1.0, next_obs=False, init_log_std=0.0,
+             gamma=0.995):
     run = tmp_path / "run"
     run.mkdir()
     if ent_coef is None:  # the mujoco preset's: 0 on the true reward, 0.01 from preferences
@@ -152,7 +153,7 @@ def _run_dir(tmp_path, mode="train_policy_with_preferences", control_cost=True, 
     (run / "config.json").write_text(json.dumps({
         "mode": mode, "env": "Hopper-v5", "seed": 2, "million_timesteps": million_timesteps,
         "ppo": {"control_cost": control_cost, "fall_rule": fall_rule, "fall_penalty": 100.0, "ent_coef": ent_coef,
-                "fall_hold_steps": fall_hold_steps, "init_log_std": init_log_std},
+                "fall_hold_steps": fall_hold_steps, "init_log_std": init_log_std, "gamma": gamma},
         "prefs": {"n_initial_prefs": labels[0], "n_labels": labels[1], "oracle_mistake_rate": teacher[0],
                   "oracle_equal_threshold": teacher[1], "query_selection": query_selection},
         "reward": {"random_answer_prob": random_answer_prob, "next_obs": next_obs}}))
@@ -216,6 +217,9 @@ def test_a_run_directory_becomes_its_row_and_replaces_the_old_one(tmp_path, caps
     ("baseline-rap2", {"mode": "train_policy_with_original_rewards", "control_cost": False, "labels": (0, 0)},
      "'rap2' is no part of an arm's name"),
     ("1400", {"init_log_std": -1.0}, "arm '1400' is the policy's starting log std 0; this run's is -1"),
+    ("1400", {"gamma": 0.9999}, "arm '1400' is the discount 0.995; this run's is 0.9999"),
+    ("baseline-g9999", {"mode": "train_policy_with_original_rewards", "control_cost": False, "labels": (0, 0)},
+     "arm 'baseline-g9999' is the discount 0.9999; this run's is 0.995"),
     ("baseline-ls2", {"mode": "train_policy_with_original_rewards", "control_cost": False, "labels": (0, 0),
                       "init_log_std": -1.0},
      "arm 'baseline-ls2' is the policy's starting log std -2; this run's is -1"),
@@ -268,6 +272,7 @@ def test_arms_that_fit_and_a_run_without_the_standard_return(tmp_path, capsys):
                         ("1400-2m", {"million_timesteps": 2.0}),  # H53: the budget named
                         ("1400-next", {"next_obs": True}),  # H54: the predictor on the observation led to
                         ("1400-ls1", {"init_log_std": -1.0}),  # H55: the policy's starting spread
+                        ("1400-g9999", {"gamma": 0.9999}),  # H56: the discount
                         ("baseline-ls2", {"mode": "train_policy_with_original_rewards", "control_cost": False,
                                           "labels": (0, 0), "init_log_std": -2.0}),
                         ("baseline-2m", {"mode": "train_policy_with_original_rewards", "control_cost": False,
@@ -389,6 +394,12 @@ exit 0
         assert any(f"1400-ls{ls}-seed-2" in c and "--synthetic_prefs" in c for c in mine)
     assert {c.split("--arm ")[1] for c in calls if "--arm " in c} == {"baseline-ls1", "1400-ls1", "baseline-ls2",
                                                                       "1400-ls2"}
+    log.unlink()
+    subprocess.run(["bash", str(script), "swimgamma", "0"], check=True, env=env, capture_output=True, text=True)
+    calls = log.read_text().splitlines()
+    runs = [c for c in calls if c.startswith("run.py")]
+    assert len(runs) == 2 and all("Swimmer-v5" in c and "--ppo_gamma 0.9999" in c for c in runs)  # H56: both arms
+    assert {c.split("--arm ")[1] for c in calls if "--arm " in c} == {"baseline-g9999", "1400-g9999"}
     log.unlink()
     subprocess.run(["bash", str(script), "efficiency"], check=True, env=env, capture_output=True, text=True)
     runs = [c for c in log.read_text().splitlines() if c.startswith("run.py")]

@@ -29,8 +29,9 @@ them) asked random pairs, and no other did. A preference arm named ``-rapD`` (``
 predictor with --reward_random_answer_prob D read as decimals (rap2 0.2, rap15 0.15); every other one at the default 0.1
 (the paper's). An arm named ``-Nm`` (``baseline-2m``, ``1400-2m``: H53) ran N million agent steps (--million_timesteps
 N), every other table arm the preset's 1. An arm named ``-lsN`` (``baseline-ls1``, ``1400-ls2``: H55) ran with the
-policy's log std starting at -N (--ppo_init_log_std -N), every other at the default 0. A preference arm named
-``-next`` (``1400-next``: H54) ran with
+policy's log std starting at -N (--ppo_init_log_std -N), every other at the default 0; one named ``-gD``
+(``baseline-g9999``: H56) with the discount D read as decimals (--ppo_gamma 0.9999), every other at PPOConfig's
+0.995. A preference arm named ``-next`` (``1400-next``: H54) ran with
 --reward_next_obs (its predictor saw the observation each step led to, the fallen state at a fall), and no other
 did. The table's arms (a label count, a teacher, ``baseline``, ``standard``) take
 no other part in their names but ``rerun``: the same recipe and seed run again (``1400-rerun``: H44's runs under other
@@ -46,11 +47,12 @@ import re
 import sys
 from pathlib import Path
 
-from drlhp.config import build_parser, config_from_args
+from drlhp.config import PPOConfig, build_parser, config_from_args
 from drlhp.config.presets import with_preset
 from mujoco_runs_csv import CSV_PATH, finished, million_steps, upsert
 
 PREFS_MODE, TRUE_MODE = "train_policy_with_preferences", "train_policy_with_original_rewards"
+DEFAULT_GAMMA = PPOConfig().gamma  # --ppo_gamma's default (the paper's 0.995); -gD names another
 DEFAULT_RANDOM_ANSWER_PROB = 0.1  # --reward_random_answer_prob's default (the paper's 10%); -rapD names another
 TEACHERS = {"mistake10": (0.1, 0.0), "equal": (0.0, 0.1)}  # arm: (--oracle_mistake_rate, --oracle_equal_threshold)
 # fall rules an arm's name must say (the table's arms are of reset's; standard end's; hold: penalty with a hold)
@@ -110,15 +112,15 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
     table_arm = preference_arm or head in ("baseline", "standard")
     if table_arm:  # the table's arms: known parts only
         unknown = [part for part in base[1:] if part not in ("random", "rerun")
-                   and not re.fullmatch(r"ent\d+", part) and not re.fullmatch(r"ls\d+", part)
+                   and not re.fullmatch(r"(ent|g)\d+", part) and not re.fullmatch(r"ls\d+", part)
                    and not (preference_arm and (re.fullmatch(r"rap\d+", part) or part == "next"))
                    and not re.fullmatch(r"\d+m", part)
                    and not (head == "standard" and part in ("reset", "end"))]
         if unknown:
             return (f"arm {arm!r}: {'-'.join(unknown)!r} is no part of an arm's name (a rule: penalty, hold, none; a "
-                    f"bonus: entD; the policy's starting log std: lsN; random pairs: random; a preference arm's "
-                    f"assumed random answers: rapD, its "
-                    f"predictor on the next observation: next; a budget: Nm; the same recipe run again: rerun)")
+                    f"bonus: entD; the discount: gD; the policy's starting log std: lsN; random pairs: random; "
+                    f"a preference arm's assumed random answers: rapD, its predictor on the next observation: next; "
+                    f"a budget: Nm; the same recipe run again: rerun)")
     prefs = config.get("prefs", {})
     teacher = (float(prefs.get("oracle_mistake_rate", 0.0)), float(prefs.get("oracle_equal_threshold", 0.0)))
     wanted = TEACHERS.get(head, (0.0, 0.0))
@@ -152,6 +154,11 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
     if "ent_coef" in ppo and abs(float(ppo["ent_coef"]) - bonus) > 1e-9:
         return (f"arm {arm!r} is the entropy bonus {bonus:g}; this run's is {float(ppo['ent_coef']):g} (name the arm "
                 f"by it: -ent01 is 0.01, -ent0 0)")
+    named_gamma = [part[1:] for part in base if re.fullmatch(r"g\d+", part)]
+    gamma = int(named_gamma[0]) / 10 ** len(named_gamma[0]) if named_gamma else DEFAULT_GAMMA
+    if abs(float(ppo.get("gamma", DEFAULT_GAMMA)) - gamma) > 1e-12:
+        return (f"arm {arm!r} is the discount {gamma:g}; this run's is {float(ppo['gamma']):g} (name the arm by it: "
+                f"-g9999 is 0.9999)")
     named_ls = [int(part[2:]) for part in base if re.fullmatch(r"ls\d+", part)]
     log_std = -float(named_ls[0]) if named_ls else 0.0
     run_log_std = float(ppo.get("init_log_std", 0.0))

@@ -49,6 +49,8 @@
 #                                                         (seeds 0 1 2 unless named)
 #   bash docs/experiments/mujoco_table_runs.sh flip [SEED...]     H55: HalfCheetah, baseline and 1400 with the policy's
 #                                                         log std starting at -1 and -2 (arms -ls1, -ls2; seeds 0 1 2)
+#   bash docs/experiments/mujoco_table_runs.sh swimgamma [SEED...]  H56: Swimmer, baseline and 1400 at --ppo_gamma
+#                                                         0.9999 (arms -g9999; seeds 0 1 2)
 #   bash docs/experiments/mujoco_table_runs.sh teachers   imperfect teachers (issue 39): Hopper and Walker2d, 1,400
 #                                                         labels, arms mistake10 (--oracle_mistake_rate 0.1) and
 #                                                         equal (--oracle_equal_threshold 0.1), seeds 0-2 (the
@@ -169,9 +171,15 @@ case ${1:-} in
       suffix=-ls$ls BASELINE_FLAGS="--ppo_init_log_std -$ls" run_one HalfCheetah-v5 baseline "$seed"
       suffix=-ls$ls PREFS_FLAGS="--ppo_init_log_std -$ls" run_one HalfCheetah-v5 1400 "$seed"
     done; done ;;
+  swimgamma)  # H56: Swimmer, both arms at the discount the SB3 zoo tuned for it (0.9999)
+    shift; seeds=("$@"); [ ${#seeds[@]} -gt 0 ] || seeds=(0 1 2)
+    for seed in "${seeds[@]}"; do
+      suffix=-g9999 BASELINE_FLAGS="--ppo_gamma 0.9999" run_one Swimmer-v5 baseline "$seed"
+      suffix=-g9999 PREFS_FLAGS="--ppo_gamma 0.9999" run_one Swimmer-v5 1400 "$seed"
+    done ;;
   teachers)
     for seed in 0 1 2; do for task in Hopper-v5 Walker2d-v5; do for arm in baseline 1400 mistake10 equal; do
       run_one "$task" "$arm" "$seed"
     done; done; done ;;
-  *) echo "usage: bash docs/experiments/mujoco_table_runs.sh table|standard|falls|entropy|queries|efficiency|teachers|budget|nextobs|flip|arm|hold" >&2; exit 2 ;;
+  *) echo "usage: bash docs/experiments/mujoco_table_runs.sh table|standard|falls|entropy|queries|efficiency|teachers|budget|nextobs|flip|swimgamma|arm|hold" >&2; exit 2 ;;
 esac
