@@ -467,3 +467,25 @@ def test_an_arms_budget_part_is_read_once_for_the_recorder_and_the_table():
         == [2, 2, 3, None, 2]
     assert million_steps("1400-m") is None and million_steps("1400-2mm") is None  # only a whole part Nm
     assert budget("baseline-ent01-2m") == 2_000_000 and budget("1400") == 1_000_000
+
+
+def test_a_column_of_candidates_keeps_each_tasks_better_arm_and_names_it(tmp_path, capsys):
+    """H55/H56 (issue 38): a setting tried on both arms; each keeps its better by the baseline's rule. ``--arms
+    1400,1400-ls1`` fills the 1,400 column per task with the candidate of 3 seeds and the higher mean, named where it
+    is not the first, and says where it compared."""
+    path = tmp_path / "runs.csv"
+    rows = [_row(t, "baseline", s, 4000.0) for t in ("HalfCheetah-v5", "Hopper-v5") for s in (0, 1, 2)]
+    rows += [_row("HalfCheetah-v5", "baseline-ls1", s, 5000.0) for s in (0, 1, 2)]
+    rows += [_row(t, "1400", s, 2000.0) for t in ("HalfCheetah-v5", "Hopper-v5") for s in (0, 1, 2)]
+    rows += [_row("HalfCheetah-v5", "1400-ls1", s, 4500.0) for s in (0, 1, 2)]
+    rows += [_row("Hopper-v5", "1400-ls1", s, 1000.0) for s in (0, 1, 2)]  # worse on Hopper: 1400 stays
+    upsert(rows, path)
+    code, out = _table(path, "--arms", "1400,1400-ls1", "--baseline", "baseline", "baseline-ls1",
+                       "--tasks", "HalfCheetah-v5", "Hopper-v5", capsys=capsys)[:2]
+    assert code == 0
+    cheetah = next(x for x in out.splitlines() if x.startswith("| HalfCheetah-v5 "))
+    hopper = next(x for x in out.splitlines() if x.startswith("| Hopper-v5 "))
+    assert "(seeds 0, 1, 2; `baseline-ls1`)" in cheetah and "4,500 ± 0.0 (seeds 0, 1, 2; `1400-ls1`) | 0.90" in cheetah
+    assert "2,000 ± 0.0 (seeds 0, 1, 2) | 0.50" in hopper and "ls1" not in hopper
+    assert "Column 1400 labels: the better of `1400`, `1400-ls1` per task" in out
+    assert "compared on HalfCheetah-v5, Hopper-v5" in out and "1400 labels: 1 of 2 tasks at 0.9 or more" in out

@@ -27,6 +27,9 @@ default 175 350 700 1400) on ``--tasks`` (default Hopper-v5 HalfCheetah-v5): eac
 mean, their mean, and the fewest labels at which every one of 3 or more seeds holds 0.9; the picture with --plot.
 ``--seeds S ...``: the seeds every cell takes, default 0 1 2 (the table's 3 seeds on every task); rows of other
 seeds (H51's HalfCheetah seeds 3-9) enter only when named, e.g. ``--seeds 0 1 2 3 4 5 6 7 8 9``.
+An ``--arms`` item may be a comma-separated group of candidates (``1400,1400-ls1,1400-ls2``): per task the one that
+stands by the baseline's rule fills the column, named where it is not the first (H55, H56: a setting tried on both
+arms, each arm keeping its better).
 ``--compare ARM ...``: both measures of each named arm per task (the fall comparison: baseline 1400-random
 penalty-baseline penalty-1400-random; under the two rules the oracle's returns differ by construction, gymnasium's
 ``return_standard`` is the common measure).
@@ -165,7 +168,27 @@ def arm_title(arm: str) -> str:
     return f"{arm} labels" if arm.isdigit() else arm
 
 
+def arm_groups(arms: list[str]) -> list[list[str]]:
+    """``--arms`` items as candidate groups: ``1400,1400-ls1,1400-ls2`` is one column whose cell per task is the
+    candidate that stands by pick_baseline's rule (tuned alike: the preference arm picks among the settings the
+    baseline picks among, H55/H56), named where it is not the first; a plain ``1400`` is a group of one."""
+    return [a.split(",") for a in arms]
+
+
+def pref_note(rows: list[dict], tasks, groups: list[list[str]]) -> str:
+    """Where a column chose among candidates: the rule and the tasks compared, else nothing."""
+    notes = []
+    for group in groups:
+        if len(group) > 1:
+            compared = [t for t in tasks if len(full_candidates(rows, t, group)) >= 2]
+            notes.append(f" Column {arm_title(group[0])}: the better of {', '.join(f'`{a}`' for a in group)} per task "
+                         f"(the baseline's rule; compared on {', '.join(compared) or 'no task'}).")
+    return "".join(notes)
+
+
 def table(rows: list[dict], baseline: list[str], arms: list[str], readme: bool, tasks=TASKS) -> list[str]:
+    groups = arm_groups(arms)
+    arms = [g[0] for g in groups]
     out = []
     if readme:
         out.append("| task | PPO, oracle's reward | " + " | ".join(arm_title(a) for a in arms) + " |")
@@ -180,13 +203,13 @@ def table(rows: list[dict], baseline: list[str], arms: list[str], readme: bool, 
         base_arm, base = pick_baseline(rows, task, baseline)
         rand = arm_values(rows, task, "random")
         cells = []
-        for a in arms:
-            prefs = arm_values(rows, task, a)
+        for a, group in zip(arms, groups):
+            kept, prefs = pick_baseline(rows, task, group)
             s = score(task, prefs, base, rand)
             for level in counts[a]:
                 counts[a][level] += s is not None and s >= level
-            cells.append(f"{score_text(task, s)}: {cell(prefs)}" if readme
-                         else f"{cell(prefs)} | {score_text(task, s)}")
+            text = base_cell(kept, prefs, group)
+            cells.append(f"{score_text(task, s)}: {text}" if readme else f"{text} | {score_text(task, s)}")
         if readme:
             out.append(f"| {task} | {base_cell(base_arm, base, baseline)} | " + " | ".join(cells) + " |")
         else:
@@ -197,7 +220,7 @@ def table(rows: list[dict], baseline: list[str], arms: list[str], readme: bool, 
     out.append(f"The ratio of returns to {baseline_note(rows, tasks, baseline)} (PPO paid the oracle's reward); "
                "Reacher: (prefs - random) / (baseline - random). " + "; ".join(
                    f"{arm_title(a)}: {counts[a][0.9]} of {len(tasks)} tasks at 0.9 or more, "
-                   f"{counts[a][1.0]} at 1.0 or more" for a in arms) + ".")
+                   f"{counts[a][1.0]} at 1.0 or more" for a in arms) + "." + pref_note(rows, tasks, groups))
     return out
 
 
