@@ -489,3 +489,25 @@ def test_a_column_of_candidates_keeps_each_tasks_better_arm_and_names_it(tmp_pat
     assert "2,000 ± 0.0 (seeds 0, 1, 2) | 0.50" in hopper and "ls1" not in hopper
     assert "Column 1400 labels: the better of `1400`, `1400-ls1` per task" in out
     assert "compared on HalfCheetah-v5, Hopper-v5" in out and "1400 labels: 1 of 2 tasks at 0.9 or more" in out
+
+
+def test_a_falling_suffix_reads_the_column_with_it_on_every_falling_task_and_only_there(tmp_path, capsys):
+    """H54 (issue 38): ``1400@-next`` takes ``1400-next`` on the falling tasks, whether or not it is the better
+    there (one setting for all of them, not picked per task), and ``1400`` elsewhere."""
+    path = tmp_path / "runs.csv"
+    rows = [_row(t, "baseline", s, 4000.0) for t in ("Hopper-v5", "InvertedDoublePendulum-v5", "Swimmer-v5")
+            for s in (0, 1, 2)]
+    rows += [_row(t, "1400", s, 3000.0) for t in ("Hopper-v5", "InvertedDoublePendulum-v5", "Swimmer-v5")
+             for s in (0, 1, 2)]
+    rows += [_row("Hopper-v5", "1400-next", s, 2000.0) for s in (0, 1, 2)]  # worse on Hopper: taken all the same
+    rows += [_row("InvertedDoublePendulum-v5", "1400-next", s, 3800.0) for s in (0, 1, 2)]
+    upsert(rows, path)
+    code, out = _table(path, "--arms", "1400@-next", "--baseline", "baseline", "--readme",
+                       "--tasks", "Hopper-v5", "InvertedDoublePendulum-v5", "Swimmer-v5", capsys=capsys)[:2]
+    assert code == 0 and "| 1400 labels (next on falling tasks) |" in out
+    line = {t: next(x for x in out.splitlines() if x.startswith(f"| {t} "))
+            for t in ("Hopper-v5", "InvertedDoublePendulum-v5", "Swimmer-v5")}
+    assert "0.50: 2,000 ± 0.0 (seeds 0, 1, 2)" in line["Hopper-v5"]
+    assert "0.95: 3,800 ± 0.0 (seeds 0, 1, 2)" in line["InvertedDoublePendulum-v5"]
+    assert "0.75: 3,000 ± 0.0 (seeds 0, 1, 2)" in line["Swimmer-v5"]
+    assert "on Hopper-v5, InvertedDoublePendulum-v5 each arm is read with `-next`" in out

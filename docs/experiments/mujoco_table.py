@@ -29,7 +29,8 @@ mean, their mean, and the fewest labels at which every one of 3 or more seeds ho
 seeds (H51's HalfCheetah seeds 3-9) enter only when named, e.g. ``--seeds 0 1 2 3 4 5 6 7 8 9``.
 An ``--arms`` item may be a comma-separated group of candidates (``1400,1400-ls1,1400-ls2``): per task the one that
 stands by the baseline's rule fills the column, named where it is not the first (H55, H56: a setting tried on both
-arms, each arm keeping its better).
+arms, each arm keeping its better); ``@SUFFIX`` after it (``1400,1400-ls1@-next``) reads every candidate as ARM-SUFFIX
+on the falling tasks (Hopper, Walker2d, Ant and the two pendulums: H54's predictor setting, taken on all of them).
 ``--compare ARM ...``: both measures of each named arm per task (the fall comparison: baseline 1400-random
 penalty-baseline penalty-1400-random; under the two rules the oracle's returns differ by construction, gymnasium's
 ``return_standard`` is the common measure).
@@ -168,47 +169,74 @@ def arm_title(arm: str) -> str:
     return f"{arm} labels" if arm.isdigit() else arm
 
 
-def arm_groups(arms: list[str]) -> list[list[str]]:
-    """``--arms`` items as candidate groups: ``1400,1400-ls1,1400-ls2`` is one column whose cell per task is the
-    candidate that stands by pick_baseline's rule (tuned alike: the preference arm picks among the settings the
-    baseline picks among, H55/H56), named where it is not the first; a plain ``1400`` is a group of one."""
-    return [a.split(",") for a in arms]
+# The tasks a fall can end early in gymnasium, made fixed-length with a fall rule (envs/fixed_length.py's
+# FALLING_ENV_IDS, MuJoCo's): where an --arms item's ``@SUFFIX`` applies (H54: ``@-next``).
+FALLING_TASKS = ("Hopper-v5", "Walker2d-v5", "Ant-v5", "InvertedPendulum-v5", "InvertedDoublePendulum-v5")
 
 
-def pref_note(rows: list[dict], tasks, groups: list[list[str]]) -> str:
-    """Where a column chose among candidates: the rule and the tasks compared, else nothing."""
+def arm_groups(arms: list[str]) -> list[tuple[list[str], str]]:
+    """``--arms`` items as (candidate group, falling suffix): ``1400,1400-ls1,1400-ls2`` is one column whose cell per
+    task is the candidate that stands by pick_baseline's rule (tuned alike: the preference arm picks among the
+    settings the baseline picks among, H55/H56), named where it is not the first; a plain ``1400`` is a group of one.
+    ``...@-next`` reads every candidate as ARM-next on FALLING_TASKS (H54's rule: a setting the preset takes on every
+    falling task, not picked per task)."""
+    out = []
+    for item in arms:
+        group, _, suffix = item.partition("@")
+        out.append((group.split(","), suffix))
+    return out
+
+
+def task_group(task: str, group: list[str], suffix: str) -> list[str]:
+    """The candidates a column takes on ``task``: with a falling suffix, on FALLING_TASKS, each with it appended."""
+    return [a + suffix for a in group] if suffix and task in FALLING_TASKS else group
+
+
+def column_title(group: list[str], suffix: str) -> str:
+    return arm_title(group[0]) + (f" ({suffix.lstrip('-')} on falling tasks)" if suffix else "")
+
+
+def pref_note(rows: list[dict], tasks, groups: list[tuple[list[str], str]]) -> str:
+    """Where a column chose among candidates, or read arms with a falling suffix: the rule and the tasks, else
+    nothing."""
     notes = []
-    for group in groups:
+    for group, suffix in groups:
         if len(group) > 1:
-            compared = [t for t in tasks if len(full_candidates(rows, t, group)) >= 2]
-            notes.append(f" Column {arm_title(group[0])}: the better of {', '.join(f'`{a}`' for a in group)} per task "
-                         f"(the baseline's rule; compared on {', '.join(compared) or 'no task'}).")
+            compared = [t for t in tasks if len(full_candidates(rows, t, task_group(t, group, suffix))) >= 2]
+            notes.append(f" Column {column_title(group, suffix)}: the better of {', '.join(f'`{a}`' for a in group)} "
+                         f"per task (the baseline's rule; compared on {', '.join(compared) or 'no task'}).")
+        falling = [t for t in tasks if t in FALLING_TASKS]
+        if suffix and falling:
+            notes.append(f" Column {column_title(group, suffix)}: on {', '.join(falling)} each arm is read with "
+                         f"`{suffix}` (one setting on every falling task, not picked per task).")
     return "".join(notes)
 
 
 def table(rows: list[dict], baseline: list[str], arms: list[str], readme: bool, tasks=TASKS) -> list[str]:
     groups = arm_groups(arms)
-    arms = [g[0] for g in groups]
+    titles = [column_title(g, sfx) for g, sfx in groups]
+    names = [g[0] + (f"@{sfx}" if sfx else "") for g, sfx in groups]
     out = []
     if readme:
-        out.append("| task | PPO, oracle's reward | " + " | ".join(arm_title(a) for a in arms) + " |")
-        out.append("| --- | --- | " + " | ".join("---" for _ in arms) + " |")
+        out.append("| task | PPO, oracle's reward | " + " | ".join(titles) + " |")
+        out.append("| --- | --- | " + " | ".join("---" for _ in titles) + " |")
     else:
         out.append("| task | random | PPO, oracle's reward (baseline) | "
-                   + " | ".join(f"{arm_title(a)} | ratio {a}" for a in arms)
+                   + " | ".join(f"{t} | ratio {n}" for t, n in zip(titles, names))
                    + " | PPO, standard reward (standard) | published PPO, 1M |")
-        out.append("| --- | --- | --- | " + " | ".join("--- | ---" for _ in arms) + " | --- | --- |")
-    counts = {a: {0.9: 0, 1.0: 0} for a in arms}
+        out.append("| --- | --- | --- | " + " | ".join("--- | ---" for _ in titles) + " | --- | --- |")
+    counts = [{0.9: 0, 1.0: 0} for _ in titles]
     for task in tasks:
         base_arm, base = pick_baseline(rows, task, baseline)
         rand = arm_values(rows, task, "random")
         cells = []
-        for a, group in zip(arms, groups):
-            kept, prefs = pick_baseline(rows, task, group)
+        for count, (group, suffix) in zip(counts, groups):
+            candidates = task_group(task, group, suffix)
+            kept, prefs = pick_baseline(rows, task, candidates)
             s = score(task, prefs, base, rand)
-            for level in counts[a]:
-                counts[a][level] += s is not None and s >= level
-            text = base_cell(kept, prefs, group)
+            for level in count:
+                count[level] += s is not None and s >= level
+            text = base_cell(kept, prefs, candidates)
             cells.append(f"{score_text(task, s)}: {text}" if readme else f"{text} | {score_text(task, s)}")
         if readme:
             out.append(f"| {task} | {base_cell(base_arm, base, baseline)} | " + " | ".join(cells) + " |")
@@ -219,8 +247,8 @@ def table(rows: list[dict], baseline: list[str], arms: list[str], readme: bool, 
     out.append("")
     out.append(f"The ratio of returns to {baseline_note(rows, tasks, baseline)} (PPO paid the oracle's reward); "
                "Reacher: (prefs - random) / (baseline - random). " + "; ".join(
-                   f"{arm_title(a)}: {counts[a][0.9]} of {len(tasks)} tasks at 0.9 or more, "
-                   f"{counts[a][1.0]} at 1.0 or more" for a in arms) + "." + pref_note(rows, tasks, groups))
+                   f"{t}: {c[0.9]} of {len(tasks)} tasks at 0.9 or more, {c[1.0]} at 1.0 or more"
+                   for t, c in zip(titles, counts)) + "." + pref_note(rows, tasks, groups))
     return out
 
 
