@@ -234,24 +234,20 @@ class LearnedRewardVector(gym.vector.VectorWrapper):
         return obs, info
 
     def step(self, actions):
-        from envs.fixed_length import fall_observations
+        from envs.fixed_length import led_to
 
         before = self._last_obs
         obs, true_rewards, terminated, truncated, info = self.env.step(actions)
         self._last_obs = obs
         done = np.asarray(terminated) | np.asarray(truncated)
-        led_to = list(obs)  # the observation each step led to (a finished episode's last one)
-        if self._same_step and done.any():
-            led_to = [info["final_obs"][i] if done[i] else o for i, o in enumerate(led_to)]
-        for i, fell_obs in fall_observations(info, done).items():  # a fall (the reset rule): the fallen state
-            led_to[i] = fell_obs
+        after = led_to(obs, info, done, self._same_step)  # a finished episode's last one, a fall's fallen state
         if self.predictor.takes_actions:  # x_t: the observation each action was taken in (or led to), the action
             if before is None:
                 raise gym.error.ResetNeeded("LearnedRewardVector: call reset() before step()")
-            seen = led_to if self.predictor.next_obs else before
+            seen = after if self.predictor.next_obs else before
             inputs = [self._pair(o, a) for o, a in zip(seen, actions)]
         else:
-            inputs = [self._view(o) for o in led_to]
+            inputs = [self._view(o) for o in after]
         scored = ~self._resetting
         rewards = np.zeros(len(inputs), np.float32)
         if scored.any():

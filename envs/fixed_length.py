@@ -224,6 +224,20 @@ def fall_observations(info: dict, done: np.ndarray) -> dict[int, np.ndarray]:
     return out
 
 
+def led_to(obs: np.ndarray, info: dict, ended: np.ndarray, same_step: bool = True) -> np.ndarray:
+    """(N, ...): the observation each worker's step led to, from a vector env's step (a copy of ``obs``, its dtype
+    kept): with same-step autoreset an ended episode's last observation (``info["final_obs"]``) where it ended (with
+    next-step autoreset ``obs`` is that already), and the fallen state where the step fell under the reset rule
+    (``fall_observations``: the robot is back at its start in ``obs``)."""
+    out = np.array(obs)
+    if same_step:
+        for i in np.flatnonzero(ended):
+            out[i] = info["final_obs"][i]
+    for i, fallen in fall_observations(info, ended).items():
+        out[i] = fallen
+    return out
+
+
 def episode_length(env_id: str) -> int:
     """The task's fixed episode length: its registered TimeLimit (gymnasium's max_episode_steps)."""
     steps = gym.spec(env_id).max_episode_steps

@@ -170,11 +170,10 @@ def test_a_next_obs_predictor_is_paid_on_the_observation_each_step_led_to_as_the
                                                                                                     tmp_path):
     """A run with --reward_next_obs (issue 38, H54) scored x_t = (o_{t+1}, clip(a_t)), the fallen state at a fall:
     the wrappers pay that row, in the fixed-length episodes (a fall puts the robot back, the fallen state in info),
-    one env or a vector of them (SAME_STEP, as the rollouts': drlhp.policy.ppo.rollout.led_to)."""
+    one env or a vector of them (SAME_STEP, as the rollouts': envs.fixed_length.led_to)."""
     import shutil
 
-    from drlhp.policy.ppo.rollout import led_to
-    from envs.fixed_length import fixed_length_env, fixed_length_vector_env
+    from envs.fixed_length import fixed_length_env, fixed_length_vector_env, led_to
 
     run_dir, ensemble = hopper_run
     next_run = tmp_path / "next"

@@ -10,6 +10,7 @@ import numpy as np
 
 from drlhp.policy.ppo.batches import Episode, PPORollout  # noqa: F401 -- Episode: importers' old home
 from drlhp.policy.ppo.update import PPOPolicy
+from envs.fixed_length import led_to
 
 
 class RolloutCollector:
@@ -20,7 +21,7 @@ class RolloutCollector:
     (issue 29's contract, 1); off (the true reward's runs), nothing more is copied. ``next_obs`` (--reward_next_obs):
     x_t's observation is instead o_{t+1}, the one step t led to: the fallen state at a fall (the reset rule's
     ``info["fall_observation"]``), an ended episode's last observation (``info["final_obs"]``), never the fresh
-    start the policy acts on next. ``record_states``: also keep each
+    start the policy acts on next (envs.fixed_length.led_to). ``record_states``: also keep each
     step's simulator state (before the step: the state action t was taken in) of every sub-env of a ``SyncVectorEnv``
     of MuJoCo envs (its ``envs``), (T, N, S) float64, reused as the other buffers: only where a person labels."""
 
@@ -99,20 +100,6 @@ class RolloutCollector:
         return PPORollout(self.obs_norm, self.actions, self.log_probs, self.values, rewards, task, dones,
                           bootstrap, policy.value(self.obs), finished, env_s, act_s, self.predictor_obs, self.states,
                           fell)
-
-
-def led_to(obs: np.ndarray, info: dict, ended: np.ndarray) -> np.ndarray:
-    """(N, D): the observation each worker's step led to, from a same-step-autoreset vector env's step: ``obs``,
-    an ended episode's last observation (``info["final_obs"]``) where it ended, the fallen state where the step
-    fell under the reset rule (``info["fall_observation"]``: the robot is back at its start in ``obs``)."""
-    from envs.fixed_length import fall_observations
-
-    out = np.array(obs, np.float32)
-    for i in np.flatnonzero(ended):
-        out[i] = info["final_obs"][i]
-    for i, fallen in fall_observations(info, ended).items():
-        out[i] = fallen
-    return out
 
 
 def _info_value(info: dict, key: str, default: np.ndarray, ended: np.ndarray) -> np.ndarray:
