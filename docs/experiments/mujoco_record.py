@@ -92,6 +92,18 @@ def _cpu(run: dict) -> str:
     return ""
 
 
+def _named_digits(parts: list[str], prefix: str) -> str | None:
+    """The digits of the first part ``PREFIXdigits`` of an arm's name (``ent01``: "01"), else None."""
+    return next((part[len(prefix):] for part in parts if re.fullmatch(rf"{prefix}\d+", part)), None)
+
+
+def _named_decimal(parts: list[str], prefix: str, default: float) -> float:
+    """A setting an arm names as ``PREFIXD``, D read as decimals (ent01 0.01, g9999 0.9999, rap2 0.2), else
+    ``default``."""
+    digits = _named_digits(parts, prefix)
+    return int(digits) / 10 ** len(digits) if digits else default
+
+
 def arm_problem(arm: str, config: dict, labels: int) -> str | None:
     """What about ``arm`` does not fit the run's config, in one line, or None."""
     mode, ppo = config.get("mode"), config.get("ppo", {})
@@ -148,19 +160,16 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
     if mode == PREFS_MODE and selection != ("random" if "random" in base else preset_selection):
         return (f"arm {arm!r} on a run with --query_selection {selection}: an arm says 'random' where, and only "
                 f"where, the run asked random pairs (the preset's are --query_selection {preset_selection})")
-    named_bonus = [part[3:] for part in base if re.fullmatch(r"ent\d+", part)]
-    bonus = (int(named_bonus[0]) / 10 ** len(named_bonus[0]) if named_bonus
-             else preset_bonus)
+    bonus = _named_decimal(base, "ent", preset_bonus)
     if "ent_coef" in ppo and abs(float(ppo["ent_coef"]) - bonus) > 1e-9:
         return (f"arm {arm!r} is the entropy bonus {bonus:g}; this run's is {float(ppo['ent_coef']):g} (name the arm "
                 f"by it: -ent01 is 0.01, -ent0 0)")
-    named_gamma = [part[1:] for part in base if re.fullmatch(r"g\d+", part)]
-    gamma = int(named_gamma[0]) / 10 ** len(named_gamma[0]) if named_gamma else DEFAULT_GAMMA
+    gamma = _named_decimal(base, "g", DEFAULT_GAMMA)
     if abs(float(ppo.get("gamma", DEFAULT_GAMMA)) - gamma) > 1e-12:
         return (f"arm {arm!r} is the discount {gamma:g}; this run's is {float(ppo['gamma']):g} (name the arm by it: "
                 f"-g9999 is 0.9999)")
-    named_ls = [int(part[2:]) for part in base if re.fullmatch(r"ls\d+", part)]
-    log_std = -float(named_ls[0]) if named_ls else 0.0
+    named_ls = _named_digits(base, "ls")
+    log_std = -float(named_ls) if named_ls else 0.0
     run_log_std = float(ppo.get("init_log_std", 0.0))
     if abs(run_log_std - log_std) > 1e-9:
         return (f"arm {arm!r} is the policy's starting log std {log_std:g}; this run's is {run_log_std:g} (name the "
@@ -170,8 +179,7 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
     if table_arm and run_m is not None and abs(float(run_m) - steps_m) > 1e-9:
         return (f"arm {arm!r} is a run of {steps_m:g}M agent steps; this run's --million_timesteps is {float(run_m):g} "
                 f"(name the arm by it: -2m is 2)")
-    named_rap = [part[3:] for part in base if re.fullmatch(r"rap\d+", part)]
-    rap = int(named_rap[0]) / 10 ** len(named_rap[0]) if named_rap else DEFAULT_RANDOM_ANSWER_PROB
+    rap = _named_decimal(base, "rap", DEFAULT_RANDOM_ANSWER_PROB)
     run_rap = config.get("reward", {}).get("random_answer_prob")
     if mode == PREFS_MODE and run_rap is not None and abs(float(run_rap) - rap) > 1e-9:
         return (f"arm {arm!r} is the predictor's assumed random-answer chance {rap:g}; this run's is "
