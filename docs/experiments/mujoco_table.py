@@ -42,6 +42,7 @@ import statistics
 import sys
 from pathlib import Path
 
+from envs.fixed_length import FALLING_ENV_IDS
 from mujoco_runs_csv import CSV_PATH, TASKS, million_steps, read_rows
 
 DEFAULT_BUDGET = 1_000_000  # agent steps of every trained arm (the mujoco preset's 1M)
@@ -169,9 +170,9 @@ def arm_title(arm: str) -> str:
     return f"{arm} labels" if arm.isdigit() else arm
 
 
-# The tasks a fall can end early in gymnasium, made fixed-length with a fall rule (envs/fixed_length.py's
-# FALLING_ENV_IDS, MuJoCo's): where an --arms item's ``@SUFFIX`` applies (H54: ``@-next``).
-FALLING_TASKS = ("Hopper-v5", "Walker2d-v5", "Ant-v5", "InvertedPendulum-v5", "InvertedDoublePendulum-v5")
+# The table's tasks a fall can end early in gymnasium, made fixed-length with a fall rule: where an --arms item's
+# ``@SUFFIX`` applies (H54: ``@-next``).
+FALLING_TASKS = tuple(t for t in TASKS if t in FALLING_ENV_IDS)
 
 
 def arm_groups(arms: list[str]) -> list[tuple[list[str], str]]:
