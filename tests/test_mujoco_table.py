@@ -511,3 +511,46 @@ def test_a_falling_suffix_reads_the_column_with_it_on_every_falling_task_and_onl
     assert "0.95: 3,800 ± 0.0 (seeds 0, 1, 2)" in line["InvertedDoublePendulum-v5"]
     assert "0.75: 3,000 ± 0.0 (seeds 0, 1, 2)" in line["Swimmer-v5"]
     assert "on Hopper-v5, InvertedDoublePendulum-v5 each arm is read with `-next`" in out
+
+
+def test_the_queue_names_its_preference_runs_by_their_settings_under_the_preset(tmp_path):
+    """Since the preset starts HalfCheetah's policy at log std -1 and gives Swimmer the discount 0.9999 from
+    preferences (H55, H56), the queue's plain arms (``1400``, ``700``) pass the settings their names give (log std 0,
+    discount 0.995) and a named arm's flags still win: each logged command, expanded by the preset as run.py expands
+    it, makes a config that mujoco_record accepts under the arm's name, and refuses under the other."""
+    import os
+    import shlex
+    import subprocess
+
+    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.presets import with_preset
+
+    log = tmp_path / "calls.txt"
+    stub = tmp_path / "python"
+    stub.write_text(f"""#!/usr/bin/env bash
+echo "$*" >> {log}
+case "$1 $2" in *"mujoco_record.py --has"*) exit 1 ;; esac
+exit 0
+""")
+    stub.chmod(0o755)
+    env = {**os.environ, "PYTHON": str(stub), "ROOT": str(tmp_path / "runs")}
+    script = EXPERIMENTS / "mujoco_table_runs.sh"
+    for task in ("HalfCheetah-v5", "Swimmer-v5"):
+        subprocess.run(["bash", str(script), "arm", task, "1400", "0"], check=True, env=env, capture_output=True)
+    subprocess.run(["bash", str(script), "flip", "0"], check=True, env=env, capture_output=True)
+    subprocess.run(["bash", str(script), "swimgamma", "0"], check=True, env=env, capture_output=True)
+    calls = log.read_text().splitlines()
+    runs = [c for c in calls if c.startswith("run.py") and "--synthetic_prefs" in c]
+    names = [c.split("--arm ")[1] for c in calls if "--arm " in c and "1400" in c.split("--arm ")[1]]
+    assert names == ["1400", "1400", "1400-ls1", "1400-ls2", "1400-g9999"] and len(runs) == len(names)
+    for line, name in zip(runs, names):
+        argv, _, _ = with_preset(shlex.split(line)[1:])
+        cfg = config_from_args(build_parser().parse_args(argv))
+        config = {**cfg.to_dict(), "mode": cfg.mode}
+        labels = cfg.prefs.n_initial_prefs + cfg.prefs.n_labels
+        assert mujoco_record.arm_problem(name, config, labels) is None, (name, line)
+        other = {"1400": "1400-ls1" if "HalfCheetah" in line else "1400-g9999"}.get(name, "1400")
+        assert mujoco_record.arm_problem(other, config, labels) is not None, (other, line)
+    plain = with_preset(["train_policy_with_preferences", "--env", "HalfCheetah-v5", "--synthetic_prefs"])[0]
+    preset_cfg = config_from_args(build_parser().parse_args(plain))  # what a user's command gets: the -ls1 arm
+    assert mujoco_record.arm_problem("1400-ls1", {**preset_cfg.to_dict(), "mode": preset_cfg.mode}, 1400) is None

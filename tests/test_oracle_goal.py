@@ -76,7 +76,10 @@ def test_the_backflip_goal_brings_its_preset_budget():
     cheetah, _, _ = with_preset(["--env", "HalfCheetah-v5", "--labeller", "oracle", "--oracle_goal",
                                  "pref_interface.goals:cheetah_standing"])
     # the goal keeps the paper's bonus where the task's preset from preferences has 0 (its control cost)
-    assert config_from_args(build_parser().parse_args(cheetah)).ppo.ent_coef == 0.01
+    cheetah_cfg = config_from_args(build_parser().parse_args(cheetah))
+    assert cheetah_cfg.ppo.ent_coef == 0.01
+    assert cheetah_cfg.ppo.init_log_std == 0.0  # the goal stood at 0, where the task's preset starts at -1 (H55)
+    assert cfg.ppo.init_log_std == 0.0  # the backflip's Hopper: the preset's own 0
     assert (cfg.prefs.segment_length, cfg.ppo.ent_coef, cfg.prefs.oracle_goal) == (188, 0.01, BACKFLIP)
     mine, _, _ = with_preset(["--env", "Hopper-v5", "--synthetic_prefs", "--oracle_goal", BACKFLIP,
                               "--n_labels", "100"])

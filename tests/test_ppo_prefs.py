@@ -263,6 +263,15 @@ def test_the_mujoco_preset_adds_the_papers_settings_from_preferences_and_leaves_
         assert task_cfg.reward.norm_momentum == (0 if task == "InvertedPendulum-v5" else 0.1), task
     mine, _, _ = _preset_cfg("--env", "Hopper-v5", "--synthetic_prefs", "--ppo_ent_coef", "0.02")
     assert mine.ppo.ent_coef == 0.02  # the command line still wins
+    for task in MUJOCO_ENV_IDS:  # H55, H56 (issue 38): HalfCheetah's starting log std, Swimmer's discount
+        for argv in (("--synthetic_prefs",), ("--labeller", "web")):  # the oracle's labels and a person's
+            task_cfg = _preset_cfg("--env", task, *argv)[0]
+            assert task_cfg.ppo.init_log_std == (-1.0 if task == "HalfCheetah-v5" else 0.0), (task, argv)
+            assert task_cfg.ppo.gamma == (0.9999 if task == "Swimmer-v5" else 0.995), (task, argv)
+        true_cfg = _preset_cfg("train_policy_with_original_rewards", "--env", task)[0]
+        assert (true_cfg.ppo.init_log_std, true_cfg.ppo.gamma) == (0.0, 0.995), task  # the baseline's own flags
+    cheetah, _, _ = _preset_cfg("--env", "HalfCheetah-v5", "--synthetic_prefs", "--ppo_init_log_std", "0")
+    assert cheetah.ppo.init_log_std == 0.0  # the command line wins here too
     # the true reward's runs: the preset's flags and line exactly as before (a baseline resumes unchanged)
     true, _, line = _preset_cfg("train_policy_with_original_rewards", "--env", "Hopper-v5")
     assert line.endswith(f": {PRESETS['mujoco']}") and true.ppo.ent_coef == 0.0 and true.prefs.segment_length == 25

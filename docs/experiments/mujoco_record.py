@@ -31,9 +31,11 @@ predictor with --reward_random_answer_prob D read as decimals (rap2 0.2, rap15 0
 N), every other table arm the preset's 1. An arm named ``-lsN`` (``baseline-ls1``, ``1400-ls2``: H55) ran with the
 policy's log std starting at -N (--ppo_init_log_std -N), every other at the default 0; one named ``-gD``
 (``baseline-g9999``: H56) with the discount D read as decimals (--ppo_gamma 0.9999), every other at PPOConfig's
-0.995. A preference arm named ``-next`` (``1400-next``: H54) ran with
---reward_next_obs (its predictor saw the observation each step led to, the fallen state at a fall), and no other
-did. The table's arms (a label count, a teacher, ``baseline``, ``standard``) take
+0.995. These two are absolute, unlike the bonus: since session 31 the preset from preferences starts HalfCheetah at
+-1 and gives Swimmer 0.9999, so a user's plain run there is the arm ``1400-ls1`` or ``1400-g9999``
+(mujoco_table_runs.sh passes 0 and 0.995 to its plain arms). A preference arm named ``-next`` (``1400-next``: H54)
+ran with --reward_next_obs (its predictor saw the observation each step led to, the fallen state at a fall), and no
+other did. The table's arms (a label count, a teacher, ``baseline``, ``standard``) take
 no other part in their names but ``rerun``: the same recipe and seed run again (``1400-rerun``: H44's runs under other
 conditions), recorded beside the cell's own row and never in it. ``random`` is the random policy's (mujoco_random.py's
 rows), never a run's. An arm of another name (e.g. a LearnedReward run's) is checked for its rule and its bonus,

@@ -70,6 +70,12 @@ suffix=${ARM_SUFFIX:-}
 exp=docs/experiments
 tasks=(Hopper-v5 HalfCheetah-v5 Walker2d-v5 Swimmer-v5 Ant-v5 Reacher-v5 InvertedPendulum-v5 InvertedDoublePendulum-v5)
 
+# The settings an arm's name gives absolutely (mujoco_record.py): no -lsN part is the policy's log std starting at 0,
+# no -gD part the discount 0.995, whatever the preset adds from preferences (since session 31 the preset starts
+# HalfCheetah at -1 and gives Swimmer 0.9999: those runs are the arms -ls1 and -g9999). A preference arm passes them
+# before PREFS_FLAGS, which win.
+NAMED_DEFAULTS=(--ppo_init_log_std 0 --ppo_gamma 0.995)
+
 run_one() {  # TASK ARM SEED: run (or resume) it unless it is recorded finished, then record its row
   local task=$1 arm=$2 seed=$3
   local name=$arm$suffix
@@ -87,7 +93,7 @@ run_one() {  # TASK ARM SEED: run (or resume) it unless it is recorded finished,
       local labels=${arm#*-}
       case $arm in mistake10|equal) labels=1400 ;; esac
       args=(train_policy_with_preferences --synthetic_prefs --n_initial_prefs $((labels / 4))
-            --n_labels $((labels - labels / 4)) ${PREFS_FLAGS:-})
+            --n_labels $((labels - labels / 4)) "${NAMED_DEFAULTS[@]}" ${PREFS_FLAGS:-})
       case $arm in
         penalty-1400) args+=(--fall_rule penalty) ;;
         hold-1400) args+=(--fall_rule penalty --fall_hold_steps 100) ;;

@@ -59,7 +59,9 @@ drlhp's bare defaults (the paper's Atari settings, drlhp.config).
                 clips of 1.5 s of simulated time (MUJOCO_CLIP_STEPS), the entropy bonus 0.01 on every task (H27: both
                 arms of issue 38's table tuned alike; the paper had 0.001 on Swimmer),
                 1,400 labels of which 25% (350) from the random policy first and 1,050 on the paper's schedule,
-                the paper's ensemble of 3 predictors (no batch norm, no dropout: the paper's MLP). Its flags for
+                the paper's ensemble of 3 predictors (no batch norm, no dropout: the paper's MLP); on HalfCheetah
+                the policy's log std starting at -1 (its flip, H55) and on Swimmer the discount 0.9999 (H56), both
+                tried on both arms of issue 38's table (docs/results.md, session 30). Its flags for
                 the true reward stay as they were (a run of it resumes without --resume_with_changes).
                 When a person labels (FOR_A_PERSON): 2M agent steps, 250 labels from the random policy first and
                 650 on the paper's schedule (about 900, the paper's backflip's count; a person's pace).
@@ -162,6 +164,15 @@ FOR_PREFERENCES_PER_ENV: dict[str, str] = {env_id: f"--segment_length {steps}"
 # measured once and kept. With it measured again at each publication (momentum 0.1) it reached a true return of 500
 # in 0.3M agent steps on 7 of 15 runs (five variants, 3 seeds each), kept on 10 of 10 (docs/results.md, session 14).
 FOR_PREFERENCES_PER_ENV["InvertedPendulum-v5"] += " --reward_norm_momentum 0"
+# Two per-task PPO settings issue 38's table tried on both arms, on the same seeds, and kept for the preference arm
+# (docs/results.md, session 30). HalfCheetah (H55): the policy's log std starts at -1 (std 0.37), not 0; at 0 the
+# cheetah ended up running on its back on about half the seeds in either arm, at -1 no run did; 1,400 labels reached
+# 0.96 of PPO paid the oracle's reward at -1 (4,844 +- 416 against 5,025 +- 866), 0.66 at 0 (2,511 against 3,779).
+# Swimmer (H56): the discount 0.9999 (the SB3 zoo's for it), not 0.995: 1,400 labels reached 154 +- 131 on seeds 0-2
+# (281 +- 112 over seeds 0-9), 119 +- 12 at 0.995. The true reward's flags keep 0 and 0.995 (a baseline resumes
+# unchanged; the table's baseline arms name theirs: baseline-ls1 stands on HalfCheetah, baseline at 0.995 on Swimmer).
+FOR_PREFERENCES_PER_ENV["HalfCheetah-v5"] += " --ppo_init_log_std -1"
+FOR_PREFERENCES_PER_ENV["Swimmer-v5"] += " --ppo_gamma 0.9999"
 PREFERENCES_NOTE = "learning from preferences, so, after those,"
 # What a preset with preferences flags adds last when --oracle_goal names a shipped goal (pref_interface/goals.py):
 # the goal's budget (the module's docstring, "mujoco").
@@ -172,6 +183,9 @@ GOAL_BUDGET = "--million_timesteps 2 --n_initial_prefs 250 --n_labels 750 --ppo_
 SHIPPED_GOALS = "pref_interface.goals"
 FOR_GOAL: dict[str, str] = {f"{SHIPPED_GOALS}:{name}": GOAL_BUDGET
                              for name in ("hopper_backflip", "hopper_landed_backflip", "cheetah_standing")}
+# HalfCheetah standing stood (session 15) with the policy's log std starting at 0: the goal keeps it, where the task's
+# preset from preferences starts at -1 (H55, made for running forward, untried on standing).
+FOR_GOAL[f"{SHIPPED_GOALS}:cheetah_standing"] += " --ppo_init_log_std 0"
 GOAL_NOTE = "the goal"
 GOAL_PRESETS = ("mujoco",)  # the presets whose tasks the shipped goals are for
 
