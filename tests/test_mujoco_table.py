@@ -102,14 +102,14 @@ def test_the_better_baseline_with_three_seeds_stands_and_is_named(tmp_path, caps
     solo = [_row("Swimmer-v5", "baseline", 0, 500.0)]
     solo += [_row("Swimmer-v5", "baseline-ent01", s, 100.0) for s in (0, 1, 2)]
     tied = [_row("Reacher-v5", a, s, -5.0) for a in ("baseline", "baseline-ent01") for s in (0, 1, 2)]
-    pick = mujoco_table.pick_baseline
+    pick = mujoco_table.pick_arm
     assert pick(solo + tied, "Swimmer-v5", ["baseline", "baseline-ent01"])[0] == "baseline-ent01"
     assert pick(solo + tied, "Reacher-v5", ["baseline", "baseline-ent01"])[0] == "baseline"
     # one candidate named: that arm alone, as before H49 (Ant against `baseline`: 1,200 / 950)
     out = _table(path, "--arms", "1400", "--baseline", "baseline", capsys=capsys)[1]
     assert "| 1.26 |" in next(line for line in out.splitlines() if line.startswith("| Ant-v5 "))
     assert "to the `baseline` arm" in out
-    assert mujoco_table.pick_baseline(read_rows(path), "Swimmer-v5", ["baseline", "baseline-ent01"]) == ("baseline", {})
+    assert mujoco_table.pick_arm(read_rows(path), "Swimmer-v5", ["baseline", "baseline-ent01"]) == ("baseline", {})
 
 
 def test_cells_take_seeds_0_to_2_unless_more_are_named(tmp_path, capsys):
@@ -489,28 +489,6 @@ def test_a_column_of_candidates_keeps_each_tasks_better_arm_and_names_it(tmp_pat
     assert "2,000 ± 0.0 (seeds 0, 1, 2) | 0.50" in hopper and "ls1" not in hopper
     assert "Column 1400 labels: the better of `1400`, `1400-ls1` per task" in out
     assert "compared on HalfCheetah-v5, Hopper-v5" in out and "1400 labels: 1 of 2 tasks at 0.9 or more" in out
-
-
-def test_a_falling_suffix_reads_the_column_with_it_on_every_falling_task_and_only_there(tmp_path, capsys):
-    """H54 (issue 38): ``1400@-next`` takes ``1400-next`` on the falling tasks, whether or not it is the better
-    there (one setting for all of them, not picked per task), and ``1400`` elsewhere."""
-    path = tmp_path / "runs.csv"
-    rows = [_row(t, "baseline", s, 4000.0) for t in ("Hopper-v5", "InvertedDoublePendulum-v5", "Swimmer-v5")
-            for s in (0, 1, 2)]
-    rows += [_row(t, "1400", s, 3000.0) for t in ("Hopper-v5", "InvertedDoublePendulum-v5", "Swimmer-v5")
-             for s in (0, 1, 2)]
-    rows += [_row("Hopper-v5", "1400-next", s, 2000.0) for s in (0, 1, 2)]  # worse on Hopper: taken all the same
-    rows += [_row("InvertedDoublePendulum-v5", "1400-next", s, 3800.0) for s in (0, 1, 2)]
-    upsert(rows, path)
-    code, out = _table(path, "--arms", "1400@-next", "--baseline", "baseline", "--readme",
-                       "--tasks", "Hopper-v5", "InvertedDoublePendulum-v5", "Swimmer-v5", capsys=capsys)[:2]
-    assert code == 0 and "| 1400 labels (next on falling tasks) |" in out
-    line = {t: next(x for x in out.splitlines() if x.startswith(f"| {t} "))
-            for t in ("Hopper-v5", "InvertedDoublePendulum-v5", "Swimmer-v5")}
-    assert "0.50: 2,000 ± 0.0 (seeds 0, 1, 2)" in line["Hopper-v5"]
-    assert "0.95: 3,800 ± 0.0 (seeds 0, 1, 2)" in line["InvertedDoublePendulum-v5"]
-    assert "0.75: 3,000 ± 0.0 (seeds 0, 1, 2)" in line["Swimmer-v5"]
-    assert "on Hopper-v5, InvertedDoublePendulum-v5 each arm is read with `-next`" in out
 
 
 def test_the_queue_names_its_preference_runs_by_their_settings_under_the_preset(tmp_path):

@@ -29,8 +29,7 @@ mean, their mean, and the fewest labels at which every one of 3 or more seeds ho
 seeds (H51's HalfCheetah seeds 3-9) enter only when named, e.g. ``--seeds 0 1 2 3 4 5 6 7 8 9``.
 An ``--arms`` item may be a comma-separated group of candidates (``1400,1400-ls1,1400-ls2``): per task the one that
 stands by the baseline's rule fills the column, named where it is not the first (H55, H56: a setting tried on both
-arms, each arm keeping its better); ``@SUFFIX`` after it (``1400,1400-ls1@-next``) reads every candidate as ARM-SUFFIX
-on the falling tasks (Hopper, Walker2d, Ant and the two pendulums: H54's predictor setting, taken on all of them).
+arms, each arm keeping its better).
 ``--compare ARM ...``: both measures of each named arm per task (the fall comparison: baseline 1400-random
 penalty-baseline penalty-1400-random; under the two rules the oracle's returns differ by construction, gymnasium's
 ``return_standard`` is the common measure).
@@ -42,7 +41,6 @@ import statistics
 import sys
 from pathlib import Path
 
-from envs.fixed_length import FALLING_ENV_IDS
 from mujoco_runs_csv import CSV_PATH, TASKS, million_steps, read_rows
 
 DEFAULT_BUDGET = 1_000_000  # agent steps of every trained arm (the mujoco preset's 1M)
@@ -109,14 +107,14 @@ def full_candidates(rows: list[dict], task: str, candidates: list[str]) -> list[
     return [(a, v) for a in candidates if len(v := arm_values(rows, task, a)) >= MIN_SEEDS]
 
 
-def pick_baseline(rows: list[dict], task: str, candidates: list[str]) -> tuple[str, dict[int, float]]:
-    """(arm, {seed: return}) of the baseline that stands for ``task``: of the candidates with MIN_SEEDS or more
-    seeds, the one with the higher mean over the seeds they all have (the first on a tie; with the default --seeds
-    that is seeds 0-2 of each; with more seeds named, a candidate run on more of them is not judged by its extra
-    seeds: H51's `baseline` on seeds 0-9 against `baseline-ent01` on 0-2 is judged on 0-2), and where they share
-    fewer than MIN_SEEDS, the first of them; the first candidate where none has MIN_SEEDS. A later candidate with
-    MIN_SEEDS stands over a first with fewer (baseline_note says which tasks were compared). The arm's values are
-    all of its seeds."""
+def pick_arm(rows: list[dict], task: str, candidates: list[str]) -> tuple[str, dict[int, float]]:
+    """(arm, {seed: return}) of the candidate that stands for ``task``, among the baseline's candidates or a
+    column's group of preference arms alike: of the candidates with MIN_SEEDS or more seeds, the one with the higher
+    mean over the seeds they all have (the first on a tie; with the default --seeds that is seeds 0-2 of each; with
+    more seeds named, a candidate run on more of them is not judged by its extra seeds: H51's `baseline` on seeds 0-9
+    against `baseline-ent01` on 0-2 is judged on 0-2), and where they share fewer than MIN_SEEDS, the first of them;
+    the first candidate where none has MIN_SEEDS. A later candidate with MIN_SEEDS stands over a first with fewer
+    (baseline_note and pref_note say which tasks were compared). The arm's values are all of its seeds."""
     full = full_candidates(rows, task, candidates)
     if not full:
         return candidates[0], arm_values(rows, task, candidates[0])
@@ -126,7 +124,7 @@ def pick_baseline(rows: list[dict], task: str, candidates: list[str]) -> tuple[s
     return max(full, key=lambda av: statistics.mean(av[1][s] for s in shared))  # max keeps the first of equals
 
 
-def base_cell(arm: str, values: dict[int, float], candidates: list[str]) -> str:
+def arm_cell(arm: str, values: dict[int, float], candidates: list[str]) -> str:
     """cell(values), naming the arm where it is not the first candidate."""
     text = cell(values)
     if arm == candidates[0] or text == "-":
@@ -170,80 +168,53 @@ def arm_title(arm: str) -> str:
     return f"{arm} labels" if arm.isdigit() else arm
 
 
-# The table's tasks a fall can end early in gymnasium, made fixed-length with a fall rule: where an --arms item's
-# ``@SUFFIX`` applies (H54: ``@-next``).
-FALLING_TASKS = tuple(t for t in TASKS if t in FALLING_ENV_IDS)
+def arm_groups(arms: list[str]) -> list[list[str]]:
+    """``--arms`` items as candidate groups: ``1400,1400-ls1,1400-ls2`` is one column whose cell per task is the
+    candidate that stands by pick_arm's rule (tuned alike: the preference arm picks among the settings the baseline
+    picks among, H55/H56), named where it is not the first; a plain ``1400`` is a group of one."""
+    return [item.split(",") for item in arms]
 
 
-def arm_groups(arms: list[str]) -> list[tuple[list[str], str]]:
-    """``--arms`` items as (candidate group, falling suffix): ``1400,1400-ls1,1400-ls2`` is one column whose cell per
-    task is the candidate that stands by pick_baseline's rule (tuned alike: the preference arm picks among the
-    settings the baseline picks among, H55/H56), named where it is not the first; a plain ``1400`` is a group of one.
-    ``...@-next`` reads every candidate as ARM-next on FALLING_TASKS (H54's rule: a setting the preset takes on every
-    falling task, not picked per task)."""
-    out = []
-    for item in arms:
-        group, _, suffix = item.partition("@")
-        out.append((group.split(","), suffix))
-    return out
-
-
-def task_group(task: str, group: list[str], suffix: str) -> list[str]:
-    """The candidates a column takes on ``task``: with a falling suffix, on FALLING_TASKS, each with it appended."""
-    return [a + suffix for a in group] if suffix and task in FALLING_TASKS else group
-
-
-def column_title(group: list[str], suffix: str) -> str:
-    return arm_title(group[0]) + (f" ({suffix.lstrip('-')} on falling tasks)" if suffix else "")
-
-
-def pref_note(rows: list[dict], tasks, groups: list[tuple[list[str], str]]) -> str:
-    """Where a column chose among candidates, or read arms with a falling suffix: the rule and the tasks, else
-    nothing."""
+def pref_note(rows: list[dict], tasks, groups: list[list[str]]) -> str:
+    """Where a column chose among candidates: the rule and the tasks, else nothing."""
     notes = []
-    for group, suffix in groups:
+    for group in groups:
         if len(group) > 1:
-            compared = [t for t in tasks if len(full_candidates(rows, t, task_group(t, group, suffix))) >= 2]
-            notes.append(f" Column {column_title(group, suffix)}: the better of {', '.join(f'`{a}`' for a in group)} "
+            compared = [t for t in tasks if len(full_candidates(rows, t, group)) >= 2]
+            notes.append(f" Column {arm_title(group[0])}: the better of {', '.join(f'`{a}`' for a in group)} "
                          f"per task (the baseline's rule; compared on {', '.join(compared) or 'no task'}).")
-        falling = [t for t in tasks if t in FALLING_TASKS]
-        if suffix and falling:
-            notes.append(f" Column {column_title(group, suffix)}: on {', '.join(falling)} each arm is read with "
-                         f"`{suffix}` (one setting on every falling task, not picked per task).")
     return "".join(notes)
 
 
 def table(rows: list[dict], baseline: list[str], arms: list[str], readme: bool, tasks=TASKS) -> list[str]:
     groups = arm_groups(arms)
-    titles = [column_title(g, sfx) for g, sfx in groups]
-    names = [g[0] + (f"@{sfx}" if sfx else "") for g, sfx in groups]
+    titles = [arm_title(g[0]) for g in groups]
     out = []
     if readme:
         out.append("| task | PPO, oracle's reward | " + " | ".join(titles) + " |")
         out.append("| --- | --- | " + " | ".join("---" for _ in titles) + " |")
     else:
         out.append("| task | random | PPO, oracle's reward (baseline) | "
-                   + " | ".join(f"{t} | ratio {n}" for t, n in zip(titles, names))
+                   + " | ".join(f"{t} | ratio {g[0]}" for t, g in zip(titles, groups))
                    + " | PPO, standard reward (standard) | published PPO, 1M |")
         out.append("| --- | --- | --- | " + " | ".join("--- | ---" for _ in titles) + " | --- | --- |")
     counts = [{0.9: 0, 1.0: 0} for _ in titles]
     for task in tasks:
-        base_arm, base = pick_baseline(rows, task, baseline)
+        base_arm, base = pick_arm(rows, task, baseline)
         rand = arm_values(rows, task, "random")
         cells = []
-        for count, (group, suffix) in zip(counts, groups):
-            candidates = task_group(task, group, suffix)
-            kept, prefs = pick_baseline(rows, task, candidates)
+        for count, group in zip(counts, groups):
+            kept, prefs = pick_arm(rows, task, group)
             s = score(task, prefs, base, rand)
             for level in count:
                 count[level] += s is not None and s >= level
-            text = base_cell(kept, prefs, candidates)
+            text = arm_cell(kept, prefs, group)
             cells.append(f"{score_text(task, s)}: {text}" if readme else f"{text} | {score_text(task, s)}")
         if readme:
-            out.append(f"| {task} | {base_cell(base_arm, base, baseline)} | " + " | ".join(cells) + " |")
+            out.append(f"| {task} | {arm_cell(base_arm, base, baseline)} | " + " | ".join(cells) + " |")
         else:
             standard = arm_values(rows, task, "standard", "return_standard")
-            out.append(f"| {task} | {cell(rand)} | {base_cell(base_arm, base, baseline)} | " + " | ".join(cells)
+            out.append(f"| {task} | {cell(rand)} | {arm_cell(base_arm, base, baseline)} | " + " | ".join(cells)
                        + f" | {cell(standard)} | {PUBLISHED.get(task, '-')} |")
     out.append("")
     out.append(f"The ratio of returns to {baseline_note(rows, tasks, baseline)} (PPO paid the oracle's reward); "
@@ -261,7 +232,7 @@ def efficiency(rows: list[dict], baseline: list[str], arms: list[str], tasks) ->
            "| --- | --- | " + " | ".join("---" for _ in arms) + " | --- |"]
     ratios: dict[str, dict[int, list[float]]] = {}
     for task in tasks:
-        base_arm, base = pick_baseline(rows, task, baseline)
+        base_arm, base = pick_arm(rows, task, baseline)
         b = statistics.mean(base.values()) if base else None
         ratios[task], cells, fewest = {}, [], None
         for a in arms:
@@ -277,7 +248,7 @@ def efficiency(rows: list[dict], baseline: list[str], arms: list[str], tasks) ->
                          + ", ".join(f"{s}: {r:.2f}" for s, r in seed_ratios.items()) + few + ")")
             if fewest is None and len(prefs) >= MIN_SEEDS and min(seed_ratios.values()) >= 0.9:
                 fewest = a
-        out.append(f"| {task} | {base_cell(base_arm, base, baseline)} | " + " | ".join(cells)
+        out.append(f"| {task} | {arm_cell(base_arm, base, baseline)} | " + " | ".join(cells)
                    + f" | {fewest or 'none measured'} |")
     out += ["", f"Each seed's return / the mean of {baseline_note(rows, tasks, baseline)}."]
     return out, ratios
