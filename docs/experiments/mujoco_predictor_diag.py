@@ -209,12 +209,16 @@ for pname in pred_names:
             clip_pol += [name] * len(cr)
         own_steps = np.concatenate([r for r in pol["pred"][pname]])
         own_true = np.concatenate([t for _, t, _ in pol["eps"]])
+        # this policy's clips only (H58): how the predictor orders the clips one policy makes, against the oracle
+        own_cr = np.concatenate([clips(r).sum(1) for r in pol["pred"][pname]])
+        own_ct = np.concatenate([clips(t).sum(1) for _, t, _ in pol["eps"]])  # the oracle's, falls included
         res["per_policy"][name] = {
             "pred_return": round(float(np.mean(prs)), 2),
             "pred_return_sd": round(float(np.std(prs)), 2),
             "true_return": round(float(np.mean(trs)), 1),
             "falls": round(float(np.mean(fls)), 2),
             "step_corr_own": round(corr(own_steps, own_true), 3),
+            "clip_rank_corr_own": round(rank_corr(own_cr, own_ct), 3),
         }
     all_r, all_t = np.concatenate(all_r), np.concatenate(all_t)
     clip_r, clip_t, clip_f, clip_tn = map(np.asarray, (clip_r, clip_t, clip_f, clip_tn))
