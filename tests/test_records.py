@@ -113,3 +113,45 @@ def test_concurrent_children_lose_no_outcome(tmp_path):
         p.join(60)
     status = json.loads((tmp_path / "status.json").read_text())
     assert status["status"] == "parent gone: saved" and set(status["roles"]) == set(roles)
+
+
+def test_a_planned_stop_during_an_atomic_write_waits_for_the_whole_file(tmp_path):
+    """--stop_after_hours's alarm (and SIGTERM) firing inside an atomic write: the write ends, the file is whole, and
+    the stop is raised after it. Before, it was raised inside numpy's savez, whose zip then failed to close and
+    turned the planned stop into a crash (session 31's suite: ValueError "Can't close the ZIP file")."""
+    import signal
+    import time
+
+    from drlhp.runtime import atomic
+    from drlhp.runtime.interrupts import SittingOver, interrupts_deferred, sigterm_as_interrupt, sitting_timer
+
+    arrays = {"w": np.arange(1000, dtype=np.float32)}
+
+    def slow_npz(f):  # the alarm comes while savez writes
+        time.sleep(0.3)
+        np.savez(f, **arrays)
+
+    path = tmp_path / "policy.npz"
+    started = time.monotonic()
+    with pytest.raises(SittingOver):
+        with sitting_timer(0.05 / 3600):
+            atomic._atomic_write(path, slow_npz)
+            raise AssertionError("the stop must come as the write ends, before this line")  # pragma: no cover
+    assert time.monotonic() - started >= 0.3  # it waited for the write
+    assert np.array_equal(np.load(path, allow_pickle=False)["w"], arrays["w"])
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+    with pytest.raises(KeyboardInterrupt):  # SIGTERM the same way; the write is whole
+        with sigterm_as_interrupt():
+            atomic._atomic_write(tmp_path / "b.json", lambda f: (signal.raise_signal(signal.SIGTERM),
+                                                                f.write(b"{}\n")))
+    assert (tmp_path / "b.json").read_text() == "{}\n"
+
+    with pytest.raises(SittingOver) as stop:  # a write that fails still lets the stop through, the error its context
+        with sitting_timer(0.05 / 3600):
+            with interrupts_deferred():
+                time.sleep(0.2)
+                raise OSError("disk full")
+    assert isinstance(stop.value.__context__, OSError)
+    with interrupts_deferred():  # nothing left pending
+        pass

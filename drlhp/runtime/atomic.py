@@ -1,6 +1,7 @@
 """Atomic writes: a temporary file in the same folder, flushed, then renamed over the target.
 
-A crash mid-write leaves the previous file intact, never a half-written one.
+A crash mid-write leaves the previous file intact, never a half-written one. A planned stop (SIGTERM,
+--stop_after_hours) that comes during a write waits for it to end (drlhp.runtime.interrupts.interrupts_deferred).
 """
 from __future__ import annotations
 
@@ -11,12 +12,18 @@ from pathlib import Path
 
 import numpy as np
 
+from drlhp.runtime.interrupts import interrupts_deferred
+
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
 def _atomic_write(path: Path, write) -> None:
-    path = Path(path)
+    with interrupts_deferred():  # a stop that comes mid-write is raised once the file is whole
+        _write_and_rename(Path(path), write)
+
+
+def _write_and_rename(path: Path, write) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

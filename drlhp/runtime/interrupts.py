@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 from contextlib import contextmanager
 
 INTERRUPTED_EXIT = 130  # the shell's code for a process stopped by SIGINT (128 + 2)
@@ -27,8 +28,44 @@ class SittingOver(KeyboardInterrupt):
     planned, so it ends "stopped" with exit 0 (``end_sitting``)."""
 
 
+# An interrupt our handlers raise (SIGTERM, --stop_after_hours) waits while the main thread is in a block that must
+# not be cut in two (``interrupts_deferred``: an atomic write, whose library code, numpy's savez closing its zip, turns
+# an exception raised inside it into another error and the planned stop into a crash); it is raised when the block
+# ends. Signal handlers run in the main thread only, so only the main thread's blocks count.
+_deferring = 0
+_pending: BaseException | None = None
+
+
+def _interrupt(exc: BaseException) -> None:
+    """Raise ``exc`` now, or, inside ``interrupts_deferred`` on the main thread, when that block ends."""
+    global _pending
+    if _deferring and threading.current_thread() is threading.main_thread():
+        _pending = _pending or exc
+        return
+    raise exc
+
+
+@contextmanager
+def interrupts_deferred():
+    """Within the block SIGTERM and --stop_after_hours (this module's handlers) wait; the first that came is
+    raised as the block ends (if the block raised, with its error as the context). Ctrl-C (Python's own handler) is
+    not deferred. Nests; a no-op off the main thread (where no handler runs)."""
+    global _deferring, _pending
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _deferring += 1
+    try:
+        yield
+    finally:
+        _deferring -= 1
+        if not _deferring and _pending is not None:  # raised here, after an error of the block too (its context)
+            exc, _pending = _pending, None
+            raise exc
+
+
 def _raise_keyboard_interrupt(signum, frame):
-    raise KeyboardInterrupt(f"signal {signum}")
+    _interrupt(KeyboardInterrupt(f"signal {signum}"))
 
 
 @contextmanager
@@ -51,7 +88,7 @@ def sitting_timer(hours: float):
         return
 
     def time_up(signum, frame):
-        raise SittingOver(f"--stop_after_hours {hours:g}")
+        _interrupt(SittingOver(f"--stop_after_hours {hours:g}"))
 
     previous = signal.signal(signal.SIGALRM, time_up)
     signal.setitimer(signal.ITIMER_REAL, hours * 3600.0)
