@@ -300,25 +300,32 @@ def test_an_arms_default_settings_are_what_run_py_makes_of_the_preset_for_its_ta
     assert mujoco_record.main([str(run), "--arm", "1400", "--csv", str(tmp_path / "runs.csv")]) == 0
 
 
-def test_the_queue_runs_each_missing_cell_once_and_skips_what_is_recorded(tmp_path):
-    """mujoco_table_runs.sh with a stand-in for Python that logs each call: a (task, arm, seed) recorded finished is
-    not run again; every other cell runs with its arm's flags and is recorded; the falls queue runs both rules'
-    arms (the reset ones are the table's cells)."""
+def _queue_stub(tmp_path, recorded: str = ""):
+    """(the call log, the env) for mujoco_table_runs.sh with a stand-in for Python that logs each call and answers
+    ``mujoco_record.py --has TASK ARM SEED`` yes for ``recorded`` ("TASK ARM SEED") only."""
     import os
-    import subprocess
 
     log = tmp_path / "calls.txt"
     stub = tmp_path / "python"
     stub.write_text(f"""#!/usr/bin/env bash
 echo "$*" >> {log}
 case "$1 $2" in
-  *"mujoco_record.py --has"*) [ "$3 $4 $5" = "Hopper-v5 baseline 0" ] && exit 0; exit 1 ;;
+  *"mujoco_record.py --has"*) [ "$3 $4 $5" = "{recorded}" ] && exit 0; exit 1 ;;
 esac
 exit 0
 """)
     stub.chmod(0o755)
+    return log, {**os.environ, "PYTHON": str(stub), "ROOT": str(tmp_path / "runs")}
+
+
+def test_the_queue_runs_each_missing_cell_once_and_skips_what_is_recorded(tmp_path):
+    """mujoco_table_runs.sh with a stand-in for Python that logs each call: a (task, arm, seed) recorded finished is
+    not run again; every other cell runs with its arm's flags and is recorded; the falls queue runs both rules'
+    arms (the reset ones are the table's cells)."""
+    import subprocess
+
+    log, env = _queue_stub(tmp_path, recorded="Hopper-v5 baseline 0")
     script = EXPERIMENTS / "mujoco_table_runs.sh"
-    env = {**os.environ, "PYTHON": str(stub), "ROOT": str(tmp_path / "runs")}
     subprocess.run(["bash", str(script), "table"], check=True, env=env, capture_output=True, text=True)
     calls = log.read_text().splitlines()
     runs = [c for c in calls if c.startswith("run.py")]
@@ -496,22 +503,13 @@ def test_the_queue_names_its_preference_runs_by_their_settings_under_the_preset(
     preferences (H55, H56), the queue's plain arms (``1400``, ``700``) pass the settings their names give (log std 0,
     discount 0.995) and a named arm's flags still win: each logged command, expanded by the preset as run.py expands
     it, makes a config that mujoco_record accepts under the arm's name, and refuses under the other."""
-    import os
     import shlex
     import subprocess
 
     from drlhp.config import build_parser, config_from_args
     from drlhp.config.presets import with_preset
 
-    log = tmp_path / "calls.txt"
-    stub = tmp_path / "python"
-    stub.write_text(f"""#!/usr/bin/env bash
-echo "$*" >> {log}
-case "$1 $2" in *"mujoco_record.py --has"*) exit 1 ;; esac
-exit 0
-""")
-    stub.chmod(0o755)
-    env = {**os.environ, "PYTHON": str(stub), "ROOT": str(tmp_path / "runs")}
+    log, env = _queue_stub(tmp_path)
     script = EXPERIMENTS / "mujoco_table_runs.sh"
     for task in ("HalfCheetah-v5", "Swimmer-v5"):
         subprocess.run(["bash", str(script), "arm", task, "1400", "0"], check=True, env=env, capture_output=True)
@@ -524,11 +522,11 @@ exit 0
     for line, name in zip(runs, names):
         argv, _, _ = with_preset(shlex.split(line)[1:])
         cfg = config_from_args(build_parser().parse_args(argv))
-        config = {**cfg.to_dict(), "mode": cfg.mode}
+        config = cfg.to_dict()  # as run.py records it in config.json
         labels = cfg.prefs.n_initial_prefs + cfg.prefs.n_labels
         assert mujoco_record.arm_problem(name, config, labels) is None, (name, line)
         other = {"1400": "1400-ls1" if "HalfCheetah" in line else "1400-g9999"}.get(name, "1400")
         assert mujoco_record.arm_problem(other, config, labels) is not None, (other, line)
     plain = with_preset(["train_policy_with_preferences", "--env", "HalfCheetah-v5", "--synthetic_prefs"])[0]
     preset_cfg = config_from_args(build_parser().parse_args(plain))  # what a user's command gets: the -ls1 arm
-    assert mujoco_record.arm_problem("1400-ls1", {**preset_cfg.to_dict(), "mode": preset_cfg.mode}, 1400) is None
+    assert mujoco_record.arm_problem("1400-ls1", preset_cfg.to_dict(), 1400) is None
