@@ -37,9 +37,10 @@ _pending: BaseException | None = None
 
 
 def _interrupt(exc: BaseException) -> None:
-    """Raise ``exc`` now, or, inside ``interrupts_deferred`` on the main thread, when that block ends."""
+    """Raise ``exc`` now, or, inside ``interrupts_deferred``, when that block ends (a signal handler: the main
+    thread, the only one whose blocks count)."""
     global _pending
-    if _deferring and threading.current_thread() is threading.main_thread():
+    if _deferring:
         _pending = _pending or exc
         return
     raise exc
