@@ -642,7 +642,8 @@ def test_a_recorded_config_is_read_in_todays_names(monkeypatch):
     # the newer name wins and the old one stays in view; a recorded switch reads as on/off
     assert run_record.config_in_todays_names(both) == {"reward": {"old": 3, "new": 5, "bfloat16": "on"}}
     # a setting recorded before it existed reads as the code then had it, where that is not today's default
-    assert run_record.with_values_before({"reward": {}}) == {"reward": {"bfloat16": "off"}}
+    assert run_record.with_values_before({"reward": {}}) == {"reward": {"bfloat16": "off"}, "policy_bfloat16": "off"}
+    assert run_record.with_values_before({"policy_bfloat16": "on"})["policy_bfloat16"] == "on"  # recorded: kept
     assert run_record.config_in_todays_names(None) is None and run_record.config_in_todays_names([1]) == [1]
 
 

@@ -31,6 +31,7 @@ from drlhp.config.fields import (
 from drlhp.config.labeller_names import DEFAULT_LABELLER, LABELLER_NAMES
 from drlhp.config.learning import A2CConfig, RewardConfig
 from drlhp.config.ppo import PPOConfig
+from drlhp.runtime.cpu import BFLOAT16_SETTINGS
 
 # The five modes (run.py's MODE; drlhp.run.pipeline.RUNS runs each). What a run does is asked of RunConfig's
 # properties (gathers, labels, trains_policy, uses_processes, ...), the one place that compares modes.
@@ -144,6 +145,8 @@ class RunConfig:
         n_env_threads: C++ threads stepping Atari envs (0: one per core).
         tf_intra_threads: TensorFlow intra-op threads of the policy's process (0: TensorFlow's choice).
         tf_inter_threads: TensorFlow inter-op threads of the policy's process (0: TensorFlow's choice).
+        policy_bfloat16: what the policy's CNN torso computes in (weights, heads, loss stay float32): "on", "off", or
+            "auto": bfloat16 where the CPU has AVX512_BF16 or AMX, else float32 (drlhp/runtime/cpu.py); printed at start.
         episodes: watch: episodes to play.
         video: watch: the output video, .mp4 or .gif (default <run_dir>/episode.mp4).
         load_prefs_dir: start from this preference database (a run directory or its prefs/prefs.npz).
@@ -189,6 +192,7 @@ class RunConfig:
     n_env_threads: int = opt(0, check=whole(0))
     tf_intra_threads: int = opt(2, check=whole(0))
     tf_inter_threads: int = opt(1, check=whole(0))
+    policy_bfloat16: str = opt("auto", choices=BFLOAT16_SETTINGS)
     episodes: int = opt(1, check=whole(1))
     video: str | None = opt(None, metavar="FILE")
     load_prefs_dir: str | None = opt(None, metavar="DIR")

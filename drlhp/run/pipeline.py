@@ -122,7 +122,14 @@ def tf_kernels(cfg: RunConfig) -> dict:
     """The CPU and the kernel library each of this run's TensorFlow roles takes on it (drlhp.runtime.cpu):
     the predictor's by --reward_onednn, the policy's TensorFlow's default. Chosen from this machine's
     flags; a process elsewhere (--backend ray) chooses by its own and says so in its log and the summary."""
-    from drlhp.runtime.cpu import choose_kernels, choose_precision, cpu_flags, cpu_model, default_kernels
+    from drlhp.runtime.cpu import (
+        choose_kernels,
+        choose_policy_precision,
+        choose_precision,
+        cpu_flags,
+        cpu_model,
+        default_kernels,
+    )
 
     flags = cpu_flags()
     out = {"cpu": cpu_model(), "cpu_flags": [f for f in ("avx2", "fma", "avx512f", "avx512_bf16", "amx_bf16")
@@ -136,6 +143,10 @@ def tf_kernels(cfg: RunConfig) -> dict:
         out["predictor_precision"] = (precision.for_mlp() if box else precision).to_dict()
     if cfg.runs_policy:
         out["policy_kernels"] = default_kernels().to_dict()
+        from envs import observation_shape
+
+        if len(observation_shape(cfg.env)) == 3:  # the Nature CNN (an MLP computes in float32 always)
+            out["policy_precision"] = choose_policy_precision(cfg.policy_bfloat16, flags).to_dict()
     return out
 
 
@@ -147,6 +158,10 @@ def tf_kernels_line(kernels: dict) -> str:
         from drlhp.runtime.cpu import PrecisionChoice
 
         roles += f"; the reward network's {PrecisionChoice(**kernels['predictor_precision']).describe()}"
+    if kernels.get("policy_precision"):
+        from drlhp.runtime.cpu import PrecisionChoice
+
+        roles += f"; the policy's {PrecisionChoice(**kernels['policy_precision']).describe()}"
     return f"[run] TensorFlow kernels on {kernels['cpu']} ({' '.join(kernels['cpu_flags']) or 'no x86 flags'}): {roles}"
 
 

@@ -162,7 +162,7 @@ RENAMED_SETTINGS = {"reward.n_predictors": "reward.n_members",  # the flag is st
 # the value each had where a config recorded before the setting existed lacks it: that of the code then, not
 # today's default ("auto" chooses bfloat16 on some CPUs; the runs recorded before it computed in float32)
 ON_OFF_SETTINGS = ("reward.onednn", "reward.bfloat16")
-VALUE_BEFORE = {"reward.bfloat16": "off"}
+VALUE_BEFORE = {"reward.bfloat16": "off", "policy_bfloat16": "off"}
 
 
 def config_in_todays_names(config):
@@ -196,8 +196,9 @@ def with_values_before(config: dict) -> dict:
     config = {k: dict(v) if isinstance(v, dict) else v for k, v in config.items()}
     for name, value in VALUE_BEFORE.items():
         section, _, key = name.rpartition(".")
-        if isinstance(config.get(section), dict):
-            config[section].setdefault(key, value)
+        part = config.get(section) if section else config
+        if isinstance(part, dict):
+            part.setdefault(key, value)
     return config
 
 

@@ -51,11 +51,13 @@ class A2CPolicy:
     train(obs (B, ...), actions (B,), returns (B,), lr) -> dict of scalars, B = n_envs * n_steps
     """
 
-    def __init__(self, obs_shape: tuple, n_actions: int, cfg: A2CConfig, seed: int, obs_dtype=np.uint8):
+    def __init__(self, obs_shape: tuple, n_actions: int, cfg: A2CConfig, seed: int, obs_dtype=np.uint8,
+                 bfloat16: bool = False):
         self.cfg = cfg
         self.obs_shape = tuple(obs_shape)
         self.n_actions = n_actions
-        self.model = policy_network(self.obs_shape, n_actions, seed, obs_dtype=np.dtype(obs_dtype).name)
+        self.model = policy_network(self.obs_shape, n_actions, seed, obs_dtype=np.dtype(obs_dtype).name,
+                                    bfloat16=bfloat16)
         self.variables = self.model.trainable_variables
         if cfg.rmsprop_style not in ("tf1", "torch"):
             raise ValueError(f"unknown rmsprop_style {cfg.rmsprop_style!r}")
@@ -165,5 +167,8 @@ def build_policy(cfg: RunConfig, env, a2c: A2CConfig | None = None) -> A2CPolicy
     and seeds: the one way the training modes, watch and the policy process make it."""
     from drlhp.runtime.tf_setup import configure_tensorflow
 
+    from drlhp.runtime.cpu import choose_policy_precision
+
     configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed)
-    return A2CPolicy(env.obs_shape, env.n_actions, a2c or cfg.a2c, seed=cfg.seed, obs_dtype=env.obs_dtype)
+    return A2CPolicy(env.obs_shape, env.n_actions, a2c or cfg.a2c, seed=cfg.seed, obs_dtype=env.obs_dtype,
+                     bfloat16=choose_policy_precision(cfg.policy_bfloat16).bfloat16)

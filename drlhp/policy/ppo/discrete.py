@@ -76,11 +76,13 @@ class DiscretePPOPolicy:
         (the same arrays as A2C's: watch plays either)
     """
 
-    def __init__(self, obs_shape: tuple, n_actions: int, cfg: PPOConfig, seed: int, obs_dtype=np.uint8):
+    def __init__(self, obs_shape: tuple, n_actions: int, cfg: PPOConfig, seed: int, obs_dtype=np.uint8,
+                 bfloat16: bool = False):
         if cfg.problem():
             raise ValueError(cfg.problem())
         self.cfg, self.obs_shape, self.n_actions = cfg, tuple(obs_shape), int(n_actions)
-        self.model = policy_network(self.obs_shape, self.n_actions, seed, obs_dtype=np.dtype(obs_dtype).name)
+        self.model = policy_network(self.obs_shape, self.n_actions, seed, obs_dtype=np.dtype(obs_dtype).name,
+                                    bfloat16=bfloat16)
         self.variables = self.model.trainable_variables
         self.adam_m = [tf.Variable(tf.zeros_like(v), trainable=False) for v in self.variables]
         self.adam_v = [tf.Variable(tf.zeros_like(v), trainable=False) for v in self.variables]

@@ -24,8 +24,11 @@ def build_discrete_ppo(cfg: RunConfig, env) -> DiscretePPOPolicy:
     TensorFlow threads and seeds (as drlhp.policy.a2c.update.build_policy)."""
     from drlhp.runtime.tf_setup import configure_tensorflow
 
+    from drlhp.runtime.cpu import choose_policy_precision
+
     configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed)
-    return DiscretePPOPolicy(env.obs_shape, env.n_actions, cfg.ppo, cfg.seed, obs_dtype=env.obs_dtype)
+    return DiscretePPOPolicy(env.obs_shape, env.n_actions, cfg.ppo, cfg.seed, obs_dtype=env.obs_dtype,
+                             bfloat16=choose_policy_precision(cfg.policy_bfloat16).bfloat16)
 
 
 class DiscretePPOTrainer(PPOParts, PolicyTrainer):
