@@ -11,8 +11,8 @@ PPO's loss (drlhp.policy.ppo.discrete.ppo_discrete_loss, advantages normalized) 
 the same float32 weights, once with the Nature CNN's torso in float32 and once in bfloat16. Prints, per policy, the
 cosine between the two gradients (all weights flattened) and their relative error |g_bf16 - g_f32| / |g_f32|
 (median and worst over the minibatches), per layer too, beside the cosine between two minibatches' float32 gradients
-(the noise of the minibatch itself, the scale to judge the difference by), and the time of one whole update (4 epochs of 4
-minibatches) in each precision, with the CPU model.
+(the noise of the minibatch itself, the scale to judge the difference by), and the time of one whole update
+(4 epochs of 4 minibatches) in each precision, with the CPU model.
 """
 from __future__ import annotations
 
@@ -68,7 +68,8 @@ def compare(g32: list, g16: list, names: list[str]) -> dict:
     # the scale of the difference: two minibatches of the same rollout in float32 (the noise SGD lives with)
     flat = [np.concatenate(a) for a in g32]
     between = [float(x @ y / (np.linalg.norm(x) * np.linalg.norm(y))) for x, y in zip(flat[::2], flat[1::2])]
-    return {"cosine_between_minibatches_float32": float(np.median(between)), "cosine_median": float(np.median(cos)), "cosine_worst": float(np.min(cos)),
+    return {"cosine_between_minibatches_float32": float(np.median(between)),
+            "cosine_median": float(np.median(cos)), "cosine_worst": float(np.min(cos)),
             "relative_error_median": float(np.median(rel)), "relative_error_worst": float(np.max(rel)),
             "relative_error_by_weight": {n: float(np.median(v)) for n, v in per_layer.items()}}
 
@@ -136,7 +137,8 @@ def main() -> None:
         print(f"{label}: {len(g32)} minibatches; cosine median {res['cosine_median']:.4f} (worst "
               f"{res['cosine_worst']:.4f}); relative error median {res['relative_error_median']:.3f} (worst "
               f"{res['relative_error_worst']:.3f}); two minibatches in float32: cosine "
-              f"{res['cosine_between_minibatches_float32']:.3f}; one update {res['update_ms_float32']:.0f} ms in float32, "
+              f"{res['cosine_between_minibatches_float32']:.3f}; "
+              f"one update {res['update_ms_float32']:.0f} ms in float32, "
               f"{res['update_ms_bfloat16']:.0f} ms in bfloat16 "
               f"({res['update_ms_float32'] / res['update_ms_bfloat16']:.2f}x)", flush=True)
         print("  relative error by weight: " + ", ".join(f"{n.split('/')[-2] if '/' in n else n}/{n.split('/')[-1]} "

@@ -291,8 +291,8 @@ def test_presets_put_their_flags_first_and_the_command_line_wins():
     from drlhp.config import build_parser, config_from_args
     from drlhp.config.presets import PRESETS, default_preset, with_preset
 
-    assert default_preset("MovingDot-v0") == "moving-dot" and default_preset("PongNoFrameskip-v4") == "pong"
-    assert default_preset("BreakoutNoFrameskip-v4") == "paper"
+    assert default_preset("MovingDot-v0") == "moving-dot" and default_preset("PongNoFrameskip-v4") == "atari"
+    assert default_preset("BreakoutNoFrameskip-v4") == "atari" and default_preset("Breakout-v5") == "none"
     assert default_preset("CartPole-v1") == "cartpole" and default_preset("Acrobot-v1") == "none"
     argv, name, line = with_preset(["--env", "MovingDot-v0", "--synthetic_prefs", "--n_labels", "7"])
     cfg = config_from_args(build_parser().parse_args(argv))
@@ -304,7 +304,8 @@ def test_presets_put_their_flags_first_and_the_command_line_wins():
     assert line is None and cfg.preset == "none" and cfg.prefs.segment_length == 25  # drlhp's defaults
     with pytest.raises(ValueError, match="unknown preset 'nope'"):
         with_preset(["--env", "MovingDot-v0", "--preset", "nope"])
-    assert set(PRESETS) >= {"none", "paper", "moving-dot", "cartpole", "pong"}
+    assert set(PRESETS) >= {"none", "paper", "moving-dot", "cartpole", "pong", "atari"}
+    assert PRESETS["pong"] == PRESETS["atari"]  # the older name, the same flags
 
 
 def test_the_pong_preset_is_the_campaigns_recipe_and_slows_its_labels_for_a_person():
@@ -320,7 +321,9 @@ def test_the_pong_preset_is_the_campaigns_recipe_and_slows_its_labels_for_a_pers
         return config_from_args(build_parser().parse_args(expanded)), name, line
 
     synthetic, name, line = cfg_of(["--env", "PongNoFrameskip-v4", "--synthetic_prefs"])
-    assert name == "pong" and line.startswith("[run] preset pong (the default for PongNoFrameskip-v4")
+    assert name == "atari" and line.startswith("[run] preset atari (the default for PongNoFrameskip-v4")
+    assert cfg_of(["--env", "PongNoFrameskip-v4", "--synthetic_prefs", "--preset", "pong"])[0] == dataclasses.replace(
+        synthetic, preset="pong")  # the older name gives the same run
     assert synthetic.prefs.n_labels == 9500 and synthetic.prefs.label_schedule == "paper"
     assert synthetic.lr_horizon_million_timesteps == 80 and not synthetic.reward.batchnorm
     assert synthetic.reward.center_steps == 2000  # session 11's centring, from the start
@@ -330,7 +333,7 @@ def test_the_pong_preset_is_the_campaigns_recipe_and_slows_its_labels_for_a_pers
     assert synthetic.reward.bfloat16 == "off"
     for argv in (["--env", "PongNoFrameskip-v4"], ["--env", "PongNoFrameskip-v4", "--labeller", "web"]):
         person, name, line = cfg_of(argv)
-        assert name == "pong" and person.prefs.n_labels == 1500
+        assert name == "atari" and person.prefs.n_labels == 1500
         assert line.endswith("(a person labels, so --n_labels 1500)")
     assert cfg_of(["--env", "PongNoFrameskip-v4", "--labeller", "oracle"])[0].prefs.n_labels == 9500
     assert cfg_of(["--env", "PongNoFrameskip-v4", "--n_labels", "40"])[0].prefs.n_labels == 40  # the user's wins
@@ -669,3 +672,24 @@ def test_a_run_recorded_before_a_setting_was_renamed_resumes_and_its_predictor_c
     with pytest.raises(UsageError, match="reward.n_members 1 -> 3"):
         check_resume(RunConfig(env="MovingDot-v0", run_dir=str(tmp_path)), record, ())
     assert saved_reward_config(tmp_path).n_members == 1
+
+
+PAPER_ATARI_GAMES = ("BeamRider", "Breakout", "Enduro", "Pong", "Qbert", "Seaquest", "SpaceInvaders")
+
+
+@pytest.mark.parametrize("game", PAPER_ATARI_GAMES)
+def test_every_game_of_the_papers_table_starts_from_the_atari_preset(game):
+    """``run.py --env <Game>NoFrameskip-v4 --synthetic_prefs`` prints `preset atari` and plans PPO with Pong's
+    predictor and labels (issue 59); nothing is run."""
+    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.presets import with_preset
+
+    argv, name, line = with_preset(["--env", f"{game}NoFrameskip-v4", "--synthetic_prefs", "--seed", "5"])
+    cfg = config_from_args(build_parser().parse_args(argv))
+    assert name == "atari" and line.startswith(f"[run] preset atari (the default for {game}NoFrameskip-v4")
+    assert cfg.algo == "ppo" and (cfg.ppo.n_envs, cfg.ppo.n_steps, cfg.ppo.clip_coef) == (8, 128, 0.1)
+    assert (cfg.reward.n_members, cfg.reward.batchnorm, cfg.reward.n_initial_epochs) == (1, False, 30)
+    assert (cfg.prefs.n_initial_prefs, cfg.prefs.label_schedule, cfg.million_timesteps) == (500, "paper", 10)
+    # on the game's score (the table's PPO arm gives --algo ppo): the same PPO settings
+    argv, _, _ = with_preset(["train_policy_with_original_rewards", "--env", f"{game}NoFrameskip-v4", "--algo", "ppo"])
+    assert config_from_args(build_parser().parse_args(argv)).ppo == cfg.ppo

@@ -145,8 +145,8 @@ class RunConfig:
         n_env_threads: C++ threads stepping Atari envs (0: one per core).
         tf_intra_threads: TensorFlow intra-op threads of the policy's process (0: TensorFlow's choice).
         tf_inter_threads: TensorFlow inter-op threads of the policy's process (0: TensorFlow's choice).
-        policy_bfloat16: what the policy's CNN torso computes in (weights, heads, loss stay float32): "on", "off", or
-            "auto": bfloat16 where the CPU has AVX512_BF16 or AMX, else float32 (drlhp/runtime/cpu.py); printed at start.
+        policy_bfloat16: what the policy's CNN torso computes in (weights, heads, loss stay float32): "on", "off",
+            "auto" (bfloat16 where the CPU has AVX512_BF16 or AMX, else float32: drlhp/runtime/cpu.py); said at start.
         episodes: watch: episodes to play.
         video: watch: the output video, .mp4 or .gif (default <run_dir>/episode.mp4).
         load_prefs_dir: start from this preference database (a run directory or its prefs/prefs.npz).

@@ -1,77 +1,35 @@
 """Named sets of run.py flags, and which one each env starts from.
 
-A preset is only command-line flags: ``python run.py --env MovingDot-v0 --synthetic_prefs`` runs as if
-the moving-dot flags had been typed before the user's own, so any flag given on the command line wins.
-The preset used is printed at start and recorded in config.json (``preset``); ``--preset none`` gives
-drlhp's bare defaults (the paper's Atari settings, drlhp.config).
+A preset is only command-line flags: ``python run.py --env MovingDot-v0 --synthetic_prefs`` runs as if the preset's
+flags had been typed before the user's own, so any flag given on the command line wins. The preset used is printed
+at start and recorded in config.json (``preset``); ``--preset none`` gives drlhp's bare defaults (the paper's Atari
+settings, drlhp.config). Why each setting is what it is: the results page named beside it.
 
-    paper       the paper's settings (Christiano et al., 2017, appendix A; drlhp.config's defaults):
-                25-step clips, 3 predictors with batch norm and dropout 0.5, 500 initial preferences,
-                200 pretraining epochs, 3,000 labels. On a 2-core machine the Pong predictor pretrains
-                for hours before the policy starts (docs/results.md).
-    moving-dot  what make run runs: MovingDot from synthetic preferences in about 100k agent steps
-                (docs/results.md, "MovingDot from preferences": short clips, one predictor without
-                batch norm or dropout, many cheap labels, the normalization replaced at each publication).
-                Its pretraining (15 epochs, about 2,350 steps) is evaluated every 50 steps (the default 25
-                cost a third of pretraining: docs/results.md, session 11) and stops early only once the best
-                validation accuracy has not risen by 0.005 in 20 evaluations (1,000 steps): on make run's
-                recorded curve (0.81 at step 800, 0.86 at 2,000: about +0.04 per 1,000 steps) it runs to the
-                cap; it cuts only a pretraining that has stopped teaching.
-    pong        the Pong campaign's recipe (docs/results.md, "the Pong campaign"; docs/experiments/pong_campaign.sh):
-                labels front-loaded on the paper's schedule over a 10M-step budget (at most 10,000 with the
-                500 initial ones), a database of 3,000 that follows the policy, one predictor without batch
-                norm trained flat out at 0.05 pair-updates per agent step, its normalization replaced at each
-                publication from 100 clips and clipped at 10 std, the policy's reward centred on its own running
-                mean over 2,000 agent steps, the entropy bonus at 0.01 halved to 0.005 from 6.3M agent steps,
-                the reward network in float32, and A2C's learning rate decaying to 0 at 80M steps (the paper's
-                horizon). Seed 0 from synthetic preferences, score blanked: -20.5 at 0.3M agent steps, -11.4
-                at 1.6M, +2.3 at 5.1M, +18 at 7.8M with about 8,700 labels; that run got the centring at 5.33M
-                and the halved bonus at 6.31M (docs/results.md, session 11). From the start with the bonus at
-                0.005 it lost every ball by 0.3M (session 12); with 0.01 from the start, as here, it rallied
-                (session 12's runs/pong-preset-ent01; one seed, not yet run to the end). When a person labels (not
-                --synthetic_prefs), n_labels is 1,500: a person is offered about 20 pairs a minute at the
-                start at 565 agent steps/s (the rate falls as 5e6 / (T + 5e6), T in frames).
-                **From preferences it picks --algo ppo** (PREFERENCES_ALGO; issue 37's start experiments,
-                docs/results.md, session 19): with A2C the preset rallied (6 returns per game) by 1M agent steps on
-                0 of 3 seeds, with PPO's Atari settings on the same labels and predictor on 2 of 2 first seeds.
-                `--algo a2c` gives the campaign's A2C recipe as it was; on the true reward (no labels) Pong stays
-                A2C's (+18 at 4M agent steps).
-    with --algo ppo, each discrete env's preset (moving-dot, paper, pong) adds PPO's Atari settings (CleanRL's
-                ppo_atari.py, the SB3 zoo's: DISCRETE_PPO, ``ppo_flags``) after its own flags: PPOConfig's defaults
-                are MuJoCo's. The rest of the preset stays: on pong, the labels, the predictor, the centring, and
-                the learning rate's horizon (80M agent steps: PPO's 2.5e-4 falls to 2.45e-4 by 1.5M); A2C's own
-                flags there (--ent_coef and its switch, --n_envs) are not PPO's and change nothing.
-    cartpole    A2C settings under which CartPole-v1 reaches a last-100 return of 475 within 0.5M steps
-                (seeds 0, 1, 2 at 212k, 285k and 208k steps, all ending at 500; the defaults end at 146:
-                docs/usage.md, "Environments"). From preferences CartPole plays fixed-length episodes (500
-                steps, a fall costs --fall_penalty: envs/fixed_length.py, issue 39), so clips differ by their falls
-                (in gymnasium's episodes it pays +1 every step and every clip ties). From preferences it picks
-                PPO (CleanRL's ppo.py settings for CartPole: CARTPOLE_PPO) and the penalty rule (a fallen pole
-                stays fallen, each step out of range costs 1): H40, 3 of 3 seeds at 469-500 at 0.5M, where A2C
-                under either rule reached 450 on 1 of 3 (docs/results.md, session 24).
-    mujoco      the eight MuJoCo -v5 tasks (MUJOCO_ENV_IDS) on their true reward (train_policy_with_original_rewards:
-                PPO, fixed-length episodes): 1M agent steps, the entropy bonus 0 (CleanRL's on the true reward;
-                the paper's 0.01 was for the predictor's reward), a checkpoint every 50 updates (102,400 agent
-                steps); the paper's gamma 0.995 and lambda 0.97 are PPOConfig's defaults. Returns at 1M on each
-                task, on the true reward and from preferences: docs/results.md, session 14.
-                From preferences (every mode but train_policy_with_original_rewards and watch) it adds, per task,
-                the paper's MuJoCo settings (FOR_PREFERENCES, ``preferences_flags``; section 3.1.1, appendix A.1):
-                clips of 1.5 s of simulated time (MUJOCO_CLIP_STEPS), the entropy bonus 0.01 on every task (H27: both
-                arms of issue 38's table tuned alike; the paper had 0.001 on Swimmer),
-                1,400 labels of which 25% (350) from the random policy first and 1,050 on the paper's schedule,
-                the paper's ensemble of 3 predictors (no batch norm, no dropout: the paper's MLP); on HalfCheetah
-                the policy's log std starting at -1 (its flip, H55) and on Swimmer the discount 0.9999 (H56), both
-                tried on both arms of issue 38's table (docs/results.md, session 30). Its flags for
-                the true reward stay as they were (a run of it resumes without --resume_with_changes).
-                When a person labels (FOR_A_PERSON): 2M agent steps, 250 labels from the random policy first and
-                650 on the paper's schedule (about 900, the paper's backflip's count; a person's pace).
-                With --oracle_goal naming a shipped goal (FOR_GOAL) it adds the goal's budget last: for the Hopper
-                backflip (and the one that lands, issue 40: untried at this budget) and HalfCheetah standing, 2M
-                agent steps and at most 1,000 labels (the issue's must-show: backflips from at most 1,000 labels;
-                the paper's took about 900), 25% (250) from the random policy
-                first, 750 on the paper's schedule; the clip stays the task's 1.5 s (Hopper: 188 steps, a backflip
-                takes about 1 s, so a clip can hold a whole one) and the entropy bonus 0.01 (on HalfCheetah too).
-                The backflip turned over on 3 of 3 seeds, HalfCheetah stood on 1 of 1 (docs/results.md, sessions 15-16).
+    paper       the paper's settings (Christiano et al., 2017, appendix A; drlhp.config's defaults): 25-step clips,
+                3 predictors with batch norm and dropout 0.5, 500 initial preferences, 200 pretraining epochs, 3,000
+                labels. On 2 cores an Atari predictor pretrains for about an hour before the policy's first step.
+    moving-dot  what make run runs: MovingDot from synthetic preferences in 100k agent steps: 5-step clips, one
+                predictor without batch norm or dropout, 4,000 cheap random-play labels first, pretraining that
+                stops once validation accuracy stops rising (docs/results/moving-dot.md).
+    atari       every ``<Game>NoFrameskip-v4`` (Pong's recipe, made for all seven of the paper's games; docs/atari.md
+                for what differs by game, and it lives in envs/): 10M agent steps, the learning rate's horizon at the
+                paper's 80M; labels on the paper's schedule (500 from the random policy, then at a rate falling as
+                1 / (T + 5e6 frames)), at most 10,000; a database of 3,000; one predictor without batch norm, trained
+                at 0.1 pair-updates per agent step (the paper's; Pong's runs trained flat out, which gave 0.10-0.12)
+                but never during the policy's update (--reward_yield_to_update: docs/results/speed.md), in float32,
+                its normalization measured from 100 clips at each publication and clipped at 10 std; the policy's
+                reward centred on its own running mean over 2,000 agent steps. From preferences it picks PPO with
+                CleanRL's Atari settings (DISCRETE_PPO); on the true reward A2C unless --algo ppo. A person labels:
+                1,500 labels. Pong: 3 of 3 seeds past +15, 2 at +19 (docs/results/pong.md).
+    pong        the same flags as atari (its name before there was one preset for every game).
+    cartpole    CartPole-v1: A2C reaching 475 within 0.5M steps on the true reward; from preferences PPO (CleanRL's
+                ppo.py settings) and fixed-length episodes in which a fallen pole stays fallen (--fall_rule penalty).
+    mujoco      the eight MuJoCo -v5 tasks: 1M agent steps of PPO, entropy bonus 0 on the true reward. From
+                preferences (FOR_PREFERENCES): clips of 1.5 s of simulated time, entropy bonus 0.01, 1,400 labels
+                (350 from the random policy, 1,050 on the paper's schedule), the paper's ensemble of 3 MLPs asking the
+                pair they disagree on most; HalfCheetah's policy starts at log std -1, Swimmer's discount is 0.9999.
+                A person: 2M agent steps, 900 labels. A shipped goal (--oracle_goal, FOR_GOAL): 2M agent steps, at
+                most 1,000 labels (docs/results/mujoco.md).
 """
 from __future__ import annotations
 
@@ -80,6 +38,12 @@ import shlex
 
 from drlhp.config import DEFAULT_MODE, MODES, TRAIN_POLICY_WITH_ORIGINAL_REWARDS, WATCH
 
+ATARI = ("--million_timesteps 10 --lr_horizon_million_timesteps 80 --label_schedule paper --n_initial_prefs 500 "
+         "--n_labels 9500 --max_prefs 3000 --n_initial_epochs 30 --n_predictors 1 --no-reward_batchnorm "
+         "--reward_train_fraction 1 --reward_updates_per_step 0.1 --reward_yield_to_update --reward_norm_momentum 1 "
+         "--reward_norm_segments 100 --reward_clip 10 --reward_center_steps 2000 --ent_coef 0.01 "
+         "--ent_coef_switch_million_timesteps 6.3 --ent_coef_after_switch 0.005 --policy_ckpt_interval 500 "
+         "--reward_bfloat16 off")
 PRESETS: dict[str, str] = {
     "none": "",
     "paper": "",
@@ -88,12 +52,8 @@ PRESETS: dict[str, str] = {
                    "--reward_dropout 0 --reward_lr 1e-3 --ent_coef 0.01 --n_predictors 1 --tf_intra_threads 1 "
                    "--reward_train_fraction 1 --reward_norm_momentum 1 --reward_eval_interval 50 "
                    "--reward_pretrain_patience 20"),
-    "pong": ("--million_timesteps 10 --lr_horizon_million_timesteps 80 --label_schedule paper --n_initial_prefs 500 "
-             "--n_labels 9500 --max_prefs 3000 --n_initial_epochs 30 --n_predictors 1 --no-reward_batchnorm "
-             "--reward_train_fraction 1 --reward_updates_per_step 0.05 --reward_norm_momentum 1 "
-             "--reward_norm_segments 100 --reward_clip 10 --reward_center_steps 2000 --ent_coef 0.01 "
-             "--ent_coef_switch_million_timesteps 6.3 --ent_coef_after_switch 0.005 --policy_ckpt_interval 500 "
-             "--reward_bfloat16 off"),
+    "atari": ATARI,
+    "pong": ATARI,  # the atari preset under its name from before there was one for every game
     "cartpole": "--million_timesteps 0.5 --n_envs 8 --ent_coef 0 --lr 1.4e-3",
     "mujoco": "--million_timesteps 1 --ppo_ent_coef 0 --policy_ckpt_interval 50",
 }
@@ -111,11 +71,11 @@ DISCRETE_PPO = ("--ppo_n_envs 8 --ppo_n_steps 128 --ppo_n_epochs 4 --ppo_n_minib
 CARTPOLE_PPO = ("--ppo_n_envs 8 --ppo_n_steps 128 --ppo_n_epochs 4 --ppo_n_minibatches 4 --ppo_lr 2.5e-4 "
                 "--ppo_anneal_lr --ppo_clip_coef 0.2 --ppo_ent_coef 0.01 --ppo_vf_coef 0.5 --ppo_max_grad_norm 0.5 "
                 "--ppo_gamma 0.99 --ppo_gae_lambda 0.95 --ppo_norm_adv")
-FOR_PPO: dict[str, str] = {"moving-dot": DISCRETE_PPO, "paper": DISCRETE_PPO, "pong": DISCRETE_PPO,
-                           "cartpole": CARTPOLE_PPO}
+FOR_PPO: dict[str, str] = {"moving-dot": DISCRETE_PPO, "paper": DISCRETE_PPO, "atari": DISCRETE_PPO,
+                           "pong": DISCRETE_PPO, "cartpole": CARTPOLE_PPO}
 # The algorithm a preset picks when the run learns from preferences and the user gives no --algo (--algo auto: the
 # auto rule, A2C on discrete actions).
-PREFERENCES_ALGO: dict[str, str] = {"pong": "ppo", "cartpole": "ppo"}
+PREFERENCES_ALGO: dict[str, str] = {"atari": "ppo", "pong": "ppo", "cartpole": "ppo"}
 PPO_NOTE = "with --algo ppo"
 MUJOCO_ENV_IDS = ("Hopper-v5", "Walker2d-v5", "Swimmer-v5", "HalfCheetah-v5", "Ant-v5", "Reacher-v5",
                   "InvertedPendulum-v5", "InvertedDoublePendulum-v5")
@@ -124,7 +84,7 @@ MUJOCO_ENV_IDS = ("Hopper-v5", "Walker2d-v5", "Swimmer-v5", "HalfCheetah-v5", "A
 # (6 to 12 minutes on 2 cores) is a pace no one keeps. 250 from the random policy first (the policy waits for them),
 # 650 more over 2M agent steps on the paper's schedule, front-loaded: about 20 a minute at the start (a person
 # labels 20-25 a minute in the page: docs/results.md), fewer later.
-FOR_A_PERSON: dict[str, str] = {"pong": "--n_labels 1500",
+FOR_A_PERSON: dict[str, str] = {"atari": "--n_labels 1500", "pong": "--n_labels 1500",
                                 "mujoco": "--million_timesteps 2 --n_initial_prefs 250 --n_labels 650"}
 PERSON_NOTE = "a person labels, so"
 
@@ -213,10 +173,8 @@ def default_preset(env_id: str | None) -> str:
     """The preset an env starts from when --preset is not given."""
     if env_id and env_id.startswith("MovingDot-"):
         return "moving-dot"
-    if env_id == "PongNoFrameskip-v4":
-        return "pong"
     if env_id and env_id.endswith("NoFrameskip-v4"):
-        return "paper"
+        return "atari"
     if env_id == "CartPole-v1":
         return "cartpole"
     if env_id in MUJOCO_ENV_IDS:

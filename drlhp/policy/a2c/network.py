@@ -50,7 +50,8 @@ def mlp_policy(obs_shape: tuple, n_actions: int, seed: int, hidden: int = 64,
 
 def _heads(obs, features, n_actions: int, seed: int) -> keras.Model:
     """The policy's logits and the value, in float32 whatever the torso computes in."""
-    logits = layers.Dense(n_actions, kernel_initializer=_ortho(0.01, seed + 10), name="logits", dtype="float32")(features)
+    logits = layers.Dense(n_actions, kernel_initializer=_ortho(0.01, seed + 10), name="logits",
+                          dtype="float32")(features)
     value = layers.Dense(1, kernel_initializer=_ortho(1.0, seed + 11), name="value", dtype="float32")(features)
     value = layers.Reshape(())(value)
     return keras.Model(obs, [logits, value])

@@ -22,9 +22,8 @@ from drlhp.policy.trainer import PolicyTrainer, env_seed, episode_ends_for
 def build_discrete_ppo(cfg: RunConfig, env) -> DiscretePPOPolicy:
     """Discrete PPO's policy for ``env`` (an envs.VecEnv of --ppo_n_envs workers), after setting this process's
     TensorFlow threads and seeds (as drlhp.policy.a2c.update.build_policy)."""
-    from drlhp.runtime.tf_setup import configure_tensorflow
-
     from drlhp.runtime.cpu import choose_policy_precision
+    from drlhp.runtime.tf_setup import configure_tensorflow
 
     configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed)
     return DiscretePPOPolicy(env.obs_shape, env.n_actions, cfg.ppo, cfg.seed, obs_dtype=env.obs_dtype,
