@@ -6,7 +6,7 @@ true return cannot show that phase, returns per game and steps per point can (do
 issue 19). ``ReturnCounter`` counts, per worker, the steps at which the ball turns back towards the
 opponent on the agent's side of the field: it came closer for a step, then left for two, each move
 small (a serve after a point jumps; detection noise wiggles back and forth). The same rule as
-``docs/experiments/pong_reward_by_phase.py``'s ``returns``, vectorized over workers and streamed step by step.
+``experiments/pong_reward_by_phase.py``'s ``returns``, vectorized over workers and streamed step by step.
 """
 from __future__ import annotations
 

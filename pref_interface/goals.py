@@ -57,7 +57,7 @@ rotation in each, and its landing bonus in neither. Its env is made as the backf
 off).
 
 **A backflip that lands** (``landed_backflips``: the landed goal's ``measure``, which watch reports per episode, and
-the one place it is counted: docs/experiments/count_backflips.py prints the goals' own measures). From an episode's
+the one place it is counted: experiments/count_backflips.py prints the goals' own measures). From an episode's
 observations (the simulator's state but rootx, which no part of it needs): a flip is a full backward turn, as
 ``count_backflips`` finds it (2 pi back from the most forward point since the last flip); it counts as landed when
 (1) at least ``AIR_SHARE`` (three quarters) of that turn's rotation was made in the air (the foot, and all else, off

@@ -335,7 +335,7 @@ def test_the_pong_preset_is_the_campaigns_recipe_and_slows_its_labels_for_a_pers
     assert cfg_of(["--env", "PongNoFrameskip-v4", "--labeller", "oracle"])[0].prefs.n_labels == 9500
     assert cfg_of(["--env", "PongNoFrameskip-v4", "--n_labels", "40"])[0].prefs.n_labels == 40  # the user's wins
     # the campaign's script (the run the preset's figures come from) passes exactly the preset's flags
-    script = (Path(__file__).resolve().parent.parent / "docs" / "experiments" / "pong_campaign.sh").read_text()
+    script = (Path(__file__).resolve().parent.parent / "experiments" / "pong_campaign.sh").read_text()
     command = re.search(r"run\.py train_policy_with_preferences(.*?)\|\|", script, re.S).group(1)
     words = shlex.split(command.replace("\\\n", " "))
     pairs = {w: (words[i + 1] if i + 1 < len(words) and not words[i + 1].startswith("--") else None)
