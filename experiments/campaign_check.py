@@ -2,7 +2,7 @@
 """The Pong campaign's rules (issue 19), applied to a run directory: its figures at the fixed checkpoints
 (300k, 1M and 2M agent steps; 3M, 4M and 6M added at 1.8M; 5.8M, 6.3M and 7.3M for the branch of session
 11, 6.8M and 7.3M for its branch), then the entropy shocks of H7 after 2M and whether each rule holds. Each was written
-down before the run reached it (docs/results.md, "Pong campaign"); a failed rule stops the run, then one
+down before the run reached it (docs/results/pong.md, "Pong campaign"); a failed rule stops the run, then one
 thing changes.
 
     python experiments/campaign_check.py RUN_DIR
@@ -44,13 +44,13 @@ RULES = {
          lambda f: f["length"] >= 1.2 * RANDOM_LENGTH or f["returns_per_game"] >= 1.5 * RANDOM_RETURNS),
         ("entropy", "policy entropy > 0.5 nats", lambda f: f["entropy"] > 0.5),
         # withdrawn after sitting 2: "the reward at a point won above the mean" failed at 1M while the return
-        # rose from -20.5 to -14.8 (docs/results.md): a hypothesis, not a condition for learning
+        # rose from -20.5 to -14.8 (docs/results/pong.md): a hypothesis, not a condition for learning
     ],
     2_000_000: [
         ("rallies", "episode length >= 1,500 or returns per game >= 10 or true return >= -19",
          lambda f: f["length"] >= 1500 or f["returns_per_game"] >= 10 or f["true_return"] >= -19),
     ],
-    # added in session 10 at 1.8M agent steps, before the run reached them (docs/results.md, sitting 4): the
+    # added in session 10 at 1.8M agent steps, before the run reached them (docs/results/pong.md, sitting 4): the
     # run tracks A2C on the true reward (E3a: -8.85 at 1.5M), so the return, now moving, is the judge
     3_000_000: [
         ("score", "true return >= -5 (sitting 3 rose about 5 points per 0.5M from 1M to 1.6M)",
@@ -60,7 +60,7 @@ RULES = {
         ("score", "true return >= +5", lambda f: f["true_return"] >= 5),
     ],
     # written at 3.8M (12:45), when the return had fallen from -4.5 to -7.7 and the 4M rule was about to fail:
-    # the run goes on past 4M only as a diagnostic extension of hypothesis H5 (docs/results.md, sitting 4)
+    # the run goes on past 4M only as a diagnostic extension of hypothesis H5 (docs/results/pong.md, sitting 4)
     4_750_000: [
         ("recovery", "true return >= -4.5 (its 3M level; H5: a transition from rallying to scoring)",
          lambda f: f["true_return"] >= -4.5),
@@ -100,7 +100,7 @@ RULES = dict(sorted(RULES.items()))
 # from scratch (the reward centred and the entropy bonus at 0.005 from the first step) learns at least as fast
 # as the control's lineage did and without shocks. The stop rules are the control's own figures less a margin
 # (runs/pong-campaign-2: -14.6 at 1M, -8.0 at 2M, -4.5 at 3M), so a run no better than the control goes on;
-# H12's prediction is judged apart, in docs/results.md (at 3M at least 3 points above the control's -4.5).
+# H12's prediction is judged apart, in docs/results/pong.md (at 3M at least 3 points above the control's -4.5).
 PRESET_RULES = {
     300_000: RULES[300_000],
     1_000_000: RULES[1_000_000] + [
@@ -130,7 +130,7 @@ SEEDS_RULES = {
 RULE_SETS = {"campaign": (RULES, 2_000_000), "preset": (PRESET_RULES, 1_000_000),
              "seeds": (SEEDS_RULES, 1_000_000)}
 
-# H7's signature of an entropy shock (docs/results.md, session 11): in one log row the entropy rises by more
+# H7's signature of an entropy shock (docs/results/pong.md, session 11): in one log row the entropy rises by more
 # than SHOCK_ENTROPY nats, or the value function's mean leaves +-SHOCK_VALUE
 SHOCK_ENTROPY, SHOCK_VALUE = 0.3, 1.2
 

@@ -1,5 +1,5 @@
-"""H37's check without a run (issue 39, docs/results.md session 23): does a CartPole predictor trained under the reset
-rule score the fresh start that follows each fall below other upright states?
+"""H37's check without a run (issue 39, docs/results/cartpole.md session 23): does a CartPole predictor trained under
+the reset rule score the fresh start that follows each fall below other upright states?
 
     PYTHONPATH=. python experiments/cartpole_fresh_starts.py RUN_DIR... [--episodes 20] [--noise 0.3]
 

@@ -1,4 +1,5 @@
-"""Does a saved CartPole predictor order whole behaviours as the task does? (issue 39, H38, docs/results.md session 24)
+"""Does a saved CartPole predictor order whole behaviours as the task does? (issue 39, H38, docs/results/cartpole.md
+session 24)
 
     PYTHONPATH=. python experiments/cartpole_predictor_order.py RUN_DIR... [--fall_rule penalty] [--episodes 3]
 

@@ -1,5 +1,5 @@
 """Issue 38's MuJoCo table, built from docs/mujoco_runs.csv ALONE (one row a run: mujoco_record.py,
-mujoco_random.py), printed as markdown for docs/results.md (or, ``--readme``, the README's compact form).
+mujoco_random.py), printed as markdown for docs/results/mujoco.md (or, ``--readme``, the README's compact form).
 
     python experiments/mujoco_table.py [--csv FILE] [--readme] [--baseline baseline baseline-ent01]
         [--arms 700 1400] [--compare ARM ...] [--seeds 0 1 2]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Pong campaign's run (issue 19; docs/results.md, "the Pong campaign"): one long run from synthetic
+# The Pong campaign's run (issue 19; docs/results/pong.md, "the Pong campaign"): one long run from synthetic
 # preferences across sittings. The first call starts it; every later call with the same RUN_DIR resumes it
 # (everything is saved: policy, predictor, database, label count). Each sitting ends itself after HOURS of
 # running time (--stop_after_hours: saved, status "stopped", exit 0); then the rules and the curve.
@@ -10,7 +10,7 @@
 # step), its normalization replaced at each publication from 100 clips and clipped at 10 std, and the
 # policy's learning rate decaying to 0 at 80M agent steps (the paper's horizon), not at the budget; since session
 # 11, the policy's reward centred on its running mean (2,000 agent steps) and the entropy bonus halved (0.005):
-# runs/pong-campaign-5 got them at 5.33M and 6.31M and reached +18 (docs/results.md); since session 12 the
+# runs/pong-campaign-5 got them at 5.33M and 6.31M and reached +18 (docs/results/pong.md); since session 12 the
 # bonus is 0.01 until 6.3M agent steps, as in that run (0.005 from the start lost every ball by 0.3M), and the
 # reward network is float32 on every CPU (--reward_bfloat16 off: bfloat16 was not checked on Pong's predictor).
 set -euo pipefail

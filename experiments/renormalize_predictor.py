@@ -7,7 +7,7 @@ RUN_DIR holds reward_predictor/reward_predictor.npz and config.json (its archite
 preference database (a prefs.npz or a run directory). Prints the per-step standard deviation of the
 normalized reward over the newest 400 clips before and after setting the statistics from the newest
 --segments clips (replacing, not blending), and with --save writes them into the checkpoint. Made for
-issue 12's E2 (docs/results.md): predictors saved by pretrain_reward_predictor before 2026-11-23 took
+issue 12's E2 (docs/results/pong.md): predictors saved by pretrain_reward_predictor before 2026-11-23 took
 their statistics from 20 clips, which measured a Pong predictor's spread 6x too small.
 """
 from __future__ import annotations

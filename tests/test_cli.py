@@ -348,9 +348,9 @@ def test_the_pong_preset_is_the_campaigns_recipe_and_slows_its_labels_for_a_pers
 
 
 def test_the_cartpole_preset_learns_from_preferences_with_ppo_and_the_penalty_rule():
-    """H40 (issue 39, docs/results.md session 24): from preferences the `cartpole` preset picks PPO with CleanRL's
-    CartPole settings and --fall_rule penalty; on the true reward it stays A2C under gymnasium's own episodes; the
-    user's --algo a2c and --fall_rule win."""
+    """H40 (issue 39, docs/results/cartpole.md session 24): from preferences the `cartpole` preset picks PPO with
+    CleanRL's CartPole settings and --fall_rule penalty; on the true reward it stays A2C under gymnasium's own
+    episodes; the user's --algo a2c and --fall_rule win."""
     from drlhp.config import build_parser, config_from_args
     from drlhp.config.presets import with_preset
 
