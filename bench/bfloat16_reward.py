@@ -9,7 +9,7 @@ bfloat16). It prints, per member: the raw output's mean and spread (std over ste
 bfloat16 error (std of bfloat16 - float32 over steps) as a share of that spread; the correlation of the
 two per-step rewards and of the two clip sums; the share of the database's pairs whose predicted
 preference flips; and the validation accuracy with each. A trained Pong predictor carries an offset of
-about 40 in its raw output against a spread of about 0.13 (docs/results.md, session 11): if rounding the
+about 40 in its raw output against a spread of about 0.13 (docs/results/speed.md, session 11): if rounding the
 features to 8 bits of mantissa costs a large share of that spread, bfloat16 must stay off for it.
 """
 from __future__ import annotations

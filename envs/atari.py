@@ -48,7 +48,7 @@ def fill_stack(obs: np.ndarray) -> np.ndarray:
     """A game's first observations as OpenAI baselines' FrameStack (the paper's code) makes them: the stack
     filled with copies of the first frame, not with black. ale-py pads the stack with all-zero frames
     after a reset ([0, 0, 0, f0], then [0, 0, f0, f1], ...); a reward predictor has seen almost no such
-    frames and may pay them anything (docs/results.md, the Pong campaign's sitting 1: +16 std), and in a
+    frames and may pay them anything (docs/results/pong.md, the Pong campaign's sitting 1: +16 std), and in a
     continuing task a game start is a state the policy can reach on purpose. ``obs`` (N, H, W, k), changed
     in place where a leading frame is all zero (a real frame never is: the screen has a background)."""
     empty = obs.max(axis=(1, 2)) == 0  # (N, k): frames that are padding

@@ -5,7 +5,7 @@ The policy's process renders nothing: each step it records the simulator's state
 the process that shows a clip re-renders only the clips it is about to show (``StateRenderer.render``).
 Rendering every step of every env would cost more than the physics (bench/mujoco_render.py measures it: ms per frame).
 
-**What a frame costs** (bench/mujoco_render.py, 256x256): docs/results.md, 2026-11-26, "what a MuJoCo frame
+**What a frame costs** (bench/mujoco_render.py, 256x256): docs/results/speed.md, 2026-11-26, "what a MuJoCo frame
 costs to show" (Hopper-v5 185 ms wall, 84 ms CPU per frame at the task's look on a contended 2-core AMD
 EPYC). The cost is almost all the shadow map (4096x4096 in these models) and the 4x multisampling, drawn by
 Mesa's llvmpipe on the CPU; ``quality="fast"`` draws a 1024 map without multisampling. A person's eye needs

@@ -2,11 +2,11 @@
 
 A Pong agent that learns first learns to return the ball, and loses about 21-4 while it does (a
 scripted tracker's games last about 3,800 agent steps against about 920 for random play): the
-true return cannot show that phase, returns per game and steps per point can (docs/results.md,
+true return cannot show that phase, returns per game and steps per point can (docs/results/pong.md,
 issue 19). ``ReturnCounter`` counts, per worker, the steps at which the ball turns back towards the
 opponent on the agent's side of the field: it came closer for a step, then left for two, each move
 small (a serve after a point jumps; detection noise wiggles back and forth). The same rule as
-``docs/experiments/pong_reward_by_phase.py``'s ``returns``, vectorized over workers and streamed step by step.
+``experiments/pong_reward_by_phase.py``'s ``returns``, vectorized over workers and streamed step by step.
 """
 from __future__ import annotations
 

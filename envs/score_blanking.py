@@ -9,14 +9,14 @@ as in the paper) in every frame of the stack. Zero is constant, so it carries no
 where the game's own background is grey (Pong, Seaquest, Enduro's dashboard). docs/atari.md, "What
 the predictor and the labeller see", has the table with what each rectangle hides.
 
-The rectangles were measured on frames of random play (``python docs/experiments/score_blanking_evidence.py --measure``
+The rectangles were measured on frames of random play (``python experiments/score_blanking_evidence.py --measure``
 prints, per game, where anything is ever drawn near each rectangle and what is blanked): each covers
 the digits' extent plus one pixel where the neighbouring pixels are empty background. Where the
 score has its rows to itself, the rectangle spans the full width (longer scores grow sideways into
 it); where other things share those rows (Breakout's lives, Q*bert's falling balls, BeamRider's
 torpedoes), it spans only the score's columns. Life counters stay visible: a lost life gives no
 reward of its own, and the paper blanked only the score and the two counters above.
-``python docs/experiments/score_blanking_evidence.py --show docs/score_blanking.png`` draws every game raw and blanked.
+``python experiments/score_blanking_evidence.py --show docs/score_blanking.png`` draws every game raw and blanked.
 """
 from __future__ import annotations
 

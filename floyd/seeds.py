@@ -5,7 +5,7 @@
 
 Each seed S runs ``python run.py RUN.PY ARGS --seed S --run_dir <runs_dir>/<name>/seed<S>`` (its output
 also in <name>/seed<S>.log); at most min(N, cores) run at once (``--parallel 1``: one after another, as
-the timed MovingDot seeds of docs/results.md ran). Then, from each run's summary.json and progress.csv: a
+the timed MovingDot seeds of docs/results/moving-dot.md ran). Then, from each run's summary.json and progress.csv: a
 row per seed (exit code, status, steps, true return, success rate, the metric, labels given, the
 predictor's predicted/true return correlation, and the agent steps and wall time to the first log row
 where the metric reached T; that wall time counts the run's set-up, gathering and pretraining) and the

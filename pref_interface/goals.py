@@ -23,7 +23,7 @@ of the torso moves to -x first, head over heels backwards; at +8 it rises and th
 (1 rad in one 8 ms step: a reset, not motion) counted as 0. A flip is 2 pi = 6.28. The score adds
 ``HEIGHT_WEIGHT`` (3 rad per metre) times the torso's mean height over the clip (``obs[:, 0]``, qpos[1]: 1.25 m
 standing, about 0.25 m lying on its back). Rotation alone (the goal until session 16) left one seed of three lying
-on its back after one turn, which scores 0 there as still as anything (docs/results.md, session 15); with the
+on its back after one turn, which scores 0 there as still as anything (docs/results/mujoco.md, session 15); with the
 height term lying scores about 0.7, standing 3.75, a turn in a 1.5-s clip at half a metre about 7.8: getting up
 pays, and a flip made higher pays more.
 Its env needs ``terminate_when_unhealthy=False``: Hopper-v5 calls a torso pitched beyond +-0.2 rad
@@ -38,9 +38,10 @@ is what the backflip goal taught on 3 of 3 seeds; the terms below pay more for t
 landed):
 
 * the backflip's score: ``backward_rotation`` plus ``HEIGHT_WEIGHT`` times the torso's mean height. Until session 20
-  this goal paid rotation only in the air, and at a person's budget (900 labels, seed 0: docs/results.md, session 19)
-  its oracle taught the height term and no turn at all: a turn pays nothing there until it leaves the ground, and
-  random play never turns in the air, so a Hopper standing still scored above any turn it made on the ground;
+  this goal paid rotation only in the air, and at a person's budget (900 labels, seed 0: docs/results/mujoco.md,
+  session 19) its oracle taught the height term and no turn at all: a turn pays nothing there until it leaves the
+  ground, and random play never turns in the air, so a Hopper standing still scored above any turn it made on the
+  ground;
 * ``air_rotation``, once more: the backward rotation (the pitch falling, as above) summed over the steps whose two
   ends both have the body's lowest point above ``AIRBORNE_M`` (2 cm; standing, the foot's bottom is at -0.3 cm). Not
   the foot alone: a Hopper rolling over its back on the ground has its foot in the air. The height comes from the
@@ -57,7 +58,7 @@ rotation in each, and its landing bonus in neither. Its env is made as the backf
 off).
 
 **A backflip that lands** (``landed_backflips``: the landed goal's ``measure``, which watch reports per episode, and
-the one place it is counted: docs/experiments/count_backflips.py prints the goals' own measures). From an episode's
+the one place it is counted: experiments/count_backflips.py prints the goals' own measures). From an episode's
 observations (the simulator's state but rootx, which no part of it needs): a flip is a full backward turn, as
 ``count_backflips`` finds it (2 pi back from the most forward point since the last flip); it counts as landed when
 (1) at least ``AIR_SHARE`` (three quarters) of that turn's rotation was made in the air (the foot, and all else, off
@@ -74,7 +75,7 @@ since a Hopper that touches down and goes on over onto its back passes through t
 head is 1.1 m above the back thigh (standing on the back leg), at +pi/2 below it (on the front leg). The
 score is the mean over the clip of -sin(pitch) + min(0, cos(pitch)): 1 standing upright on the back leg, 0
 on its feet, -1 on its front leg or on its back. (The first goal, -sin(pitch) alone, scored lying on its back
-with the head raised 13 degrees at 0.22, and seed 0 learned exactly that: docs/results.md, session 15; the cos
+with the head raised 13 degrees at 0.22, and seed 0 learned exactly that: docs/results/mujoco.md, session 15; the cos
 term makes every pose past upright, towards the back, worse than standing on its feet.) ``upright_fraction``
 gives the share of steps within 30 degrees of that stance, for ``watch``. HalfCheetah never ends early: no env
 kwargs.

@@ -1,4 +1,4 @@
-"""docs/experiments/box_replay.py: a MuJoCo run's final policy replayed as it played in training (numpy alone), the
+"""experiments/box_replay.py: a MuJoCo run's final policy replayed as it played in training (numpy alone), the
 loop mujoco_replay_returns.py and halfcheetah_pose.py share; on the committed models/hopper-prefs."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("mujoco")
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "docs" / "experiments"))
+sys.path.insert(0, str(REPO / "experiments"))
 
 from box_replay import ReplayPolicy, replay_steps  # noqa: E402
 from envs.fixed_length import fixed_length_env  # noqa: E402

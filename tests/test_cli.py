@@ -338,7 +338,7 @@ def test_the_pong_preset_is_the_campaigns_recipe_and_slows_its_labels_for_a_pers
     assert cfg_of(["--env", "PongNoFrameskip-v4", "--labeller", "oracle"])[0].prefs.n_labels == 9500
     assert cfg_of(["--env", "PongNoFrameskip-v4", "--n_labels", "40"])[0].prefs.n_labels == 40  # the user's wins
     # the campaign's script (the run the preset's figures come from) passes exactly the preset's flags
-    script = (Path(__file__).resolve().parent.parent / "docs" / "experiments" / "pong_campaign.sh").read_text()
+    script = (Path(__file__).resolve().parent.parent / "experiments" / "pong_campaign.sh").read_text()
     command = re.search(r"run\.py train_policy_with_preferences(.*?)\|\|", script, re.S).group(1)
     words = shlex.split(command.replace("\\\n", " "))
     pairs = {w: (words[i + 1] if i + 1 < len(words) and not words[i + 1].startswith("--") else None)
@@ -351,9 +351,9 @@ def test_the_pong_preset_is_the_campaigns_recipe_and_slows_its_labels_for_a_pers
 
 
 def test_the_cartpole_preset_learns_from_preferences_with_ppo_and_the_penalty_rule():
-    """H40 (issue 39, docs/results.md session 24): from preferences the `cartpole` preset picks PPO with CleanRL's
-    CartPole settings and --fall_rule penalty; on the true reward it stays A2C under gymnasium's own episodes; the
-    user's --algo a2c and --fall_rule win."""
+    """H40 (issue 39, docs/results/cartpole.md session 24): from preferences the `cartpole` preset picks PPO with
+    CleanRL's CartPole settings and --fall_rule penalty; on the true reward it stays A2C under gymnasium's own
+    episodes; the user's --algo a2c and --fall_rule win."""
     from drlhp.config import build_parser, config_from_args
     from drlhp.config.presets import with_preset
 

@@ -1,11 +1,17 @@
-"""The docs a newcomer reads first stay navigable: every in-page link of docs/results.md's topic index reaches a
-heading (GitHub's anchor for it), so renaming a heading without its link fails here, not in a reader's browser."""
+"""The docs a newcomer reads first stay navigable. The results are an index (docs/results.md) and one page per topic
+(docs/results/<topic>.md), each opening with its current figures: every link anywhere in the markdown into the
+results (the index, a page, a page's own headings) reaches its page and a heading there (GitHub's anchor for it), so
+renaming a heading or moving an entry without its links fails here, not in a reader's browser; and a figure in a
+page's current-figures table is one of that page's entries' figures."""
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results.md"
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "docs" / "results.md"
+TOPICS = REPO / "docs" / "results"
+LINK = re.compile(r"\]\(([^)\s#]*)(?:#([^)\s]+))?\)")
 
 
 def anchor(heading: str) -> str:
@@ -17,26 +23,102 @@ def anchors(text: str) -> set[str]:
     return {anchor(line.lstrip("#")) for line in text.splitlines() if re.match(r"#{1,6} ", line)}
 
 
+def markdown_files(root: Path = REPO) -> list[Path]:
+    """The markdown a reader follows links in: the README, docs/ (the results' pages with it), models/, experiments/."""
+    return [root / "README.md"] + [p for folder in ("docs", "models", "experiments")
+                                   for p in sorted((root / folder).rglob("*.md"))]
+
+
+def results_links(files: list[Path], root: Path = REPO) -> list[tuple[Path, str, Path, str]]:
+    """(file, link as written, the file it reaches, anchor) for each link in ``files`` into docs/results.md or
+    docs/results/ (a page's links to its own headings, ``#anchor``, included)."""
+    found = []
+    for path in files:
+        for target, fragment in LINK.findall(path.read_text()):
+            if target.startswith(("http:", "https:", "mailto:")):
+                continue
+            dest = path.resolve() if target == "" else (path.parent / target).resolve()
+            rel = dest.relative_to(root.resolve() / "docs") if dest.is_relative_to(root.resolve() / "docs") else None
+            if rel is not None and (rel == Path("results.md") or rel.parts[0] == "results"):
+                found.append((path, f"{target}#{fragment}" if fragment else target, dest, fragment))
+    return found
+
+
+def broken(links: list[tuple[Path, str, Path, str]], root: Path = REPO) -> list[str]:
+    """The links whose page is missing, or whose anchor is no heading of that page."""
+    return [f"{path.relative_to(root)}: {written}" for path, written, dest, fragment in links
+            if not dest.is_file() or (fragment and fragment not in anchors(dest.read_text()))]
+
+
 def test_github_anchor_of_a_heading_with_punctuation():
     assert anchor(" 2026-11-24 (session 12): make run in 3:53, `flags` on 5 of 5 seeds ") == \
         "2026-11-24-session-12-make-run-in-353-flags-on-5-of-5-seeds"
 
 
-def test_every_link_of_the_results_index_reaches_a_heading():
-    text = RESULTS.read_text()
-    links = re.findall(r"\]\(#([^)]+)\)", text)
-    assert len(links) >= 6, "the topic index at the top of docs/results.md is gone"
-    missing = sorted(set(links) - anchors(text))
-    assert not missing, f"links in docs/results.md that reach no heading: {missing}"
+def test_every_link_into_the_results_reaches_its_page_and_a_heading():
+    links = results_links(markdown_files())
+    into_pages = [written for path, written, dest, fragment in links if fragment and dest.parent == TOPICS]
+    assert len(into_pages) >= 40, "the links into the results' topic pages are gone (or no longer seen here)"
+    assert broken(links) == []
 
 
-def test_a_link_to_a_renamed_heading_is_caught():
-    text = "## Pong, seed 0\n\nsee [it](#pong-seed-0) and [gone](#pong-seed-1)\n"
-    links = set(re.findall(r"\]\(#([^)]+)\)", text))
-    assert links - anchors(text) == {"pong-seed-1"}
+def test_a_broken_link_into_a_topic_page_is_caught(tmp_path):
+    (tmp_path / "docs" / "results").mkdir(parents=True)
+    (tmp_path / "models").mkdir()
+    (tmp_path / "experiments").mkdir()
+    (tmp_path / "docs" / "results" / "pong.md").write_text(
+        "# Pong\n\n## Pong, seed 0\n\nsee [it](#pong-seed-0) and [gone](#pong-seed-2)\n")
+    (tmp_path / "docs" / "results.md").write_text("[Pong](results/pong.md), [Atari](results/atari.md)\n")
+    (tmp_path / "docs" / "usage.md").write_text(
+        "[ok](results/pong.md#pong-seed-0) [renamed](results/pong.md#pong-seed-1) [elsewhere](usage.md#x)\n")
+    (tmp_path / "README.md").write_text(
+        "[ok](docs/results/pong.md#pong-seed-0) [moved](docs/results.md#pong-seed-0) [web](https://x.org/results.md#a)\n")
+    links = results_links(markdown_files(tmp_path), tmp_path)
+    assert len(links) == 8  # usage.md's link to itself and the web link are not the results'
+    assert broken(links, tmp_path) == ["README.md: docs/results.md#pong-seed-0",
+                                       "docs/results/pong.md: #pong-seed-2", "docs/results.md: results/atari.md",
+                                       "docs/usage.md: results/pong.md#pong-seed-1"]
 
 
-REPO = RESULTS.parents[1]
+def test_the_index_links_every_topic_page_and_each_but_atari_opens_with_its_current_figures():
+    pages = sorted(TOPICS.glob("*.md"))
+    assert {"speed.md", "pong.md", "atari.md", "mujoco.md", "moving-dot.md"} <= {p.name for p in pages}
+    linked = {dest for path, written, dest, fragment in results_links([RESULTS]) if dest.parent == TOPICS}
+    assert linked == {p.resolve() for p in pages}
+    for page in pages:
+        if page.name != "atari.md":
+            assert current_figures(page.read_text())[0], f"{page.name} opens with no table of its current figures"
+
+
+def current_figures(text: str) -> tuple[str, str]:
+    """A page's current-figures table (its rows, without their links) and its entries (all after the first entry's
+    heading: the first ## heading after "## Current figures")."""
+    if "\n## Current figures\n" not in text:
+        return "", text
+    top, entries = text.split("\n## Current figures\n", 1)[1].split("\n## ", 1)
+    rows = [re.sub(r"\[[^\]]*\]\([^)]*\)", "", line) for line in top.splitlines() if line.startswith("|")]
+    return "\n".join(rows), entries
+
+
+def figures_not_in_an_entry(text: str) -> list[str]:
+    """The numbers of a page's current-figures table that none of its entries writes (as a whole number)."""
+    table, entries = current_figures(text)
+    return sorted({n for n in re.findall(r"\d+(?:[.,:]\d+)*", table)
+                   if not re.search(r"(?<![\d.,:])" + re.escape(n) + r"(?!\d|[.,:]\d)", entries)})
+
+
+def test_every_figure_of_a_current_figures_table_is_in_an_entry_of_its_page():
+    assert {page.name: figures_not_in_an_entry(page.read_text()) for page in sorted(TOPICS.glob("*.md"))
+            if figures_not_in_an_entry(page.read_text())} == {}
+
+
+def test_a_figure_no_entry_of_its_page_has_is_caught():
+    page = ("# Pong\n\n## Current figures\n\n| run | end | entry |\n| --- | --- | --- |\n"
+            "| seed 0 | +19.02 at 5.02M | [session 22](#s22) |\n| seed 1 | +19.4 at 2.8M | [session 20](#s20) |\n\n"
+            "## s22\n\nseed 0 reached +19.02 at 5.02M agent steps.\n\n## s20\n\nseed 1 reached +19.04 at 2.82M.\n")
+    assert figures_not_in_an_entry(page) == ["19.4", "2.8"]
+
+
 DESIGN = REPO / "docs" / "design.md"
 
 

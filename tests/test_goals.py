@@ -74,7 +74,7 @@ def test_a_reset_jump_in_the_pitch_is_not_rotation():
 
 def test_the_backflip_pays_height_beside_rotation():
     """Lying still on its back (0.25 m) scores below standing still (1.25 m), and both below a turn at 0.5 m: the
-    trap one seed fell into with rotation alone (docs/results.md, session 15)."""
+    trap one seed fell into with rotation alone (docs/results/mujoco.md, session 15)."""
     def clip(height, turn):
         return np.stack([np.full(188, height), np.linspace(0, -turn, 188)], 1)
 

@@ -84,7 +84,7 @@ def test_the_bfloat16_flag_and_its_presets():
 
     assert bfloat16() == RewardConfig().bfloat16 == "auto" == bfloat16("--preset", "none")
     assert bfloat16("--reward_bfloat16") == "on" and bfloat16("--no-reward_bfloat16") == "off"
-    assert bfloat16(env="PongNoFrameskip-v4") == "off"  # not checked on Pong's predictor (docs/results.md)
+    assert bfloat16(env="PongNoFrameskip-v4") == "off"  # not checked on Pong's predictor (docs/results/speed.md)
     with pytest.raises(SystemExit):
         parser.parse_args(["--env", "MovingDot-v0", "--reward_bfloat16", "maybe"])
 

@@ -7,7 +7,7 @@ float32, as PPO's rollouts fed it; through gymnasium, and for our PPO with no pr
               step before reset, are clear errors
     PPO       (slow) train_policy_with_preferences --no_labelling on the saved predictor: PPO on its reward, in this
               process, logging the task's true return for the ratio to the baseline
-    script    docs/experiments/learned_reward_ppo.py: its PPO settings (the predictor's run's), its refusals, and
+    script    experiments/learned_reward_ppo.py: its PPO settings (the predictor's run's), its refusals, and
               (slow) its run: PPO paid through LearnedRewardVector exactly the predictor's reward, the table's
               measure (task_return_last100) over the fixed-length episodes, the ratio to the baseline, the run record
     models    a run exported by ``floyd export`` (float16 policy with its observation normalization) replays in watch
@@ -222,10 +222,10 @@ def test_our_ppo_trains_on_the_saved_predictor_with_no_predictor_process(cli, ho
 
 
 def _learned_reward_ppo():
-    """docs/experiments/learned_reward_ppo.py as a module (it puts the checkout and docs/experiments on sys.path)."""
+    """experiments/learned_reward_ppo.py as a module (it puts the checkout and experiments on sys.path)."""
     import importlib.util
 
-    path = Path(__file__).resolve().parents[1] / "docs" / "experiments" / "learned_reward_ppo.py"
+    path = Path(__file__).resolve().parents[1] / "experiments" / "learned_reward_ppo.py"
     spec = importlib.util.spec_from_file_location("learned_reward_ppo", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -259,14 +259,14 @@ def test_learned_reward_ppo_takes_the_predictor_run_s_ppo_settings_and_refuses_w
 @pytest.mark.slow
 def test_learned_reward_ppo_pays_ppo_the_predictor_s_reward_and_measures_the_task_s_return(hopper_run, tmp_path,
                                                                                          capsys):
-    """docs/experiments/learned_reward_ppo.py's run (issue 39's must-show, the tool that measures it), 4,096 agent steps
+    """experiments/learned_reward_ppo.py's run (issue 39's must-show, the tool that measures it), 4,096 agent steps
     of drlhp's PPO on Hopper-v5 through LearnedRewardVector on the saved predictor: every step is paid exactly what the
     predictor pays its (observation, clipped action), not the task's reward; summary.json's task_return_last100 is the
     mean of info["reward_task"] summed over each fixed-length episode; the ratio is to the baseline arm's finished
     rows; the run directory is a drlhp run's. Not a learning test: the script's full runs measure that."""
     from drlhp.policy.trainer import RolloutObserver
 
-    script = _learned_reward_ppo()  # it puts docs/experiments on sys.path: mujoco_runs_csv imports after it
+    script = _learned_reward_ppo()  # it puts experiments on sys.path: mujoco_runs_csv imports after it
     from mujoco_runs_csv import upsert
 
     run_dir, _ = hopper_run

@@ -2,7 +2,7 @@
 
 A2C on MovingDot with true rewards, default hyper-parameters, a budget of 100k agent steps (16 envs x
 5 steps x 1,250 updates), and MovingDot from synthetic preferences on `make run`'s flags (the agent never
-sees the reward; docs/results.md, "MovingDot from preferences"). Each ends once its last 100 episodes
+sees the reward; docs/results/moving-dot.md, "MovingDot from preferences"). Each ends once its last 100 episodes
 reach the test's own bar: success rate 0.95 (A2C) or 0.9 (preferences) and a mean true return of 15
 (--stop_at_success_rate, --stop_at_true_return), or at its budget. The success rate is what tells
 learning on MovingDot: an episode that stops a step short of the centre still gains about 21, so a return
@@ -51,7 +51,7 @@ def test_moving_dot_learns_from_synthetic_preferences(cli, tmp_path):
     MovingDot's default preset (drlhp/config/presets.py, "moving-dot"), with --stop_at_success_rate 0.9 and
     --stop_at_true_return so that the policy's training (and with it the run) ends once it has learned.
     The three processes are asynchronous, so a run is not bit-for-bit repeatable, and one run in about ten stalls
-    (docs/results.md, "MovingDot from preferences": a clean-clone suite's seed 1 ended at success 0.33).
+    (docs/results/moving-dot.md, "MovingDot from preferences": a clean-clone suite's seed 1 ended at success 0.33).
     So the test passes when seed 1 learns, or, failing that, seed 2: a pipeline that does not learn fails
     both (6 to 17 minutes each to the whole budget, by machine; less where the target is reached, as the
     predictor's pretraining, over half of it, is paid in full)."""
@@ -90,8 +90,8 @@ def test_inverted_pendulum_learns_from_synthetic_preferences(cli, tmp_path):
     or at 0.5M agent steps (one to two minutes on 2 cores). Runs are not bit-for-bit repeatable (three processes,
     timing). With the paper's entropy bonus (0.01, the preset's since H27: issue 38 tunes the table's arms alike, one
     bonus per arm on every task) 12 of 19 runs reached 500 (CI's two seeds did not): the rest collapsed the policy's
-    spread before it balanced. A bonus of 0.05 reached 500 on 8 of 9 runs within 0.5M (docs/results.md, session 15),
-    so this test gives it on the command line; seeds 1 and 2 are tried if seed 0 falls short."""
+    spread before it balanced. A bonus of 0.05 reached 500 on 8 of 9 runs within 0.5M (docs/results/mujoco.md,
+    session 15), so this test gives it on the command line; seeds 1 and 2 are tried if seed 0 falls short."""
     for seed in (0, 1, 2):
         run_dir = tmp_path / f"ip-{seed}"
         cli("--env", "InvertedPendulum-v5", "--synthetic_prefs", "--seed", seed, "--million_timesteps", 0.5,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "docs" / "experiments"
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 sys.path.insert(0, str(EXPERIMENTS))
 
 import mujoco_record  # noqa: E402
@@ -336,7 +336,7 @@ def test_the_queue_runs_each_missing_cell_once_and_skips_what_is_recorded(tmp_pa
     assert "--n_labels 1050" in hopper1400 and hopper1400.startswith("run.py train_policy_with_preferences")
     assert any("--n_initial_prefs 175 --n_labels 525" in c for c in runs)
     assert sum("mujoco_random.py --skip_recorded" in c for c in calls) == 1
-    assert sum(c.startswith("docs/experiments/mujoco_record.py " + str(tmp_path)) for c in calls) == len(runs)
+    assert sum(c.startswith("experiments/mujoco_record.py " + str(tmp_path)) for c in calls) == len(runs)
     log.unlink()
     subprocess.run(["bash", str(script), "falls"], check=True, env=env, capture_output=True, text=True)
     runs = [c for c in log.read_text().splitlines() if c.startswith("run.py")]

@@ -1,6 +1,6 @@
 """Pong from synthetic preferences, end to end with a tiny budget: the three processes on the real
 Atari env (score blanked for the predictor and the labeller), the run completes and writes its
-summary. Whether Pong is learned is docs/experiments/pong_prefs.sh's measurement, not the suite's."""
+summary. Whether Pong is learned is experiments/pong_prefs.sh's measurement, not the suite's."""
 import json
 import subprocess
 import sys
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-EXPERIMENTS = Path(__file__).resolve().parent.parent / "docs" / "experiments"
+EXPERIMENTS = Path(__file__).resolve().parent.parent / "experiments"
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""docs/experiments/pong_seeds.py (issue 37): a seed's figure at a checkpoint is the last one logged at or before it,
+"""experiments/pong_seeds.py (issue 37): a seed's figure at a checkpoint is the last one logged at or before it,
 and session 18's plateau rule (from 4M agent steps: below +15 and less than 1 point above the value 2M before) is
 judged from the run's progress.csv alone: where it fires, where it does not, and not before 4M."""
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "docs" / "experiments"
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 sys.path.insert(0, str(EXPERIMENTS))
 
 import pong_seeds  # noqa: E402

@@ -20,11 +20,12 @@ class A2CConfig:
         rms_eps: RMSprop epsilon.
         rmsprop_style: "torch" (PyTorch's RMSprop: mean square initialized to 0, epsilon outside the square
             root) or "tf1" (TensorFlow 1's RMSProp, which OpenAI baselines' A2C used: mean square initialized
-            to 1, epsilon inside the square root, as Keras 3's RMSprop also has it); docs/results.md compares them.
+            to 1, epsilon inside the square root, as Keras 3's RMSprop also has it); docs/results/pong.md and
+            moving-dot.md compare them.
         ent_coef: weight of the entropy bonus.
         ent_coef_switch_million_timesteps: from this many million agent steps on, the entropy bonus is
             --ent_coef_after_switch instead (0: never). The Pong campaign's run halved it at 6.3M, once the
-            policy rallied and scored, and climbed from +3 to +18 (docs/results.md, sessions 11-12).
+            policy rallied and scored, and climbed from +3 to +18 (docs/results/pong.md, sessions 11-12).
         ent_coef_after_switch: weight of the entropy bonus after --ent_coef_switch_million_timesteps.
         vf_coef: weight of the value loss (mean squared error).
         gamma: discount factor per agent step.
@@ -87,8 +88,8 @@ class RewardConfig:
             to those measured on the newest segments (1: replaced; 0: measured once, at the first publication, and
             kept). Small values keep the policy's reward on one offset and scale as the predictor's weights change.
             InvertedPendulum from preferences reached a true return of 500 in 0.3M agent steps on 10 of 10 runs with
-            it kept and on 7 of 15 with 0.1 (five variants, 3 seeds each; docs/results.md, session 14): its preset
-            sets 0.
+            it kept and on 7 of 15 with 0.1 (five variants, 3 seeds each; docs/results/mujoco.md, session 14): its
+            preset sets 0.
         clip: each member's normalized output is clipped to this many standard deviations either side of its
             mean before the members are averaged and scaled to norm_std; 0: not clipped (the paper).
         center_steps: the policy subtracts from the predictor's reward its own running mean over about this many
@@ -97,13 +98,14 @@ class RewardConfig:
             policy gradient does not depend on a constant offset, but a jump in it does hurt: with
             --reward_norm_momentum 1 (the pong preset) the normalization measured on recent clips at each
             publication can move the policy's reward by half a standard deviation, and until the value function
-            catches up every advantage has that sign (the Pong campaign's entropy shocks, docs/results.md,
+            catches up every advantage has that sign (the Pong campaign's entropy shocks, docs/results/pong.md,
             session 11). Use it with a window of many rollouts (Pong: 2,000 agent steps, 25 rollouts): with
             --episode_ends on, an offset is a bonus or a cost per step of an episode, and centring changes it.
         center_from_million_timesteps: the centring (center_steps) starts once the policy has taken this many
             million agent steps; before, its reward is the predictor's as published. 0: from the first step. On
             Pong, centring from the first step let the policy drift into losing every ball early on (3 runs of 3;
-            docs/results.md, session 13, H15), while the lineage that got it at 5.33M, once it rallied, was unharmed.
+            docs/results/pong.md, session 13, H15), while the lineage that got it at 5.33M, once it rallied, was
+            unharmed.
         ckpt_interval_s: seconds between predictor checkpoints (plus one at the end).
         tf_threads: TensorFlow intra-op threads of the predictor process in the three-process modes
             (pretrain_reward_predictor runs in one process and takes --tf_intra_threads). With 2, halve
@@ -119,7 +121,7 @@ class RewardConfig:
             bfloat16, "off" float32, "auto" bfloat16 where the CPU has AVX512_BF16 or AMX and the predictor runs
             oneDNN's kernels (about 1.45x faster per training step there, slower elsewhere), float32 elsewhere
             (drlhp/runtime/cpu.py). The choice and why are printed at start and recorded in run.json's sitting
-            and summary.json. The pong preset keeps it off (docs/results.md, session 12).
+            and summary.json. The pong preset keeps it off (docs/results/speed.md, session 12).
         train_fraction: the largest fraction of wall time the predictor spends training beside the policy
             (after a step of d seconds it rests d x (1/f - 1)), so it does not starve the policy of a core;
             1: flat out. Pretraining, while the policy waits, is not paced.

@@ -45,7 +45,7 @@ class PPOConfig:
         hidden: units in each of the two hidden layers (64).
         fused_update: run the whole update (every epoch's minibatch steps) in ONE compiled call, a loop in the
             graph over the same minibatch step; off: one compiled call per minibatch step, from Python. The same
-            arithmetic; fused costs less CPU (bench/ppo_speed.py compares the two; docs/results.md).
+            arithmetic; fused costs less CPU (bench/ppo_speed.py compares the two; docs/results/speed.md).
         fall_penalty: --fall_rule reset: reward lost per fall in the fixed-length episodes PPO's envs have
             (envs/fixed_length.py: a fall costs this, puts the robot back, and the episode goes on; the paper's
             appendix A).

@@ -40,7 +40,7 @@ class InputNorm(layers.Layer):
         """New statistics. With ``follow`` (the Dense layer this one feeds), that layer's kernel and bias are
         rescaled so that the network computes the same function as before wherever no input is clipped: a
         set then changes what the input layer sees, never the reward the policy is paid (a trained member's
-        reward jumped at each set otherwise; docs/results.md, session 15)."""
+        reward jumped at each set otherwise; docs/results/mujoco.md, session 15)."""
         mean = np.asarray(mean, np.float32)
         std = np.maximum(np.asarray(std, np.float32), INPUT_STD_FLOOR)
         if follow is not None:
@@ -81,7 +81,7 @@ def reward_network(obs_shape: tuple, seed: int, dropout: float, batchnorm: bool 
     first ``dropout_layers`` of the 4 convolutions (the paper: all 4; the original reproduction: 3).
     ``bfloat16``: the 4 convolutions (nearly all the FLOPs) compute in bfloat16 (Keras's mixed_bfloat16:
     weights, the dense layers, the loss and its gradients stay float32), about 1.45x faster per training step
-    where the CPU has AVX512_BF16 or AMX (docs/results.md, session 9), slower elsewhere. bfloat16 keeps 8 bits
+    where the CPU has AVX512_BF16 or AMX (docs/results/speed.md, session 9), slower elsewhere. bfloat16 keeps 8 bits
     of mantissa: a trained predictor whose raw output carries a large offset through its features (Pong's:
     about 40 against a spread of 0.13) may lose much of its spread to rounding; check before relying on it."""
     if np.dtype(obs_dtype) == np.float32:

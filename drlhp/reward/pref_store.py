@@ -106,7 +106,7 @@ class _RowStore:
         """rows (..., T[, K]) -> observations (..., T, *obs_shape), a new contiguous array. A frame stack is
         gathered one stack position at a time straight into its place, not as (..., K, H, W) with the K axis
         then moved last (a transpose with 4 bytes innermost): gathering went from 20% to 10% of make run's
-        pretraining, 1.07x on the whole (bench/pretrain_speed.py --compare; docs/results.md, session 11)."""
+        pretraining, 1.07x on the whole (bench/pretrain_speed.py --compare; docs/results/speed.md, session 11)."""
         if not self.stacked:
             return self.data[rows]
         out = np.empty((*rows.shape[:-1], *self.row_shape, rows.shape[-1]), self.dtype)

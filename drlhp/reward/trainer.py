@@ -232,7 +232,7 @@ class RewardTrainer:
     def publish(self):
         """Normalization statistics moved towards those of the newest segments' frames (by
         norm_momentum), then the weights. The first publication sets them from 10x as many segments:
-        20 clips of 25 correlated steps measured a Pong predictor's spread 6x too small (docs/results.md,
+        20 clips of 25 correlated steps measured a Pong predictor's spread 6x too small (docs/results/pong.md,
         2026-11-23 E2), and later ones, moving by norm_momentum, would take long to correct it."""
         n = self.cfg.norm_segments * (1 if self.ensemble.norm_set else FIRST_NORM_FACTOR)
         with self.lock:
