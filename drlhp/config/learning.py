@@ -136,11 +136,6 @@ class RewardConfig:
             least this many pair-updates (pairs in its training batches, per member) per agent step since both
             started training; 0: never waits. The paper's predictor "typically processes 1 label per 10 RL
             timesteps" (appendix A.2): 0.1. Use it with --reward_train_fraction 1.
-        yield_to_update: the predictor starts no training step while the policy's update runs, and trains while
-            the policy steps its envs and acts (which leave a core idle): the update gets both cores instead of
-            sharing them with a third thread. With --reward_updates_per_step as the floor of the predictor's
-            pair-updates per agent step (the predictor trains no less, and the policy waits for it where needed).
-            On Pong's PPO pipeline, Intel Xeon: docs/results/speed.md.
     """
 
     n_members: int = opt(3, check=whole(1), flag="n_predictors")
@@ -169,4 +164,3 @@ class RewardConfig:
     train_fraction: float = opt(0.5, check=within(0, 1, low_in=False))
     updates_per_step: float = opt(0.0, check=NOT_NEGATIVE)
     next_obs: bool = opt(False)
-    yield_to_update: bool = opt(False)

@@ -15,12 +15,12 @@ settings, drlhp.config). Why each setting is what it is: the results page named 
                 for what differs by game, and it lives in envs/): 10M agent steps, the learning rate's horizon at the
                 paper's 80M; labels on the paper's schedule (500 from the random policy, then at a rate falling as
                 1 / (T + 5e6 frames)), at most 10,000; a database of 3,000; one predictor without batch norm, trained
-                at 0.1 pair-updates per agent step (the paper's; Pong's runs trained flat out, which gave 0.10-0.12)
-                but never during the policy's update (--reward_yield_to_update: docs/results/speed.md), in float32,
-                its normalization measured from 100 clips at each publication and clipped at 10 std; the policy's
-                reward centred on its own running mean over 2,000 agent steps. From preferences it picks PPO with
-                CleanRL's Atari settings (DISCRETE_PPO); on the true reward A2C unless --algo ppo. A person labels:
-                1,500 labels. Pong: 3 of 3 seeds past +15, 2 at +19 (docs/results/pong.md).
+                flat out and at least 0.1 pair-updates per agent step (the paper's; Pong's runs on float32 policies
+                gave 0.10-0.12 flat out, and a policy in bfloat16 leaves the predictor less: docs/results/speed.md),
+                in float32, its normalization measured from 100 clips at each publication and clipped at 10 std; the
+                policy's reward centred on its own running mean over 2,000 agent steps. From preferences it picks
+                PPO with CleanRL's Atari settings (DISCRETE_PPO); on the true reward A2C unless --algo ppo. A person
+                labels: 1,500 labels. Pong: 3 of 3 seeds past +15, 2 at +19 (docs/results/pong.md).
     pong        the same flags as atari (its name before there was one preset for every game).
     cartpole    CartPole-v1: A2C reaching 475 within 0.5M steps on the true reward; from preferences PPO (CleanRL's
                 ppo.py settings) and fixed-length episodes in which a fallen pole stays fallen (--fall_rule penalty).
@@ -40,7 +40,7 @@ from drlhp.config import DEFAULT_MODE, MODES, TRAIN_POLICY_WITH_ORIGINAL_REWARDS
 
 ATARI = ("--million_timesteps 10 --lr_horizon_million_timesteps 80 --label_schedule paper --n_initial_prefs 500 "
          "--n_labels 9500 --max_prefs 3000 --n_initial_epochs 30 --n_predictors 1 --no-reward_batchnorm "
-         "--reward_train_fraction 1 --reward_updates_per_step 0.1 --reward_yield_to_update --reward_norm_momentum 1 "
+         "--reward_train_fraction 1 --reward_updates_per_step 0.1 --reward_norm_momentum 1 "
          "--reward_norm_segments 100 --reward_clip 10 --reward_center_steps 2000 --ent_coef 0.01 "
          "--ent_coef_switch_million_timesteps 6.3 --ent_coef_after_switch 0.005 --policy_ckpt_interval 500 "
          "--reward_bfloat16 off")
@@ -83,7 +83,7 @@ MUJOCO_ENV_IDS = ("Hopper-v5", "Walker2d-v5", "Swimmer-v5", "HalfCheetah-v5", "A
 # mujoco: the paper's backflip took about 900 queries in under an hour of a person's time; 1,400 labels in a 1M-step run
 # (6 to 12 minutes on 2 cores) is a pace no one keeps. 250 from the random policy first (the policy waits for them),
 # 650 more over 2M agent steps on the paper's schedule, front-loaded: about 20 a minute at the start (a person
-# labels 20-25 a minute in the page: docs/results.md), fewer later.
+# labels 20-25 a minute in the page: docs/results/labelling.md), fewer later.
 FOR_A_PERSON: dict[str, str] = {"atari": "--n_labels 1500", "pong": "--n_labels 1500",
                                 "mujoco": "--million_timesteps 2 --n_initial_prefs 250 --n_labels 650"}
 PERSON_NOTE = "a person labels, so"
@@ -97,15 +97,8 @@ CLIP_SECONDS = 1.5
 MUJOCO_CLIP_STEPS: dict[str, int] = {"Hopper-v5": 188, "Walker2d-v5": 188, "HalfCheetah-v5": 30, "Ant-v5": 30,
                                      "InvertedDoublePendulum-v5": 30, "Swimmer-v5": 38, "InvertedPendulum-v5": 38,
                                      "Reacher-v5": 50}
-# What a preset adds in the preference modes (every mode but the true reward's and watch). mujoco: the paper's
-# MuJoCo settings for the predictor's reward: entropy bonus 0.01; 1,400 labels (its table's larger count), 25% of them
-# (350) from the random policy first, the other 1,050 at a rate proportional to 1 / (T + c) (--label_schedule
-# paper; its c is Atari's 5e6 frames, here 5e6 agent steps, where the paper's MuJoCo runs had 2e6: over a 1M-step run
-# the two hand out 55% and 52% of the labels by 0.5M); 3 predictors, the paper's MLP without batch norm or dropout
-# (appendix A.1 names neither for MuJoCo; dropout is its Atari network's); the pair asked is, of 10 candidates, the one
-# the ensemble's members disagree on most (the paper's; H34, issue 38: with random pairs Hopper reached 0.54 of PPO on
-# the oracle's reward and Walker2d 0.80, with these 0.90 and 1.28, seeds 0-1, docs/results.md session 22). Per task:
-# its clip length.
+# What a preset adds in the preference modes (every mode but the true reward's and watch). mujoco: the paper's MuJoCo
+# settings for the predictor's reward (the module's docstring; why each: docs/results/mujoco.md, sessions 14-22).
 FOR_PREFERENCES: dict[str, str] = {
     "cartpole": "--fall_rule penalty",  # H40 (issue 39): a fallen pole stays fallen, no fresh start to fall into
     "mujoco": ("--ppo_ent_coef 0.01 --n_initial_prefs 350 --n_labels 1050 --label_schedule paper --n_predictors 3 "
@@ -113,24 +106,13 @@ FOR_PREFERENCES: dict[str, str] = {
 }
 FOR_PREFERENCES_PER_ENV: dict[str, str] = {env_id: f"--segment_length {steps}"
                                            for env_id, steps in MUJOCO_CLIP_STEPS.items()}
-# The entropy bonus is 0.01 on every task. Until H27's decision was applied (session 22) some tasks had their own
-# (Swimmer the paper's 0.001; HalfCheetah, Reacher and Ant 0, for the control cost the labels never see;
-# InvertedPendulum 0.05, where at 0.01 the policy's spread collapsed before it balanced on 7 of 19 runs), given to
-# the preference arm only. Issue 38 asks both arms of the MuJoCo table tuned alike, and H27's rule, written before its
-# runs (docs/results.md, session 18), took one value per arm for every task: the grid {0, 0.01} on both arms, Hopper
-# and Walker2d seeds 0-1; the baseline (PPO on the oracle's reward, this preset's true-reward flags) keeps 0,
-# preferences 0.01 (session 21).
-# InvertedPendulum keeps its predictor's setting, which has no counterpart in the baseline: its reward's normalization
-# measured once and kept. With it measured again at each publication (momentum 0.1) it reached a true return of 500
-# in 0.3M agent steps on 7 of 15 runs (five variants, 3 seeds each), kept on 10 of 10 (docs/results.md, session 14).
+# The entropy bonus is 0.01 on every task, the baseline's (PPO on the oracle's reward) 0: one value per arm, H27
+# (docs/results/mujoco.md, sessions 18-22). InvertedPendulum's reward normalization is measured once and kept (session
+# 14: kept on 10 of 10 runs, where measured at each publication 7 of 15 reached 500 in 0.3M agent steps).
 FOR_PREFERENCES_PER_ENV["InvertedPendulum-v5"] += " --reward_norm_momentum 0"
-# Two per-task PPO settings issue 38's table tried on both arms, on the same seeds, and kept for the preference arm
-# (docs/results.md, session 30). HalfCheetah (H55): the policy's log std starts at -1 (std 0.37), not 0; at 0 the
-# cheetah ended up running on its back on about half the seeds in either arm, at -1 no run did; 1,400 labels reached
-# 0.96 of PPO paid the oracle's reward at -1 (4,844 +- 416 against 5,025 +- 866), 0.66 at 0 (2,511 against 3,779).
-# Swimmer (H56): the discount 0.9999 (the SB3 zoo's for it), not 0.995: 1,400 labels reached 154 +- 131 on seeds 0-2
-# (281 +- 112 over seeds 0-9), 119 +- 12 at 0.995. The true reward's flags keep 0 and 0.995 (a baseline resumes
-# unchanged; the table's baseline arms name theirs: baseline-ls1 stands on HalfCheetah, baseline at 0.995 on Swimmer).
+# Two per-task PPO settings tried on both arms of the MuJoCo table and kept for preferences (docs/results/mujoco.md,
+# session 30): HalfCheetah's log std starts at -1 (H55: at 0 it ran on its back on about half the seeds; 0.96 of PPO
+# at -1), Swimmer's discount is 0.9999 (H56, the SB3 zoo's). The true reward's flags keep 0 and 0.995.
 FOR_PREFERENCES_PER_ENV["HalfCheetah-v5"] += " --ppo_init_log_std -1"
 FOR_PREFERENCES_PER_ENV["Swimmer-v5"] += " --ppo_gamma 0.9999"
 PREFERENCES_NOTE = "learning from preferences, so, after those,"

@@ -54,7 +54,7 @@ def save_milestone(milestone_dir: str | Path, timesteps: int, policy_weights: di
     """Copies kept for good at a milestone: ``policy-<timesteps>.npz`` (float16 weights and the counters;
     ``load_policy_checkpoint`` reads it, ``watch`` replays it) and, where given (a RewardWeights), the
     predictor the policy was trained on then, ``reward_predictor-<timesteps>.npz`` (a predictor checkpoint
-    that --load_reward_predictor_ckpt_dir and docs/experiments/pong_reward_ranks.py read)."""
+    that --load_reward_predictor_ckpt_dir and experiments/pong_reward_ranks.py read)."""
     milestone_dir = Path(milestone_dir)
     path = save_weights_only(milestone_dir / f"policy-{timesteps}.npz", policy_weights, meta)
     if predictor_weights is not None:

@@ -1,5 +1,5 @@
 """What the policy is paid around the events that decide a game: the figures that tell a reward that
-teaches from one that does not, per log interval (docs/results.md, issue 19).
+teaches from one that does not, per log interval (docs/results/pong.md, issue 19).
 
     reward/before_point_lost   mean training reward over the BEFORE_STEPS steps up to a true -1
     reward/at_point_won        mean training reward at a true +1

@@ -44,7 +44,7 @@ class ScaledEnvReward(RewardSource):
     """sign(r) delivered the way the predictor's reward is: its running mean removed and its running
     standard deviation scaled to ``norm_std`` (RewardConfig.norm_std, paper 0.05). For experiments that
     separate "the learned reward is wrong" from "the preference path's delivery hurts A2C"
-    (docs/results.md, issue 12's E3): with ``--episode_ends off`` this is the true reward as the
+    (docs/results/pong.md, issue 12's E3): with ``--episode_ends off`` this is the true reward as the
     policy would get it from a perfect predictor."""
 
     name = "env_scaled"

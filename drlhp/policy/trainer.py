@@ -8,19 +8,18 @@
             so: the predictor needs no more random-play segments, or the labeller wants none now)
         rollout = play()                  (n_steps x n_envs agent steps, its rewards from the reward source)
         observers see the rollout         (segments for the labeller, metrics)
-        learn(rollout)                    (A2C: lr decays linearly to 0 at the horizon; PPO: ppo_trainer), with
-                                          ports.policy_updating at 1 (--reward_yield_to_update: the predictor waits)
+        learn(rollout)                    (A2C: lr decays linearly to 0 at the horizon; PPO: ppo_trainer)
         after_update: milestones, checkpoints, the progress line + metrics every log_interval s
     then the pacing observers' before_end (a person's last labels), and end_sitting: a final checkpoint and the
     HParams record; it returns the summary (for summary.json)
 
-Metrics: drlhp's own names (``policy/``, ``system/``) and the usual Stable-Baselines3 ones beside them (``rollout/``,
-``train/``, ``time/fps``); see ``_log``.
+Metrics: drlhp's own names (``policy/``, ``system/``) and the usual Stable-Baselines3 ones beside them
+(``rollout/ep_rew_mean``, ``rollout/ep_len_mean``, ``rollout/success_rate``, ``train/entropy_loss``,
+``train/policy_loss``, ``train/value_loss``, ``time/fps``); see ``_log``.
 """
 from __future__ import annotations
 
 import collections
-import contextlib
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -276,8 +275,7 @@ class PolicyTrainer:
             for obs in self.observers:
                 obs.on_rollout(rollout, s)
             t0 = time.perf_counter()
-            with self._updating():
-                losses = self.learn(rollout)
+            losses = self.learn(rollout)
             timing["train_s"] += time.perf_counter() - t0
             timing["env_s"] += rollout.env_s
             timing["act_s"] += rollout.act_s
@@ -286,18 +284,6 @@ class PolicyTrainer:
             if getattr(obs, "paces", False) and not self.should_stop():
                 obs.before_end(s.timesteps)
         return self.end_sitting()
-
-    @contextlib.contextmanager
-    def _updating(self):
-        """The update's span, told to the predictor (``ports.policy_updating``, --reward_yield_to_update)."""
-        flag = getattr(self.ports, "policy_updating", None)
-        try:
-            if flag is not None:
-                flag.value = 1
-            yield
-        finally:
-            if flag is not None:
-                flag.value = 0
 
     def play(self, timing: dict):
         """One rollout to train on, its training rewards from the reward source in one batch (A2C's runner

@@ -27,8 +27,6 @@ from drlhp.runtime.lifeline import parent_gone
 from drlhp.runtime.ports import PredictorPorts
 from drlhp.runtime.run_paths import RunPaths
 
-YIELD_POLL_S = 0.002  # --reward_yield_to_update: how often a waiting predictor looks whether the update is over
-
 
 def run_reward_predictor(cfg: RunConfig, ports: PredictorPorts, run_dir: str, log=print, *,
                          predictor_input: tuple) -> dict:
@@ -62,7 +60,6 @@ class RewardPredictorProcess:
         self.lock = threading.Lock()
         self.received = 0  # preferences received, this sitting
         self.online = 0  # training steps beside the policy (after pretraining), this sitting
-        self.yielded_s = 0.0  # seconds waited for the policy's updates (--reward_yield_to_update), this sitting
         self.drain_done = threading.Event()
         self.drain_error: BaseException | None = None
         self.db: PrefDB | None = None
@@ -153,7 +150,6 @@ class RewardPredictorProcess:
         if trainer.db.n_train == 0:
             time.sleep(0.1)
             return
-        self._yield_to_update()
         t0 = time.perf_counter()
         losses, accs = trainer.train_step()
         step_s = time.perf_counter() - t0
@@ -173,17 +169,6 @@ class RewardPredictorProcess:
         if now - self.last_log > cfg.log_interval:
             self.last_log = now
             self._log_metrics(losses, accs, step_s)
-
-    def _yield_to_update(self) -> None:
-        """--reward_yield_to_update: while the policy updates (``ports.policy_updating``), wait; ``yielded_s``
-        counts the wait."""
-        flag = self.ports.policy_updating
-        if flag is None or not flag.value:
-            return
-        t0 = time.perf_counter()
-        while flag.value and not self.ports.stop_event.is_set():
-            time.sleep(YIELD_POLL_S)
-        self.yielded_s += time.perf_counter() - t0
 
     def _publish(self) -> None:
         weights = self.trainer.publish()
@@ -205,7 +190,7 @@ class RewardPredictorProcess:
             "reward/batch_loss": float(losses.mean()), "reward/batch_accuracy": float(accs.mean()),
             "reward/published_version": trainer.ensemble.version, "reward/train_steps": trainer.steps,
             "reward/train_step_ms": 1e3 * step_s, "prefs/received": self.received,
-            "reward/online_steps": self.online, "reward/yielded_s": self.yielded_s,
+            "reward/online_steps": self.online,
             "system/memory_mb_reward": memory_mb()})
 
     # ---- close ----------------------------------------------------------------------------------

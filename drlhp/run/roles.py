@@ -72,8 +72,6 @@ def unused_ports(cfg: RunConfig) -> set[str]:
         unused.add("agent_episode")  # the labeller shows no agent: the policy sends no episodes
     if cfg.prefs.query_selection != "variance":
         unused.add("weights_to_prefs")  # the preference interface scores no pairs with the ensemble
-    if not cfg.reward.yield_to_update:
-        unused.add("policy_updating")  # the predictor trains whenever it can
     return unused
 
 

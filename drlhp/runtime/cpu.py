@@ -2,7 +2,7 @@
 and the kernel library the reward predictor runs fastest with here (the core's peak FLOP rate, which only
 bench/network_step.py needs, is computed there).
 
-The kernel library (``choose_kernels``), measured with bench/network_step.py (docs/results.md,
+The kernel library (``choose_kernels``), measured with bench/network_step.py (docs/results/speed.md,
 /work/shared/notes/performance.md), the predictor's training step on one thread:
 
     Intel Xeon, AVX-512 (AVX512_BF16)     oneDNN 28 ms, Eigen 87 ms
@@ -126,7 +126,7 @@ def choose_precision(setting, onednn="auto", flags: set[str] | None = None) -> P
     """--reward_bfloat16's choice: "on", "off", or "auto": bfloat16 where the CPU has AVX512_BF16 or AMX
     and the predictor runs oneDNN's kernels (``onednn``: its --reward_onednn), float32 elsewhere (Eigen's
     bfloat16 convolutions, and bfloat16 on CPUs without those units, are slower than float32:
-    docs/results.md, session 9). Every process that computes the reward (the predictor's and the
+    docs/results/speed.md, session 9). Every process that computes the reward (the predictor's and the
     policy's) chooses the same way on the same machine."""
     setting = onednn_setting(setting, "bfloat16")
     if setting != "auto":

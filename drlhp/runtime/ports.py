@@ -18,7 +18,6 @@
     predictor_version  Int     reward predictor -> preference interface (a person's status)
     db_size            Int     reward predictor -> preference interface (a person's status)
     pair_updates       Int     reward predictor -> policy (--reward_updates_per_step)
-    policy_updating    Int     policy -> reward predictor: 1 while the policy's update runs (--reward_yield_to_update)
     stop_event         Flag    everyone (and the parent): set to stop the run
     random_play_over   Flag    reward predictor (or the parent, when a predictor is loaded) -> policy: no more
                                random-play segments needed; wait for the first weights
@@ -102,7 +101,6 @@ class Channels:
     predictor_version: Int = _channel(Int)
     db_size: Int = _channel(Int)
     pair_updates: Int = _channel(Int)
-    policy_updating: Int = _channel(Int)
     stop_event: Flag = _channel(Flag)
     random_play_over: Flag = _channel(Flag)
 
@@ -126,7 +124,6 @@ class PolicyPorts:
     segment_flow: Flow | None = None  # how many segments are wanted; the policy's step goes back
     weights_to_policy: Latest | None = None  # the predictor's newest weights
     pair_updates: Int | None = None  # the predictor's pair-updates, which --reward_updates_per_step waits for
-    policy_updating: Int | None = None  # set to 1 while the update runs (--reward_yield_to_update)
     agent_episode: Latest | None = None  # --show_agent: worker 0's newest episode out
 
 
@@ -152,7 +149,6 @@ class PredictorPorts:
     predictor_version: Int | None = None  # the newest published version
     db_size: Int | None = None  # preferences in the database
     pair_updates: Int | None = None  # pair-updates since pretraining ended
-    policy_updating: Int | None = None  # 1 while the policy updates: no training step starts then
 
 
 def cut(ports_class: type, channels: Channels, unused: frozenset[str] | set[str] = frozenset()):
