@@ -204,6 +204,13 @@ def test_default_mode_runs_three_processes_end_to_end(cli, tmp_path, backend):
     assert summary["pair_updates_per_s"] > 0, summary  # the predictor's pace, in the summary and the progress line
     assert summary["predictor_online_pair_updates"] >= 0.05 * (BUDGET - 2 * 16 * 5), summary
     assert 0 <= summary["labels_per_agent_step"] < 1
+    # the predictor's agreement with each label that came while it trained beside the policy, before it trained on it
+    assert summary["fresh_labels_scored"] > 0 and 0 <= summary["fresh_label_accuracy"] <= 1, summary
+    assert "fresh_label_accuracy=" in proc.stdout  # in the finished line
+    import csv
+
+    with open(run_dir / "progress_reward.csv") as f:
+        assert any(row.get("reward/fresh_label_accuracy") for row in csv.DictReader(f))
     # the children's output (they inherit the parent's stdout) lands in the run's stdout.log too
     log = (run_dir / "stdout.log").read_text()
     assert "[policy]" in log and "[reward] pretraining on" in log and "[run] finished" in log

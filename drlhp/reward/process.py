@@ -21,6 +21,7 @@ import numpy as np
 
 from drlhp.config import RunConfig
 from drlhp.reward.checkpoint import predictor_to_load, prefs_to_load
+from drlhp.reward.fresh_labels import FreshLabels
 from drlhp.reward.pref_db import PrefDB
 from drlhp.reward.trainer import RewardTrainer
 from drlhp.runtime.lifeline import parent_gone
@@ -60,6 +61,8 @@ class RewardPredictorProcess:
         self.lock = threading.Lock()
         self.received = 0  # preferences received, this sitting
         self.online = 0  # training steps beside the policy (after pretraining), this sitting
+        self.fresh = FreshLabels()  # its agreement with each label that arrives once it trains beside the policy
+        self.scoring = False  # set once the first weights are published: from then on new labels are scored
         self.drain_done = threading.Event()
         self.drain_error: BaseException | None = None
         self.db: PrefDB | None = None
@@ -126,6 +129,7 @@ class RewardPredictorProcess:
             trainer.save(self.ckpt_path)
         self.ports.random_play_over.set()
         self._publish()
+        self.scoring = True
         self.last_ckpt = self.last_log = time.monotonic()
         return True
 
@@ -190,7 +194,7 @@ class RewardPredictorProcess:
             "reward/batch_loss": float(losses.mean()), "reward/batch_accuracy": float(accs.mean()),
             "reward/published_version": trainer.ensemble.version, "reward/train_steps": trainer.steps,
             "reward/train_step_ms": 1e3 * step_s, "prefs/received": self.received,
-            "reward/online_steps": self.online,
+            "reward/online_steps": self.online, **self.fresh.metrics(),
             "system/memory_mb_reward": memory_mb()})
 
     # ---- close ----------------------------------------------------------------------------------
@@ -210,7 +214,7 @@ class RewardPredictorProcess:
                        "predictor_online_pair_updates": self.online * self.cfg.reward.batch_size,
                        "predictor_pretrain_steps": trainer.pretrain_target,
                        "predictor_kernels": self.kernels,
-                       "predictor_precision": trainer.ensemble.precision.describe()}
+                       "predictor_precision": trainer.ensemble.precision.describe(), **self.fresh.summary()}
         self.logger.close()
         return {"n_preferences": len(self.db), **figures}
 
@@ -232,6 +236,8 @@ class RewardPredictorProcess:
                 if pref is None:
                     return
                 quiet_since = None
+                if self.scoring:  # before the database holds it: no training step has seen it
+                    self.fresh.score(self.trainer.ensemble, pref)
                 with self.lock:
                     self.db.add(pref)
                     self._show_db_size()
