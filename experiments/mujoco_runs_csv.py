@@ -24,19 +24,20 @@ def million_steps(arm: str) -> int | None:
     return int(named[0][:-1]) if named else None
 
 
-def key(row: dict) -> tuple[str, str, str]:
-    return tuple(str(row[k]) for k in KEY)
+def key(row: dict, fields: tuple[str, ...] = KEY) -> tuple[str, ...]:
+    return tuple(str(row[k]) for k in fields)
 
 
-def read_rows(path: Path = CSV_PATH) -> list[dict]:
-    """The file's rows as dicts of strings ([] where there is no file); ValueError where its header is not COLUMNS."""
+def read_rows(path: Path = CSV_PATH, columns: tuple[str, ...] = COLUMNS) -> list[dict]:
+    """The file's rows as dicts of strings ([] where there is no file); ValueError where its header is not
+    ``columns`` (the MuJoCo file's by default; atari_runs_csv.py passes its own)."""
     path = Path(path)
     if not path.exists():
         return []
     with open(path, newline="") as f:
         reader = csv.DictReader(f)
-        if tuple(reader.fieldnames or ()) != COLUMNS:
-            raise ValueError(f"{path}: columns {reader.fieldnames}, expected {', '.join(COLUMNS)}")
+        if tuple(reader.fieldnames or ()) != columns:
+            raise ValueError(f"{path}: columns {reader.fieldnames}, expected {', '.join(columns)}")
         return list(reader)
 
 
@@ -46,23 +47,25 @@ def _order(row: dict) -> tuple:
     return task, row["task"], row["arm"], seed
 
 
-def upsert(rows: list[dict], path: Path = CSV_PATH) -> None:
-    """Adds ``rows`` to the file, each replacing the row of its (task, arm, seed); the file written whole to a
-    temporary file and renamed over the old one, under an exclusive lock (two recorders never lose a row)."""
+def upsert(rows: list[dict], path: Path = CSV_PATH, columns: tuple[str, ...] = COLUMNS,
+           fields: tuple[str, ...] = KEY, order=_order) -> None:
+    """Adds ``rows`` to the file, each replacing the row of its key (``fields``: task, arm, seed); the file written
+    whole to a temporary file and renamed over the old one, under an exclusive lock (two recorders never lose a row).
+    ``columns``, ``fields``, ``order``: the MuJoCo file's by default (atari_runs_csv.py passes its own)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_name(path.name + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        merged = {key(r): r for r in read_rows(path)}
+        merged = {key(r, fields): r for r in read_rows(path, columns)}
         for row in rows:
-            missing = set(COLUMNS) - set(row)
+            missing = set(columns) - set(row)
             if missing:
                 raise ValueError(f"a row without {', '.join(sorted(missing))}: {row}")
-            merged[key(row)] = {k: "" if row[k] is None else str(row[k]) for k in COLUMNS}
+            merged[key(row, fields)] = {k: "" if row[k] is None else str(row[k]) for k in columns}
         text = io.StringIO()
-        writer = csv.DictWriter(text, COLUMNS, lineterminator="\n")
+        writer = csv.DictWriter(text, columns, lineterminator="\n")
         writer.writeheader()
-        writer.writerows(sorted(merged.values(), key=_order))
+        writer.writerows(sorted(merged.values(), key=order))
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         with open(tmp, "w", newline="") as f:
             f.write(text.getvalue())
