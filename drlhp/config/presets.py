@@ -8,9 +8,10 @@ settings, drlhp.config). Why each setting is what it is: the results page named 
     paper       the paper's settings (Christiano et al., 2017, appendix A; drlhp.config's defaults): 25-step clips,
                 3 predictors with batch norm and dropout 0.5, 500 initial preferences, 200 pretraining epochs, 3,000
                 labels. On 2 cores an Atari predictor pretrains for about an hour before the policy's first step.
-    moving-dot  what make run runs: MovingDot from synthetic preferences in 100k agent steps: 5-step clips, one
-                predictor without batch norm or dropout, 4,000 cheap random-play labels first, pretraining that
-                stops once validation accuracy stops rising (docs/results/moving-dot.md).
+    moving-dot  what make run runs: MovingDot from synthetic preferences in at most 100k agent steps, ending as soon
+                as the last 100 episodes all succeeded (the dot on the centre): 5-step clips, one predictor without
+                batch norm or dropout, 4,000 cheap random-play labels first, pretraining that stops once validation
+                accuracy stops rising (docs/results/moving-dot.md).
     atari       every ``<Game>NoFrameskip-v4`` (Pong's recipe, made for all seven of the paper's games; docs/atari.md
                 for what differs by game, and it lives in envs/): 10M agent steps, the learning rate's horizon at the
                 paper's 80M; labels on the paper's schedule (500 from the random policy, then at a rate falling as
@@ -51,7 +52,7 @@ PRESETS: dict[str, str] = {
                    "--n_initial_epochs 15 --n_labels 6000 --max_prefs 10000 --no-reward_batchnorm "
                    "--reward_dropout 0 --reward_lr 1e-3 --ent_coef 0.01 --n_predictors 1 --tf_intra_threads 1 "
                    "--reward_train_fraction 1 --reward_norm_momentum 1 --reward_eval_interval 50 "
-                   "--reward_pretrain_patience 20"),
+                   "--reward_pretrain_patience 20 --stop_at_success_rate 1"),
     "atari": ATARI,
     "pong": ATARI,  # the atari preset under its name from before there was one for every game
     "cartpole": "--million_timesteps 0.5 --n_envs 8 --ent_coef 0 --lr 1.4e-3",
