@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -40,22 +39,13 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from drlhp.runtime.cpu import cpu_model  # noqa: E402
+from throughput import _csv_rows, stop_run  # noqa: E402  (bench/throughput.py: reading a run's CSVs, ending a run)
 
 SHORT_START = ["--n_initial_prefs", "64", "--n_initial_epochs", "1"]
 LOOP_PARTS = (("env", "system/time_frac_env"), ("act", "system/time_frac_act"), ("update", "system/time_frac_train"),
               ("reward", "system/time_frac_reward"), ("wait for predictor", "system/time_frac_wait_predictor"),
               ("segment transport", "system/segment_transport_time_frac"))
 ROLES = ("policy", "reward_predictor", "pref_interface", "parent")
-
-
-def _rows(path: Path) -> list[dict]:
-    import csv
-
-    try:
-        with open(path) as f:
-            return list(csv.DictReader(f))
-    except OSError:
-        return []
 
 
 def _cpu_seconds(pids: dict) -> dict:
@@ -84,7 +74,7 @@ def measure(tree: Path, argv: list[str], run_dir: Path, seconds: float, warmup: 
     try:
         while proc.poll() is None:
             time.sleep(1)
-            rows = [r for r in _rows(progress) if float(r.get("step") or 0) > 0]
+            rows = [r for r in _csv_rows(progress) if float(r.get("step") or 0) > 0]
             if rows and t_first is None:
                 t_first = time.perf_counter()
             if t_first is not None and t_start is None and time.perf_counter() - t_first >= warmup:
@@ -97,15 +87,10 @@ def measure(tree: Path, argv: list[str], run_dir: Path, seconds: float, warmup: 
                 t_end = time.perf_counter()
                 break
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=180)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_run(proc)
     if t_start is None:
         raise SystemExit(f"{cmd} never trained: {(proc.stderr.read() or '').strip()[-1500:]}")
-    rows = [r for r in _rows(progress) if float(r.get("step") or 0) > 0]
+    rows = [r for r in _csv_rows(progress) if float(r.get("step") or 0) > 0]
     end_row = rows[-1]
     steps = float(end_row["step"]) - float(start_row["step"])
     wall = float(end_row["system/wall_s"]) - float(start_row["system/wall_s"])
@@ -119,10 +104,10 @@ def measure(tree: Path, argv: list[str], run_dir: Path, seconds: float, warmup: 
     for role in ROLES:
         if role in cpu0 and role in cpu1:
             out[f"cpu_per_s_{role}"] = (cpu1[role] - cpu0[role]) / span
-    rew = [r for r in _rows(run_dir / "progress_reward.csv") if r.get("reward/train_steps")]
+    rew = [r for r in _csv_rows(run_dir / "progress_reward.csv") if r.get("reward/train_steps")]
     if len(rew) >= 2:
         out["predictor_step_ms"] = float(rew[-1]["reward/train_step_ms"])
-    prefs = [r for r in _rows(run_dir / "progress_prefs.csv") if r.get("prefs/labels_per_minute")
+    prefs = [r for r in _csv_rows(run_dir / "progress_prefs.csv") if r.get("prefs/labels_per_minute")
              and float(r["step"]) >= float(start_row["step"])]
     if prefs:
         out["labels_per_minute"] = sum(float(r["prefs/labels_per_minute"]) for r in prefs) / len(prefs)

@@ -133,11 +133,24 @@ def _csv_rows(path: Path) -> list[dict]:
         return []
 
 
+def stop_run(proc, timeout: float = 180) -> None:
+    """End a run.py process as Ctrl-C does (SIGTERM: every process saves; never ignored by a background job), and
+    wait for it; killed only past ``timeout`` seconds."""
+    import signal
+    import subprocess
+
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 def bench_pipeline(env_id: str, seconds: float, run_dir: Path, extra_args: list[str], root: Path | None = None) -> dict:
     """The three processes on env_id for `seconds` of policy training, then SIGTERM; figures from the
     run's progress files: agent steps/s (policy), predictor steps/s, labels per minute. ``root``: the
     checkout whose run.py runs (default: this one)."""
-    import signal
     import subprocess
 
     root = root or Path(__file__).resolve().parent.parent
@@ -155,12 +168,7 @@ def bench_pipeline(env_id: str, seconds: float, run_dir: Path, extra_args: list[
             if t_first is not None and time.perf_counter() - t_first >= seconds:
                 break
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)  # like Ctrl-C for run.py, and never ignored by a background job
-        try:
-            proc.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_run(proc)
     if t_first is None:
         raise RuntimeError(f"the pipeline never trained: {(proc.stderr.read() or '').strip()[-500:]}")
     rows = [r for r in _csv_rows(RunPaths(run_dir) / RunPaths.PROGRESS) if float(r["step"]) > 0]

@@ -122,22 +122,29 @@ class PrecisionChoice:
         return asdict(self)
 
 
+def _bfloat16_rule(setting, flag: str, role: str, flags: set[str] | None, onednn: bool | None) -> PrecisionChoice:
+    """One rule for both networks: ``setting`` ("on", "off", "auto") of --``flag``; auto is bfloat16 where the CPU has
+    AVX512_BF16 or AMX and ``role``'s TensorFlow runs oneDNN's kernels (``onednn``), float32 elsewhere."""
+    setting = onednn_setting(setting, flag)
+    if setting != "auto":
+        return PrecisionChoice(setting, setting == "on", f"--{flag} {setting}")
+    flags = cpu_flags() if flags is None else flags
+    units = [f for f in BFLOAT16_FLAGS if f in flags]
+    if not units:
+        return PrecisionChoice(setting, False, "auto: the CPU has no AVX512_BF16 or AMX")
+    if not onednn:
+        return PrecisionChoice(setting, False, f"auto: the CPU has {units[0]} but the {role} runs Eigen's kernels")
+    return PrecisionChoice(setting, True, f"auto: the CPU has {units[0]} and the {role} runs oneDNN's kernels")
+
+
 def choose_precision(setting, onednn="auto", flags: set[str] | None = None) -> PrecisionChoice:
     """--reward_bfloat16's choice: "on", "off", or "auto": bfloat16 where the CPU has AVX512_BF16 or AMX
     and the predictor runs oneDNN's kernels (``onednn``: its --reward_onednn), float32 elsewhere (Eigen's
     bfloat16 convolutions, and bfloat16 on CPUs without those units, are slower than float32:
     docs/results/speed.md, session 9). Every process that computes the reward (the predictor's and the
     policy's) chooses the same way on the same machine."""
-    setting = onednn_setting(setting, "bfloat16")
-    if setting != "auto":
-        return PrecisionChoice(setting, setting == "on", f"--reward_bfloat16 {setting}")
     flags = cpu_flags() if flags is None else flags
-    units = [f for f in BFLOAT16_FLAGS if f in flags]
-    if not units:
-        return PrecisionChoice(setting, False, "auto: the CPU has no AVX512_BF16 or AMX")
-    if not choose_kernels(onednn, flags).onednn:
-        return PrecisionChoice(setting, False, f"auto: the CPU has {units[0]} but the predictor runs Eigen's kernels")
-    return PrecisionChoice(setting, True, f"auto: the CPU has {units[0]} and the predictor runs oneDNN's kernels")
+    return _bfloat16_rule(setting, "reward_bfloat16", "predictor", flags, choose_kernels(onednn, flags).onednn)
 
 
 def choose_policy_precision(setting, flags: set[str] | None = None, kernels: KernelChoice | None = None
@@ -146,17 +153,8 @@ def choose_policy_precision(setting, flags: set[str] | None = None, kernels: Ker
     "auto": bfloat16 where the CPU has AVX512_BF16 or AMX and the policy's TensorFlow runs oneDNN's kernels (its
     default on x86-64: ``default_kernels``), float32 elsewhere (AVX2 only: no bfloat16 units, and Eigen's bfloat16
     is slower than its float32). Measured on Pong's PPO update (1,024 agent steps, 4 epochs of 4 minibatches, 2
-    threads), Intel Xeon with AMX: float32 1,035 ms, bfloat16 575 ms (docs/results/speed.md)."""
-    setting = onednn_setting(setting, "policy_bfloat16")
-    if setting != "auto":
-        return PrecisionChoice(setting, setting == "on", f"--policy_bfloat16 {setting}")
-    flags = cpu_flags() if flags is None else flags
-    units = [f for f in BFLOAT16_FLAGS if f in flags]
-    if not units:
-        return PrecisionChoice(setting, False, "auto: the CPU has no AVX512_BF16 or AMX")
-    if not (kernels or default_kernels()).onednn:
-        return PrecisionChoice(setting, False, f"auto: the CPU has {units[0]} but the policy runs Eigen's kernels")
-    return PrecisionChoice(setting, True, f"auto: the CPU has {units[0]} and the policy runs oneDNN's kernels")
+    threads), Intel Xeon with AMX: float32 1,062 ms, bfloat16 572 ms (docs/results/speed.md, session 32)."""
+    return _bfloat16_rule(setting, "policy_bfloat16", "policy", flags, (kernels or default_kernels()).onednn)
 
 
 def default_kernels(environ=os.environ, machine: str | None = None) -> KernelChoice:
