@@ -1,0 +1,174 @@
+"""What a person watches of an Atari game: the emulator's colour frames (issue 62, part 1; envs/atari_watch.py).
+
+Checked on each of the paper's seven games: the frames a ColourWatch keeps are, pixel for pixel, ale-py's own colour
+frames (its C++ AtariVectorEnv made with grayscale=False at 210 x 160, the same seeds and actions), across episode
+ends; they are the predictor's 84x84 grey frames in colour and at full size (their grey, area-resized as ale-py resizes,
+is the predictor's frame to rounding, but where a moving thing is pooled over two frames); the score rectangles mapped
+onto them hide exactly what the predictor's hide.
+"""
+import numpy as np
+import pytest
+
+from envs.atari import AtariVecEnv
+from envs.atari_ids import atari_env_id, atari_game
+from envs.atari_watch import WATCHED_WORKERS, OutOfStep
+from envs.score_blanking import SCORE_REGIONS, SCREEN, full_frame_rect, score_regions
+from test_score_blanking import PAPER_GAMES, blanked_mask
+
+GAMES = sorted(PAPER_GAMES)
+
+
+def area_weights(n_out: int, n_in: int) -> np.ndarray:
+    """(n_out, n_in): output pixel o is the overlap-weighted mean of input pixels [o * s, (o + 1) * s), s = n_in /
+    n_out (OpenCV's INTER_AREA when shrinking, which ale-py's vector env uses)."""
+    weights, s = np.zeros((n_out, n_in)), n_in / n_out
+    for o in range(n_out):
+        lo, hi = o * s, (o + 1) * s
+        for i in range(int(np.floor(lo)), int(np.ceil(hi))):
+            weights[o, i] = min(hi, i + 1) - max(lo, i)
+    return weights / s
+
+
+ROWS, COLS = area_weights(84, SCREEN[0]), area_weights(84, SCREEN[1])
+
+
+def shrink(frame: np.ndarray) -> np.ndarray:
+    """A colour frame (210, 160, 3) as the predictor's: ale-py's grey (its palette's luminance), area-resized."""
+    rgb = frame.astype(np.float64)
+    grey = np.round(rgb[..., 0] * 0.2989 + rgb[..., 1] * 0.5870 + rgb[..., 2] * 0.1140)
+    return ROWS @ grey @ COLS.T
+
+
+class Reference:
+    """ale-py's own colour frames: its C++ vector env in colour at 210 x 160, stepped with the same seed and actions
+    (a finished episode's frame is its last, from final_obs, as the predictor's observations are)."""
+
+    def __init__(self, env_id: str, n_envs: int, seed: int):
+        from ale_py.vector_env import AtariVectorEnv
+
+        self.env = AtariVectorEnv(atari_game(env_id), n_envs, num_threads=1, repeat_action_probability=0.0,
+                                  frameskip=4, maxpool=True, noop_max=30, stack_num=1, img_height=SCREEN[0],
+                                  img_width=SCREEN[1], grayscale=False, episodic_life=False, reward_clipping=False,
+                                  use_fire_reset=True, max_num_frames_per_episode=108_000, autoreset_mode="SameStep")
+        self.env.reset(seed=seed)
+
+    def step(self, actions) -> np.ndarray:
+        obs, _, terminated, truncated, info = self.env.step(np.asarray(actions, np.int64))
+        frames = obs[:, 0].copy()
+        done = terminated | truncated
+        if done.any():
+            frames[done] = info["final_obs"][done, 0]
+        return frames
+
+    def close(self) -> None:
+        self.env.close()
+
+
+class Lockstep:
+    """An AtariVecEnv whose every step also steps a Reference: ``truth`` holds ale-py's colour frames, (T, N, ...)."""
+
+    def __init__(self, env: AtariVecEnv, reference: Reference):
+        self.env, self.reference, self.truth = env, reference, []
+
+    def __getattr__(self, name):
+        return getattr(self.env, name)
+
+    def step(self, actions):
+        result = self.env.step(actions)
+        self.truth.append(self.reference.step(actions))
+        return result
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_watched_frames_are_ale_pys_colour_frames_and_the_predictors_frames_in_colour(game):
+    env_id = atari_env_id(game)
+    env = AtariVecEnv(env_id, 3, n_threads=1, score_visible=True, watch_steps=1)
+    reference = Reference(env_id, 3, seed=11)
+    rng = np.random.default_rng(0)
+    ends, far = 0, []
+    try:
+        env.reset(11)
+        assert env.watch.workers == tuple(range(WATCHED_WORKERS))
+        for t in range(400):
+            actions = rng.integers(0, env.n_actions, 3)
+            step = env.step(actions)
+            truth = reference.step(actions)
+            ends += int(step.done[:WATCHED_WORKERS].sum())
+            for w in env.watch.workers:
+                frame = env.watch.frames(w, 0, 1)[0]
+                assert np.array_equal(frame, truth[w]), f"step {t}, worker {w}"
+                if t % 20 == 0:  # the predictor's frame (score visible here): its newest grey frame
+                    far.append(np.abs(shrink(frame) - step.outcome_obs[w, ..., -1]))
+    finally:
+        env.close()
+        reference.close()
+    far = np.array(far)
+    # area resize in float against OpenCV's in fixed point: within half a level; beyond it only where a moving object
+    # is pooled over the step's last two frames (the colour max of two frames is not the max of their greys)
+    assert (far <= 0.51).mean() > 0.995, (far.max(), (far <= 0.51).mean())
+    if game in ("breakout", "qbert"):  # random play ends their games within 400 steps: resets are followed too
+        assert ends > 0
+
+
+def test_full_frame_rectangles_are_the_area_resizes_footprint():
+    """Each 84x84 rectangle maps to the full frame's rows and columns that the resize averages into it: all of them,
+    and none that it does not."""
+    for rects in SCORE_REGIONS.values():
+        for rect in rects:
+            r0, r1, c0, c1 = rect
+            f0, f1, g0, g1 = full_frame_rect(rect)
+            rows, cols = np.flatnonzero(ROWS[r0:r1].any(axis=0)), np.flatnonzero(COLS[c0:c1].any(axis=0))
+            assert (f0, f1, g0, g1) == (rows[0], rows[-1] + 1, cols[0], cols[-1] + 1), rect
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_a_blanked_colour_frame_hides_what_the_predictors_frame_hides(game):
+    """On a real frame after 300 random steps or more (until a score shows): the colour frame, blanked, shrinks to 0
+    on every 84x84 rectangle (the predictor's blanked pixels); every pixel outside the mapped rectangles is the raw
+    frame's; shrunk, it is the raw frame's shrunk outside the rectangles and their one-pixel rim (a rim pixel mixes
+    blanked and kept rows), and so the predictor's frame there (to rounding, but for moving things pooled over two
+    frames)."""
+    env_id = atari_env_id(game)
+    env = AtariVecEnv(env_id, 1, n_threads=1, watch_steps=1)
+    visible = AtariVecEnv(env_id, 1, n_threads=1, score_visible=True, watch_steps=1)
+    mask84, mask = blanked_mask(env_id), np.zeros(SCREEN, bool)
+    for rect in score_regions(env_id):
+        f0, f1, g0, g1 = full_frame_rect(rect)
+        mask[f0:f1, g0:g1] = True
+    rng = np.random.default_rng(3)
+    try:
+        env.reset(4)
+        visible.reset(4)
+        for t in range(900):
+            actions = rng.integers(0, env.n_actions, 1)
+            step = env.step(actions)
+            visible.step(actions)
+            if t >= 300 and (visible.watch.frames(0, 0, 1)[0][mask] != 0).any():  # a score on screen
+                break
+        blanked, raw = env.watch.frames(0, 0, 1)[0], visible.watch.frames(0, 0, 1)[0]
+        seen = env.predictor_view(step.outcome_obs[0])[..., -1]
+    finally:
+        env.close()
+        visible.close()
+    assert (blanked[mask] == 0).all() and np.array_equal(blanked[~mask], raw[~mask])
+    assert (raw[mask] != 0).any(), "the rectangles hid something"
+    small = shrink(blanked)
+    assert (small[mask84] == 0).all()
+    rim = np.zeros((84, 84), bool)
+    for r0, r1, c0, c1 in score_regions(env_id):
+        rim[max(0, r0 - 1):r1 + 1, max(0, c0 - 1):c1 + 1] = True
+    away = ~rim
+    assert np.array_equal(small[away], shrink(raw)[away])
+    assert (seen[mask84] == 0).all() and (np.abs(small[away] - seen[away]) <= 0.51).mean() > 0.98
+
+
+def test_a_watch_out_of_step_with_its_game_says_so():
+    env = AtariVecEnv("BreakoutNoFrameskip-v4", 2, n_threads=1, watch_steps=2)
+    try:
+        env.reset(0)
+        env.step(np.zeros(2, np.int64))
+        with pytest.raises(OutOfStep, match="worker 1 is [0-9]+ frames into its game, its colour emulator"):
+            env.watch._ales[1].act(env.watch._actions[0])  # one frame more than its game
+            env.step(np.zeros(2, np.int64))
+    finally:
+        env.close()
