@@ -4,16 +4,19 @@ Checked on each of the paper's seven games: the frames a ColourWatch keeps are, 
 frames (its C++ AtariVectorEnv made with grayscale=False at 210 x 160, the same seeds and actions), across episode
 ends; they are the predictor's 84x84 grey frames in colour and at full size (their grey, area-resized as ale-py resizes,
 is the predictor's frame to rounding, but where a moving thing is pooled over two frames); the score rectangles mapped
-onto them hide exactly what the predictor's hide.
+onto them hide exactly what the predictor's hide; the segment cutter cuts a person's clips from the watched workers
+with those frames, across rollouts; the segment pool keeps them compressed and gives them back whole.
 """
 import numpy as np
 import pytest
 
+from drlhp.policy.a2c.rollout import RolloutRunner
+from drlhp.policy.segments import SegmentCutter
 from envs.atari import AtariVecEnv
 from envs.atari_ids import atari_env_id, atari_game
 from envs.atari_watch import WATCHED_WORKERS, OutOfStep
-from envs.score_blanking import SCORE_REGIONS, SCREEN, full_frame_rect, score_regions
-from test_score_blanking import PAPER_GAMES, blanked_mask
+from envs.score_blanking import SCORE_REGIONS, SCREEN, blank_score, full_frame_rect, score_regions
+from test_score_blanking import PAPER_GAMES, RecordingReward, blanked_mask
 
 GAMES = sorted(PAPER_GAMES)
 
@@ -172,3 +175,52 @@ def test_a_watch_out_of_step_with_its_game_says_so():
             env.step(np.zeros(2, np.int64))
     finally:
         env.close()
+
+
+def test_a_person_clips_come_from_the_watched_workers_with_their_colour_frames():
+    """The cutter on a watched env (rollouts of 30 steps, clips of 25: windows across rollouts): clips only of the
+    watched workers, each with ale-py's colour frames of its steps, blanked; its obs the predictor's as ever."""
+    env_id, n_envs, n_steps, length = "PongNoFrameskip-v4", 4, 30, 25
+    env = AtariVecEnv(env_id, n_envs, n_threads=1, watch_steps=n_steps + length)
+    lockstep = Lockstep(env, Reference(env_id, n_envs, seed=5))
+    runner = RolloutRunner(lockstep, None, RecordingReward(), n_steps, 0.99, seed=5)
+    cutter = SegmentCutter(env_id, n_envs, env.obs_shape, length, 4, env.frames_to_watch, watch=env.watch)
+    segments, steps = [], 0
+    try:
+        for _ in range(6):
+            rollout = runner.run(random_actions=True)
+            steps += n_steps
+            for seg in cutter.add(rollout.next_obs, rollout.true_rewards, None, steps)[0]:
+                segments.append((seg, steps))
+    finally:
+        env.close()
+        lockstep.reference.close()
+    truth = np.stack(lockstep.truth)  # (steps, N, 210, 160, 3)
+    assert len(segments) == 2 * (6 * n_steps // length)  # every window, the two watched workers
+    assert {seg.worker for seg, _ in segments} == set(range(WATCHED_WORKERS))
+    for k, (seg, _) in enumerate(segments):
+        window = k // 2  # windows of 25 steps from the first step: window i is steps [25 i, 25 (i + 1))
+        expected = blank_score(env_id, truth[window * length:(window + 1) * length, seg.worker])
+        assert seg.frames.shape == (length, *SCREEN, 3) and np.array_equal(seg.frames, expected)
+        assert (seg.obs[:, blanked_mask(env_id), :] == 0).all()
+
+
+def test_the_pool_keeps_colour_frames_compressed_and_gives_them_back_whole():
+    from drlhp.runtime.messages import Segment
+    from pref_interface.pool import SegmentPool
+
+    rng = np.random.default_rng(0)
+    pool = SegmentPool(10, seed=0)
+    made = []
+    for i in range(3):
+        frames = np.zeros((25, *SCREEN, 3), np.uint8)
+        frames[:, 100:120, 50 + i:70] = rng.integers(0, 255, 3, dtype=np.uint8)  # a block, as Atari frames are
+        seg = Segment(np.full((25, 84, 84, 4), i, np.uint8), frames, np.zeros(25, np.float32), "PongNoFrameskip-v4",
+                      0, 0).check()
+        pool.add(seg)
+        made.append(seg)
+    assert pool.frames_nbytes < 3 * 25 * 100_800 / 50
+    pair = pool.select("random", 1)
+    for seg in pair:
+        original = next(s for s in made if s.id == seg.id)
+        assert np.array_equal(seg.frames, original.frames) and seg.frames.flags.writeable
