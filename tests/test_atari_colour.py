@@ -224,3 +224,115 @@ def test_the_pool_keeps_colour_frames_compressed_and_gives_them_back_whole():
     for seg in pair:
         original = next(s for s in made if s.id == seg.id)
         assert np.array_equal(seg.frames, original.frames) and seg.frames.flags.writeable
+
+
+def qimage_array(image) -> np.ndarray:
+    """A QImage as (H, W, 3) uint8."""
+    from PyQt5.QtGui import QImage
+
+    image = image.convertToFormat(QImage.Format_RGB888)
+    raw = np.frombuffer(image.constBits().asstring(image.sizeInBytes()), np.uint8)
+    return raw.reshape(image.height(), image.bytesPerLine())[:, :3 * image.width()].reshape(image.height(), -1, 3)
+
+
+def test_a_reviewed_atari_clip_is_the_colour_frame_recorded_for_it_with_the_score_blanked(tmp_path):
+    """A person's Pong clips, end to end but for the processes: cut from a watched env (beside ale-py's own colour env,
+    the truth), through the segment pool (compressed, then given back), a preference, the saved and loaded database,
+    to review: what review shows (its clip source, and the window's screen, offscreen Qt, its whole-factor scale
+    undone) is ale-py's colour frame of that step, the score rectangles blanked."""
+    import os
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.runtime.messages import MU_LEFT, Preference
+    from pref_interface.clip_view import application
+    from pref_interface.pool import SegmentPool
+    from pref_interface.review import Review, ReviewWindow
+    from pref_interface.review_clips import ReviewClips
+
+    env_id, n_envs, n_steps, length = "PongNoFrameskip-v4", 2, 25, 25
+    env = AtariVecEnv(env_id, n_envs, n_threads=1, watch_steps=n_steps + length)
+    lockstep = Lockstep(env, Reference(env_id, n_envs, seed=9))
+    runner = RolloutRunner(lockstep, None, RecordingReward(), n_steps, 0.99, seed=9)
+    cutter = SegmentCutter(env_id, n_envs, env.obs_shape, length, 2, env.frames_to_watch, watch=env.watch)
+    pool, windows = SegmentPool(10, seed=0), {}
+    try:
+        for i in range(4):  # a window is a rollout here: window i, steps [25 i, 25 (i + 1))
+            for seg in cutter.add(runner.run(random_actions=True).next_obs, np.zeros((n_steps, n_envs), np.float32),
+                                  None, i)[0]:
+                pool.add(seg)
+                windows[seg.id] = (i, seg.worker)
+    finally:
+        env.close()
+        lockstep.reference.close()
+    truth = np.stack(lockstep.truth)
+    pair = pool.select("random", 1)
+    db = PrefDB(seed=0)
+    db.add(Preference(pair[0], pair[1], MU_LEFT).check())
+    db.save(tmp_path / "prefs.npz")
+    db = PrefDB.load(tmp_path / "prefs.npz")
+
+    def recorded(seg_id):
+        i, worker = windows[seg_id]
+        return blank_score(env_id, truth[i * length:(i + 1) * length, worker])
+
+    clips = ReviewClips(db)
+    for seg in pair:
+        frames, _ = clips.clip(seg.id)
+        assert frames.shape == (length, *SCREEN, 3) and np.array_equal(frames, recorded(seg.id))
+        (r0, r1, c0, c1), = [full_frame_rect(rect) for rect in score_regions(env_id)]
+        assert (frames[:, r0:r1, c0:c1] == 0).all()
+    app = application()  # held: a QApplication collected before the window aborts the process
+    window = ReviewWindow(Review(db))
+    try:
+        window.resize(1000, 620)
+        window.show()
+        app.processEvents()
+        entry = window.review.entry
+        for view, seg_id in ((window.left, entry.id1), (window.right, entry.id2)):
+            view.show_frame(7)
+            app.processEvents()
+            screen = qimage_array(view.screen.grab().toImage())
+            shown = view.screen.image_rect()
+            k = view.screen.scale()
+            assert k >= 1 and (shown.width(), shown.height()) == (160 * k, 210 * k)
+            painted = screen[shown.top():shown.top() + 210 * k:k, shown.left():shown.left() + 160 * k:k]
+            assert np.array_equal(painted, recorded(seg_id)[7])
+    finally:
+        window.close()
+        app.processEvents()
+
+
+def test_the_labelling_window_grows_for_colour_clips_to_show_at_2x_where_the_screen_allows():
+    """Made for 84x84 clips (1000 x 620: 4x), the window shows a 210 x 160 colour clip at 1x; on its first pair it
+    grows until both clips are at 2x, or to the screen's size (offscreen Qt's screen: 800 x 600, so the window starts
+    smaller here)."""
+    import os
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from drlhp.runtime.messages import Segment
+    from pref_interface.answers import PairQueue
+    from pref_interface.clip_view import application
+    from pref_interface.gui import LabelWindow
+
+    app = application()
+    frames = np.full((25, *SCREEN, 3), 90, np.uint8)
+    seg = Segment(np.zeros((25, 84, 84, 4), np.uint8), frames, np.zeros(25, np.float32), "PongNoFrameskip-v4", 0,
+                  0).check()
+    pairs = PairQueue()
+    pairs.add((seg, seg))
+    window = LabelWindow(pairs)
+    try:
+        window.resize(640, 420)
+        window.show()
+        app.processEvents()
+        before = (window.width(), window.height())
+        assert window.left.screen.scale() == 1
+        window.fit_clips(frames.shape[1:])
+        app.processEvents()
+        room = app.primaryScreen().availableGeometry()
+        assert window.width() >= before[0] and window.height() > before[1]
+        assert window.left.screen.scale() >= 2 or window.height() >= room.height() or window.width() >= room.width()
+    finally:
+        window.close()
+        app.processEvents()
