@@ -26,7 +26,8 @@ watched and only where a person labels; the segment cutter cuts a person's clips
 (drlhp.policy.segments).
 
 Memory: each watched worker keeps its last ``keep_steps`` frames (the policy's rollout and one clip more: what the
-segment cutter may still cut after a rollout), 100,800 bytes each (210 x 160 x 3).
+segment cutter may still cut after a rollout), 100,800 bytes each (210 x 160 x 3), and the console's RAM after each
+step (128 bytes: the game's state, which a goal may read, e.g. Enduro's cars: envs/enduro.py).
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ from envs.score_blanking import SCREEN, blank_score
 
 WATCHED_WORKERS = 2  # workers a person's clips are cut from (each costs an emulator more)
 FRAME_BYTES = SCREEN[0] * SCREEN[1] * 3  # one colour frame: 100,800 bytes
+RAM_BYTES = 128  # the Atari 2600's RAM
 
 
 class OutOfStep(RuntimeError):
@@ -49,7 +51,8 @@ class ColourWatch:
     the vector env's step ends, then ``check(rewards, done, frame_numbers)`` with its results; ``frames(worker,
     steps_ago, length)``: the colour frames (length, 210, 160, 3) of that worker's steps ending ``steps_ago`` steps
     before the newest, each the frame its step led to (a finished episode's last frame, as the predictor's
-    observations), the score blanked unless ``score_visible``."""
+    observations), the score blanked unless ``score_visible``; ``states(...)`` likewise the console's RAM after each of
+    those steps."""
 
     def __init__(self, env_id: str, game: str, workers, keep_steps: int, frame_skip: int, noop_max: int,
                  max_frames_per_episode: int, score_visible: bool = False):
@@ -71,6 +74,7 @@ class ColourWatch:
         n = len(self.workers)
         self._last_two = np.zeros((n, 2, *SCREEN, 3), np.uint8)  # the last two screens of a step, max-pooled into [0]
         self._ring = np.zeros((n, self.keep, *SCREEN, 3), np.uint8)
+        self._ram = np.zeros((n, self.keep, RAM_BYTES), np.uint8)
         self._newest = -1  # ring slot of the newest step
         self._filled = 0  # steps in the ring
         self._rewards = np.zeros(n, np.int64)
@@ -79,7 +83,7 @@ class ColourWatch:
     @property
     def nbytes(self) -> int:
         """Bytes of the frames kept (the ring), what a watched run holds more than an unwatched one."""
-        return int(self._ring.nbytes + self._last_two.nbytes)
+        return int(self._ring.nbytes + self._last_two.nbytes + self._ram.nbytes)
 
     def reset(self, seed: int, frame_numbers: np.ndarray) -> None:
         """The vector env was reset with ``seed`` (worker w: seed + w): each emulator loads its ROM with its worker's
@@ -126,6 +130,7 @@ class ColourWatch:
                     ale.getScreenRGB(last_two[skip - 1])
             np.maximum(last_two[0], last_two[1], out=last_two[0])  # in place, as ale-py's vector env pools
             self._ring[i, self._newest] = last_two[0]
+            ale.getRAM(self._ram[i, self._newest])
             self._rewards[i] = reward
 
     def check(self, rewards: np.ndarray, done: np.ndarray, frame_numbers: np.ndarray) -> None:
@@ -141,17 +146,26 @@ class ColourWatch:
                 raise OutOfStep(f"{self.env_id}: worker {w} is {frame_numbers[w]} frames into its game, its colour "
                                 f"emulator {ale.getEpisodeFrameNumber()}")
 
-    def frames(self, worker: int, steps_ago: int, length: int) -> np.ndarray:
-        """(length, 210, 160, 3) uint8, a new array: ``worker``'s frames of ``length`` steps, the last ``steps_ago``
-        steps before the newest (0: ending with it), the score blanked (unless score_visible)."""
+    def _slots(self, worker: int, steps_ago: int, length: int) -> tuple[int, np.ndarray]:
         if worker not in self.workers:
             raise ValueError(f"worker {worker} is not watched (only {self.workers})")
         if steps_ago < 0 or length < 1 or steps_ago + length > self._filled:
-            raise ValueError(f"frames of {length} steps ending {steps_ago} ago: the watch keeps the last "
-                             f"{self._filled} (at most {self.keep})")
+            raise ValueError(f"{length} steps ending {steps_ago} ago: the watch keeps the last {self._filled} "
+                             f"(at most {self.keep})")
         first = self._newest - steps_ago - length + 1
-        out = self._ring[self.workers.index(worker)].take(np.arange(first, first + length) % self.keep, axis=0)
+        return self.workers.index(worker), np.arange(first, first + length) % self.keep
+
+    def frames(self, worker: int, steps_ago: int, length: int) -> np.ndarray:
+        """(length, 210, 160, 3) uint8, a new array: ``worker``'s frames of ``length`` steps, the last ``steps_ago``
+        steps before the newest (0: ending with it), the score blanked (unless score_visible)."""
+        i, slots = self._slots(worker, steps_ago, length)
+        out = self._ring[i].take(slots, axis=0)
         return out if self.score_visible else blank_score(self.env_id, out, inplace=True)
+
+    def states(self, worker: int, steps_ago: int, length: int) -> np.ndarray:
+        """(length, 128) float64: the console's RAM after each of those steps (as ``frames``), as Segment.states."""
+        i, slots = self._slots(worker, steps_ago, length)
+        return self._ram[i].take(slots, axis=0).astype(np.float64)
 
     def close(self) -> None:
         self._ales = []

@@ -302,11 +302,12 @@ def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixe
     n_envs = cfg.ppo.n_envs if cfg.algo == "ppo" else cfg.a2c.n_envs
     # an env whose episode ends on a fall (CartPole-v1) plays fixed-length episodes here, as PPO's (issue 39): the
     # oracle and the predictor then see a fall as reward, not as an episode's end
-    # where a person labels, Atari keeps a few workers' colour frames of a rollout and a clip (envs/atari_watch.py)
-    person = cfg.labels and cfg.prefs.labeller in PERSON_LABELLERS
+    # where a person labels (or a goal reads the game), Atari keeps a few workers' colour frames and RAM of a rollout
+    # and a clip (envs/atari_watch.py)
+    watched = cfg.labels and (cfg.prefs.labeller in PERSON_LABELLERS or bool(cfg.prefs.oracle_goal))
     n_steps = cfg.ppo.n_steps if cfg.algo == "ppo" else cfg.a2c.n_steps
     env = make_vec_env(cfg.env, n_envs, n_threads=cfg.n_env_threads, score_visible=cfg.score_visible,
-                       falls=cfg.ppo.falls, watch_steps=n_steps + cfg.prefs.segment_length if person else 0)
+                       falls=cfg.ppo.falls, watch_steps=n_steps + cfg.prefs.segment_length if watched else 0)
     if cfg.env in FALLING_ENV_IDS:
         log(f"[policy] {describe(cfg.env, **cfg.ppo.falls)}", flush=True)
     logger = None

@@ -14,7 +14,7 @@ built with ``state_size`` S > 0 also cuts each step's recorded simulator state (
 a MuJoCo env's, recorded where a person labels) into ``Segment.states``, for the labeller to draw the clip from, and
 each step's fall flag (``falls``, (T, N) bool, where given) into ``Segment.falls``, for the drawn clip to show a fall.
 A cutter built with a ``watch`` (an Atari env's colour frames where a person labels: envs/atari_watch.py) cuts only the
-watched workers, each segment's frames the watch's colour frames of its steps.
+watched workers, each segment's frames the watch's colour frames of its steps, its states the console's RAM after each.
 Their compact form on the wire: drlhp.runtime.segment_wire.
 """
 from __future__ import annotations
@@ -78,6 +78,8 @@ class SegmentCutter:
                     seg_falls = None if self._falls is None else self._falls[:, w].copy()
                     frames = (self.frames_to_watch(seg_obs) if self.watch is None  # the window ended len(obs)-1-t ago
                               else self.watch.frames(w, len(obs) - 1 - t, self.length))
+                    if self.watch is not None:
+                        seg_states = self.watch.states(w, len(obs) - 1 - t, self.length)
                     segments.append(Segment(seg_obs, np.ascontiguousarray(frames),
                                             self._true[:, w].copy(), self.env_id, w, step, seg_states,
                                             seg_falls).check())
