@@ -3,10 +3,8 @@ person may see (issue 62, docs/atari.md "What a person watches").
 
 ale-py's C++ ``AtariVectorEnv`` (``envs/atari.py``) gives the policy its 84x84 grey stacks and nothing else of a game:
 no colour screen, no RAM, no emulator state per env (its Python side has ``reset``, ``send`` and ``recv`` alone).
-And an episode cannot be played again from its start alone: the console's timer at each reset is drawn from a
-random generator that runs on across the episodes of an emulator (Stella's M6532), so an emulator must have
-played everything since its seed to be where the vector env's is. So the frames a person watches come from
-emulators that follow the watched workers step by step (``ColourWatch``): one ``ale_py.ALEInterface`` per watched
+So the frames a person watches come from emulators that follow the watched workers step by step
+(``ColourWatch``): one ``ale_py.ALEInterface`` per watched
 worker, loaded with the same ROM and seed as the vector env's, given the same actions, reset where it resets,
 with the same preprocessing up to the resize: 4 frames per step (the action repeated), the colour screens of the
 last two max-pooled (as the predictor's grey frames are), up to 30 no-op actions after a reset (how many: the
@@ -19,11 +17,12 @@ Checked every step: the watched emulator's reward and frame number within its ep
 tests/test_atari_colour.py checks the frames themselves against ale-py's own colour vector env, pixel for pixel).
 
 Why not re-draw only the clips a person is shown, as MuJoCo's are drawn from their recorded states: there is no
-state to record, and playing a worker's history again from its seed for a clip costs more than following it
-(docs/atari.md has the figures). Following costs one emulator per watched worker (the vector env's own cost per
-worker again: 0.3 ms a step on Pong, 0.5 ms on Enduro, 2-core AMD EPYC), so only ``WATCHED_WORKERS`` workers are
-watched and only where a person labels; the segment cutter cuts a person's clips from them alone
-(drlhp.policy.segments).
+state to record, only the actions, and a clip re-played from its episode's start (which does give the same frames:
+bench/atari_colour.py checks it) costs the emulation of everything before it in its episode, which grows with how
+long a trained policy's episodes are (Enduro's run 27,000 steps: 11 s a clip); following costs the same every step
+(docs/atari.md has the figures: +0.26 ms a watched worker-step on Pong, +0.64 ms on Enduro). Only
+``WATCHED_WORKERS`` workers are watched and only where a person (or a goal that reads the game) labels; the segment
+cutter cuts those clips from them alone (drlhp.policy.segments).
 
 Memory: each watched worker keeps its last ``keep_steps`` frames (the policy's rollout and one clip more: what the
 segment cutter may still cut after a rollout), 100,800 bytes each (210 x 160 x 3), and the console's RAM after each
