@@ -182,17 +182,19 @@ def predictor_input(env_id: str, **make_kwargs) -> tuple[tuple[int, ...], np.dty
 
 
 def make_vec_env(env_id: str, n_envs: int, n_threads: int = 0, score_visible: bool = False,
-                 falls: dict | None = None) -> VecEnv:
+                 falls: dict | None = None, watch_steps: int = 0) -> VecEnv:
     """A vector env of ``n_envs`` workers; call ``reset(seed)`` on it before stepping. ``n_threads``:
     Atari's C++ threads (0: one per core); gymnasium envs step in this process. ``score_visible``: Atari's
     score stays in what the predictor and the labeller see (default: blanked, the paper). ``falls`` (the
     preference modes: ``envs/fixed_length.py``'s makers' fall arguments): a gymnasium env whose episode ends on a
     fall (CartPole-v1; ``envs.fixed_length.FALLING_ENV_IDS``) gets fixed-length episodes, a fall costing reward
-    and ending no episode; None, or any other env: episodes as gymnasium ends them."""
+    and ending no episode; None, or any other env: episodes as gymnasium ends them. ``watch_steps`` > 0 (a person
+    watches the clips): Atari keeps the colour frames of a few workers' last ``watch_steps`` steps (the env's
+    ``watch``: envs/atari_watch.py); other envs have nothing more to show (their ``watch`` is None)."""
     if _is_atari(env_id):
         from envs.atari import AtariVecEnv
 
-        return AtariVecEnv(env_id, n_envs, n_threads=n_threads, score_visible=score_visible)
+        return AtariVecEnv(env_id, n_envs, n_threads=n_threads, score_visible=score_visible, watch_steps=watch_steps)
     check_env_id(env_id)
     from envs.gym_vec_env import GymVecEnv
 

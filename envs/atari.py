@@ -21,6 +21,10 @@ Game figures: for Pong each finished episode also counts its points (won + lost)
 returns (the ball turned back on the agent's side: ``envs/pong_events.py``), so a run can show
 rallies long before the score moves.
 
+What a person watches: with ``watch_steps`` (where a person labels) the emulator's colour frames, 210 x 160, of
+``WATCHED_WORKERS`` workers, from emulators that follow them (``envs/atari_watch.py``: ``self.watch``); otherwise
+the newest grey frame of the predictor's stack.
+
 Rewards: the TRUE game reward (``reward_clipping`` off here). Clipping to [-1, 1] for training
 happens in the policy's reward source (``drlhp.policy.reward_source``), so logs and the synthetic oracle
 use the real score.
@@ -34,6 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from envs.atari_ids import atari_game
+from envs.atari_watch import WATCHED_WORKERS, ColourWatch
 from envs.pong_events import ReturnCounter
 from envs.score_blanking import blank_score
 from envs.vec_env import EpisodeTracker, StepResult, VecEnv
@@ -59,7 +64,10 @@ def fill_stack(obs: np.ndarray) -> np.ndarray:
 
 
 class AtariVecEnv(VecEnv):
-    def __init__(self, env_id: str, n_envs: int, n_threads: int = 0, score_visible: bool = False):
+    def __init__(self, env_id: str, n_envs: int, n_threads: int = 0, score_visible: bool = False,
+                 watch_steps: int = 0):
+        """``watch_steps`` > 0: the first WATCHED_WORKERS workers' colour frames are kept, the last ``watch_steps``
+        steps of each (``self.watch``, a ColourWatch; None without)."""
         from ale_py.vector_env import AtariVectorEnv
 
         game = atari_game(env_id)
@@ -82,6 +90,10 @@ class AtariVecEnv(VecEnv):
         self.obs_shape = (84, 84, N_STACK)
         self.frames_per_step = FRAME_SKIP
         self._tracker = EpisodeTracker(n_envs)
+        self.watch = None
+        if watch_steps > 0:
+            self.watch = ColourWatch(env_id, game, range(min(WATCHED_WORKERS, n_envs)), watch_steps, FRAME_SKIP,
+                                     NOOP_MAX, MAX_FRAMES_PER_EPISODE, score_visible)
 
     @staticmethod
     def _nhwc(obs: np.ndarray) -> np.ndarray:
@@ -96,16 +108,24 @@ class AtariVecEnv(VecEnv):
         return blank_score(self.env_id, obs, inplace=inplace)
 
     def reset(self, seed: int) -> np.ndarray:
-        obs, _ = self._env.reset(seed=seed)
+        obs, info = self._env.reset(seed=seed)
+        if self.watch is not None:
+            self.watch.reset(seed, info["episode_frame_number"])
         self._tracker = EpisodeTracker(self.n_envs)
         if self._returns is not None:
             self._returns = ReturnCounter(self.n_envs)
         return self._nhwc(obs)
 
     def step(self, actions: np.ndarray) -> StepResult:
-        obs, reward, terminated, truncated, info = self._env.step(np.asarray(actions, dtype=np.int64))
-        reward = reward.astype(np.float32)
+        actions = np.asarray(actions, dtype=np.int64)
+        self._env.send(actions)
+        if self.watch is not None:  # the watched emulators play while the vector env's threads do
+            self.watch.act(actions)
+        obs, reward, terminated, truncated, info = self._env.recv()
         done = terminated | truncated
+        if self.watch is not None:
+            self.watch.check(reward, done, info["episode_frame_number"])
+        reward = reward.astype(np.float32)
         obs = self._nhwc(obs)
         final_obs = None
         if done.any() and "final_obs" in info:  # (N, C, H, W), the finished envs' last observations
@@ -117,4 +137,6 @@ class AtariVecEnv(VecEnv):
         return StepResult(obs, reward, terminated.astype(bool), truncated.astype(bool), finished, final_obs)
 
     def close(self) -> None:
+        if self.watch is not None:
+            self.watch.close()
         self._env.close()

@@ -84,6 +84,7 @@ class VecEnv:
     obs_dtype: np.dtype = np.dtype(np.uint8)  # what the policy sees (a vector env's: float32)
     predictor_dtype: np.dtype = np.dtype(np.uint8)  # what predictor_view gives: always bytes
     frames_per_step: int = 1  # emulator frames per agent step (4 for Atari's frame skip)
+    watch = None  # where a person watches more than frames_to_watch gives (Atari's colour: envs/atari_watch.py)
 
     def predictor_view(self, obs: np.ndarray, inplace: bool = False) -> np.ndarray:
         """What the reward predictor and the labeller see of observations (..., H, W, C): by default

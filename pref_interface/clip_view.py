@@ -3,6 +3,7 @@ with, in PyQt5: its frames looping, scaled up by a whole factor (nearest neighbo
 the frame index under it; the process's QApplication, and a window's screenshot.
 
     ClipView       one clip: title, the current frame, "frame i / T"
+    grow_to_fit()  a window made larger, where the screen allows, for its clips to show at twice their size
     application()  the process's QApplication (without OpenGL: see there)
     screenshot()   a window as a PNG, rendered by Qt itself (offscreen too)
 
@@ -116,6 +117,19 @@ class ClipView(QWidget):
             self.screen.image = self._images[i]
             self.index_label.setText(f"frame {i + 1} / {self.n_frames}")
         self.screen.update()
+
+
+def grow_to_fit(window: QWidget, views, frame_shape, scale: int = 2) -> None:
+    """Make ``window`` larger, as far as the screen allows, so that each of ``views`` (ClipViews) shows frames of
+    ``frame_shape`` (H, W, ...) at ``scale`` times their size at least: an Atari game's colour frame, 210 x 160, is
+    at 1x in a window made for 84x84 frames (4x). Never smaller."""
+    h, w = frame_shape[:2]
+    more_w = max(0, *(scale * w - view.screen.width() for view in views))
+    more_h = max(0, *(scale * h - view.screen.height() for view in views))
+    if more_w or more_h:
+        room = QApplication.primaryScreen().availableGeometry()
+        window.resize(max(window.width(), min(room.width(), window.width() + len(views) * more_w)),
+                      max(window.height(), min(room.height(), window.height() + more_h)))
 
 
 def application() -> QApplication:

@@ -4,7 +4,9 @@ Where the synthetic oracle (oracle.py) prefers the clip with more of the task's 
 the clip a goal function scores higher (pref_interface/goals.py says what a goal is; equal scores tie).
 A Box-action env's ``Segment.obs`` is (T, D + A) float32, each row the raw observation then the clipped
 action (issue 29's contract, item 1), so the oracle splits it at the env's D. Segments carry no per-step env
-info yet: the goal gets ``info={}`` (the shipped goals read only observations).
+info yet: the goal gets ``info={}`` (the shipped goals read only observations). An Atari goal (``reads = "atari"``)
+gets an Atari segment as the game's state: its ``states`` (the console's RAM after each step, which a watched env
+records: envs/atari_watch.py), no actions, and ``info={"reward": true_rewards}``.
 
 ``load_goal("MODULE:FUNCTION")`` imports a goal; ``check_goal(spec, env_id)`` also tries it on one short clip
 of random actions in the env, before a run starts. Both raise ValueError with one line naming what is wrong:
@@ -62,6 +64,11 @@ def goal_line(spec: str, env_id: str) -> str:
             f"reward); {made}")
 
 
+def reads_atari(goal) -> bool:
+    """Whether ``goal`` scores Atari clips by the game's RAM and rewards (goals.py), not Box observations."""
+    return getattr(goal, "reads", "") == "atari"
+
+
 def measure_of(goal):
     """(name, function of an episode's observations (T, D)) that ``watch`` reports per episode, or None."""
     measure = getattr(goal, "measure", None)
@@ -104,6 +111,21 @@ def trial_clip(env_id: str, env_kwargs: dict, steps: int = TRIAL_STEPS, seed: in
         env.close()
 
 
+def atari_trial_clip(env_id: str, steps: int = TRIAL_STEPS, seed: int = 0):
+    """(RAM (T, 128) float64, rewards (T,) float32) of ``steps`` random actions in the Atari game ``env_id``, as a
+    watched env's segment holds them."""
+    from envs.atari import AtariVecEnv
+
+    env = AtariVecEnv(env_id, 1, n_threads=1, watch_steps=steps)
+    try:
+        env.reset(seed)
+        rng = np.random.default_rng(seed)
+        rewards = [env.step(rng.integers(0, env.n_actions, 1)).true_reward[0] for _ in range(steps)]
+        return env.watch.states(0, 0, steps), np.asarray(rewards, np.float32)
+    finally:
+        env.close()
+
+
 def check_goal(spec: str, env_id: str):
     """Import the goal ``spec`` names and try it on one short clip of random actions in ``env_id``: the goal,
     or ValueError with one line (``load_goal``'s errors, a goal for other envs, env kwargs the env refuses, a
@@ -112,6 +134,14 @@ def check_goal(spec: str, env_id: str):
     env_ids = getattr(goal, "env_ids", None)
     if env_ids and env_id not in env_ids:
         raise ValueError(f"--oracle_goal {spec} is for {', '.join(env_ids)}, not {env_id}")
+    if reads_atari(goal):
+        from envs.atari_ids import atari_game
+
+        if atari_game(env_id) is None:
+            raise ValueError(f"--oracle_goal {spec} scores Atari clips; {env_id} is not an Atari game")
+        ram, rewards = atari_trial_clip(env_id)
+        score(goal, ram, np.zeros((len(ram), 0), np.float32), {"reward": rewards}, spec)
+        return goal
     try:
         obs, actions = trial_clip(env_id, kwargs_of(goal))
     except Exception as e:
@@ -125,7 +155,8 @@ class GoalOracle:
     """Labels two Box-action segments by a goal's score: the higher one preferred, equal scores a tie.
 
     ``obs_dim``: the env's observation length D; each ``Segment.obs`` row is D observation values then the
-    action's A. ``spec``: the goal's name, for the run record and messages.
+    action's A. ``spec``: the goal's name, for the run record and messages. An Atari goal (``reads_atari``) scores a
+    segment's recorded RAM (``Segment.states``) and true rewards instead (``obs_dim`` unused).
     """
 
     def __init__(self, goal, obs_dim: int, spec: str = ""):
@@ -133,6 +164,12 @@ class GoalOracle:
         self.name = f"goal {self.spec}"
 
     def score(self, segment: Segment) -> float:
+        if reads_atari(self.goal):
+            if segment.states is None:
+                raise ValueError(f"goal oracle: {self.spec} reads an Atari clip's RAM, and this {segment.env_id} clip "
+                                 f"recorded none (its env was not watched: envs/atari_watch.py)")
+            return score(self.goal, segment.states, np.zeros((segment.length, 0), np.float32),
+                         {"reward": segment.true_rewards}, self.spec)
         x = segment.obs
         if x.ndim != 2 or x.shape[1] <= self.obs_dim:
             raise ValueError(f"goal oracle: a segment's obs must be (T, {self.obs_dim} + actions), got {x.shape}")
@@ -152,6 +189,8 @@ def goal_oracle_for(spec: str, env_id: str) -> GoalOracle:
     import gymnasium as gym
 
     goal = check_goal(spec, env_id)
+    if reads_atari(goal):
+        return GoalOracle(goal, 0, spec)
     env = gym.make(env_id, **kwargs_of(goal))
     obs_dim = int(np.prod(env.observation_space.shape))
     env.close()

@@ -4,8 +4,11 @@ A goal is a function ``goal(obs, actions, info) -> float`` of one clip:
 
     obs      (T, D) float: the env's raw observations, obs[t] the one action t was taken in
     actions  (T, A) float: the actions (clipped to the action space)
-    info     dict of (T,) arrays, per step; may be empty (the goal oracle passes {} today: segments carry
-             no info yet), so a goal must not need it
+    info     dict of (T,) arrays, per step; may be empty (the goal oracle passes {} on a Box-action env's clips:
+             segments carry no info yet), so a goal must not need it
+
+An Atari goal (``reads = "atari"``) gets the clip as the game's state instead: ``obs`` the console's RAM after each
+step (T, 128), ``actions`` empty (T, 0), ``info`` {"reward": the game's reward per step} (Enduro's below).
 
 and returns a finite score: the goal oracle (pref_interface/goal_oracle.py) prefers the clip with the higher
 score and calls equal scores a tie. A goal may carry ``env_kwargs``, the ``gym.make`` kwargs its env needs
@@ -79,12 +82,25 @@ with the head raised 13 degrees at 0.22, and seed 0 learned exactly that: docs/r
 term makes every pose past upright, towards the back, worse than standing on its feet.) ``upright_fraction``
 gives the share of steps within 30 degrees of that stance, for ``watch``. HalfCheetah never ends early: no env
 kwargs.
+
+**Enduro among the cars** (``enduro_with_cars``, issue 62). The paper's labellers were told, for Enduro (appendix B.2):
+avoid passing cars or being passed by them, stay even with other cars, none around is fine. An Atari goal reads the
+clip as the game's state (``reads = "atari"``): ``obs`` is the console's RAM after each step, (T, 128) (the segment's
+``states``: envs/atari_watch.py, recorded where a person or a goal watches), ``actions`` is empty, and ``info`` holds
+the game's ``reward`` per step. What the RAM means is envs/enduro.py's, checked against the frames by day, at night
+and in fog. The score: ``ENDURO_PASS_COST`` (1) for every pass either way (the game's reward is +1 or -1 at a pass),
+``ENDURO_CRASH_COST`` (2) for every crash begun in the clip, and ``ENDURO_LEVEL_PAY`` (1) times the share of the
+clip's steps with a car alongside and no crash: a clip spent beside a car scores up to 1, a clip with nobody around
+0 ("none around is fine"), a pass -1, a crash -2. Its ``measure`` for ``watch`` is each episode's figures: passes,
+the share of steps level with a car, crashes (envs.enduro.figures).
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
+
+from envs import enduro
 
 RESET_JUMP = 1.0  # rad in one step: more is a reset of the env, not the robot turning
 FULL_TURN = 2 * math.pi
@@ -275,3 +291,21 @@ def upright_fraction(pitch, within: float = math.pi / 6) -> float:
     p = np.asarray(pitch, dtype=np.float64)
     off = np.abs((p + math.pi / 2 + math.pi) % FULL_TURN - math.pi)
     return float(np.mean(off <= within)) if len(p) else 0.0
+
+
+ENDURO_PASS_COST = 1.0  # per pass, either way
+ENDURO_CRASH_COST = 2.0  # per crash begun in the clip
+ENDURO_LEVEL_PAY = 1.0  # times the share of the clip's steps with a car alongside and no crash
+
+
+def enduro_with_cars(obs: np.ndarray, actions: np.ndarray, info: dict) -> float:
+    """Enduro as the paper's labellers were asked to judge it (the module's docstring): ``obs`` the RAM after each
+    step (T, 128), ``info["reward"]`` the game's reward per step."""
+    f = enduro.figures(obs, info["reward"])
+    return ENDURO_LEVEL_PAY * f["level_share"] - ENDURO_PASS_COST * f["passes"] - ENDURO_CRASH_COST * f["crashes"]
+
+
+enduro_with_cars.reads = "atari"
+enduro_with_cars.env_kwargs = {}
+enduro_with_cars.env_ids = ("EnduroNoFrameskip-v4",)
+enduro_with_cars.measure = ("passes, level_share, crashes", enduro.figures)

@@ -35,7 +35,7 @@ from PyQt5.QtWidgets import (
 )
 
 from pref_interface.answers import ANSWER_TEXT, FPS, LOOP_PAUSE_FRAMES, REPEAT_GUARD_S, PairQueue
-from pref_interface.clip_view import ClipView, application, screenshot
+from pref_interface.clip_view import ClipView, application, grow_to_fit, screenshot
 from pref_interface.shown_pairs import shown_clips
 
 WINDOW_TITLE = "drlhp: which clip is better?"
@@ -191,6 +191,11 @@ class LabelWindow(QMainWindow):
         if ms != self.frame_ms:
             self.frame_ms = ms
             self.timer.setInterval(ms)
+
+    def fit_clips(self, frame_shape) -> None:
+        """Grow the window, where the screen allows, for both clips to show frames of ``frame_shape`` at 2x at least
+        (pref_interface.clip_view.grow_to_fit)."""
+        grow_to_fit(self, (self.left, self.right), frame_shape)
 
     def set_waiting_text(self, text: str) -> None:
         """Why no pair is on screen (shown in place of the clips)."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 
 from pref_interface.answers import why_no_pair
+from pref_interface.shown_pairs import shown_clips
 
 PAIRS_AHEAD = 3  # pairs chosen ahead of the person: the next pair shows at once, and is never stale by much
 TICK_MS = 30
@@ -97,6 +98,7 @@ class LabellingLoop:
                 pairs.add(pair)
             if pairs.current is not None and not self.first_pair_logged:
                 self.first_pair_logged = True
+                window.fit_clips(shown_clips(pairs.current)[0].shape[1:])  # Atari's colour frames at 2x, at least
                 self.log("[prefs] first pair on screen", flush=True)
             if pairs.current is None:
                 window.set_waiting_text(why_no_pair(iface, pairs.n_pending))

@@ -35,10 +35,12 @@ def label_with_oracle(iface, log=print) -> dict:
 
     cfg = iface.cfg
     if cfg.prefs.oracle_goal:  # a behaviour the env does not reward (--oracle_goal, issue 30)
-        from pref_interface.goal_oracle import goal_oracle_for
+        from pref_interface.goal_oracle import goal_oracle_for, reads_atari
 
         oracle = goal_oracle_for(cfg.prefs.oracle_goal, cfg.env)
-        log(f"[prefs] the oracle labels by {oracle.name} (observations split at {oracle.obs_dim})", flush=True)
+        read = ("the clips' RAM and rewards" if reads_atari(oracle.goal)
+                else f"observations split at {oracle.obs_dim}")
+        log(f"[prefs] the oracle labels by {oracle.name} ({read})", flush=True)
     else:
         oracle = SyntheticOracle()
     from pref_interface.teacher import Teacher, teacher_rng

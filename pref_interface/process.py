@@ -194,7 +194,7 @@ class PrefInterface:
         if pair is not None:
             self.pool.mark_asked(*pair)
             self.ask_for_segments()
-            if pair[0].states is not None:  # MuJoCo clips: a person sees them once drawn
+            if pair[0].states is not None and 0 in pair[0].frames.shape[1:]:  # MuJoCo clips: seen once drawn
                 self._drawer().add(pair)
                 return None
         return pair

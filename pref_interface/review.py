@@ -30,7 +30,7 @@ from PyQt5.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QMainWindow, QPush
 from drlhp.reward.pref_db import PrefDB
 from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
 from pref_interface.answers import DELETED, FPS, LOOP_PAUSE_FRAMES
-from pref_interface.clip_view import ClipView, application
+from pref_interface.clip_view import ClipView, application, grow_to_fit
 from pref_interface.review_clips import ReviewClips
 
 REVIEW_TITLE = "drlhp: review preferences"
@@ -297,6 +297,9 @@ def main(argv: list[str] | None = None) -> int:
     window = ReviewWindow(review, save=save)
     window.resize(900, 560)
     window.show()
+    if window.left.frames is not None:  # Atari's colour frames at 2x at least, where the screen allows
+        app.processEvents()
+        grow_to_fit(window, (window.left, window.right), window.left.frames.shape[1:])
     app.exec_()
     return 0
 

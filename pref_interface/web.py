@@ -29,7 +29,8 @@ Routes (each needs the token: ?token=T, or the header X-Token: T; without it: 40
     GET  /states/N/left|right   pair N's clip as the simulator states it was drawn from (JSON: "states", (T, S)
                                 concat(qpos, qvel) per step, floats exact; "falls", (T,) or null; "clip", "env_id"):
                                 for a scripted person that judges what the page shows (bench/page_person.py);
-                                404 for a pair whose clips carry no states (Atari, MovingDot, the oracle's)
+                                404 for a pair whose clips carry no states (MovingDot, the oracle's; an Atari
+                                clip's states are its RAM after each step: envs/atari_watch.py)
     POST /api/answer            {"page": P, "pair": N, "answer": "left|right|equal|cant_tell"} -> state
     POST /api/undo              {"page": P} -> state
     POST /api/bye               {"page": P}: the page is closing; its pairs go back to the pool now

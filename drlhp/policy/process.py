@@ -23,6 +23,7 @@ import time
 import numpy as np
 
 from drlhp.config import RunConfig
+from drlhp.config.labeller_names import PERSON_LABELLERS
 from drlhp.policy.reward_source import RewardSource
 from drlhp.policy.segments import SegmentCutter
 from drlhp.policy.trainer import RolloutObserver, TrainingState
@@ -43,7 +44,8 @@ class SegmentFeed(RolloutObserver):
     def __init__(self, cfg: RunConfig, env, reward_source: RewardSource, ports: PolicyPorts):
         p = cfg.prefs
         self.cutter = SegmentCutter(cfg.env, env.n_envs, env.obs_shape, p.segment_length, p.segments_per_cut,
-                                    env.frames_to_watch, env.predictor_dtype, getattr(env, "state_size", 0))
+                                    env.frames_to_watch, env.predictor_dtype, getattr(env, "state_size", 0),
+                                    getattr(env, "watch", None))
         self.queue, self.reward_source, self.flow = ports.segment_queue, reward_source, ports.segment_flow
         self.sent = self.dropped = 0
         self.steps_seen = 0  # agent steps of every rollout seen, random play included
@@ -300,8 +302,12 @@ def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixe
     n_envs = cfg.ppo.n_envs if cfg.algo == "ppo" else cfg.a2c.n_envs
     # an env whose episode ends on a fall (CartPole-v1) plays fixed-length episodes here, as PPO's (issue 39): the
     # oracle and the predictor then see a fall as reward, not as an episode's end
+    # where a person labels (or a goal reads the game), Atari keeps a few workers' colour frames and RAM of a rollout
+    # and a clip (envs/atari_watch.py)
+    watched = cfg.labels and (cfg.prefs.labeller in PERSON_LABELLERS or bool(cfg.prefs.oracle_goal))
+    n_steps = cfg.ppo.n_steps if cfg.algo == "ppo" else cfg.a2c.n_steps
     env = make_vec_env(cfg.env, n_envs, n_threads=cfg.n_env_threads, score_visible=cfg.score_visible,
-                       falls=cfg.ppo.falls)
+                       falls=cfg.ppo.falls, watch_steps=n_steps + cfg.prefs.segment_length if watched else 0)
     if cfg.env in FALLING_ENV_IDS:
         log(f"[policy] {describe(cfg.env, **cfg.ppo.falls)}", flush=True)
     logger = None

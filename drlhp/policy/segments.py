@@ -13,6 +13,8 @@ observation and the clipped action (drlhp.policy.ppo.prefs), and ``frames_to_wat
 built with ``state_size`` S > 0 also cuts each step's recorded simulator state ((T, N, S) float64 given to ``add``:
 a MuJoCo env's, recorded where a person labels) into ``Segment.states``, for the labeller to draw the clip from, and
 each step's fall flag (``falls``, (T, N) bool, where given) into ``Segment.falls``, for the drawn clip to show a fall.
+A cutter built with a ``watch`` (an Atari env's colour frames where a person labels: envs/atari_watch.py) cuts only the
+watched workers, each segment's frames the watch's colour frames of its steps, its states the console's RAM after each.
 Their compact form on the wire: drlhp.runtime.segment_wire.
 """
 from __future__ import annotations
@@ -24,9 +26,10 @@ from drlhp.runtime.messages import Segment
 
 class SegmentCutter:
     def __init__(self, env_id: str, n_envs: int, obs_shape: tuple, segment_length: int, segments_per_cut: int,
-                 frames_to_watch, obs_dtype=np.uint8, state_size: int = 0):
+                 frames_to_watch, obs_dtype=np.uint8, state_size: int = 0, watch=None):
         self.env_id, self.n_envs, self.length = env_id, n_envs, segment_length
-        self.per_cut = min(segments_per_cut, n_envs)
+        self.watch, self.workers = watch, tuple(range(n_envs)) if watch is None else watch.workers
+        self.per_cut = min(segments_per_cut, len(self.workers))
         self.frames_to_watch = frames_to_watch
         self.obs_dtype = np.dtype(obs_dtype)
         if self.obs_dtype not in (np.uint8, np.float32):
@@ -48,7 +51,8 @@ class SegmentCutter:
         limit) and, per cut, the (predicted, true) returns of ALL workers' windows (predicted is NaN
         where no prediction was made): fresh segments to check the predictor on. ``states``: (T, N, S) float64,
         each step's recorded simulator state, given exactly when the cutter was built with ``state_size`` S; ``falls``
-        (T, N) bool, with states: where the robot fell (None: nowhere)."""
+        (T, N) bool, with states: where the robot fell (None: nowhere). With a watch, ``obs`` are the env's newest steps
+        (the rollout just played): a window's colour frames are the watch's, that many steps back."""
         if obs.dtype != self.obs_dtype:  # what the predictor sees, as it sees it: never cast silently
             raise ValueError(f"SegmentCutter wants the predictor's view of observations ({self.obs_dtype}), "
                              f"got {obs.dtype}")
@@ -67,12 +71,16 @@ class SegmentCutter:
                 n_cut = self.per_cut if budget is None else max(0, min(self.per_cut, budget - len(segments)))
                 self.not_cut += self.per_cut - n_cut
                 for _ in range(n_cut):
-                    w = self._next_worker
-                    self._next_worker = (w + 1) % self.n_envs
+                    w = self.workers[self._next_worker]
+                    self._next_worker = (self._next_worker + 1) % len(self.workers)
                     seg_obs = self._obs[:, w].copy()
                     seg_states = None if self._states is None else self._states[:, w].copy()
                     seg_falls = None if self._falls is None else self._falls[:, w].copy()
-                    segments.append(Segment(seg_obs, np.ascontiguousarray(self.frames_to_watch(seg_obs)),
+                    frames = (self.frames_to_watch(seg_obs) if self.watch is None  # the window ended len(obs)-1-t ago
+                              else self.watch.frames(w, len(obs) - 1 - t, self.length))
+                    if self.watch is not None:
+                        seg_states = self.watch.states(w, len(obs) - 1 - t, self.length)
+                    segments.append(Segment(seg_obs, np.ascontiguousarray(frames),
                                             self._true[:, w].copy(), self.env_id, w, step, seg_states,
                                             seg_falls).check())
                 cut_returns.append((self._pred.sum(axis=0), self._true.sum(axis=0)))

@@ -218,7 +218,13 @@ def _check_goal(cfg: RunConfig, action_kind: str) -> None:
     spec = cfg.prefs.oracle_goal
     if not spec:
         return
-    if action_kind != "box":
+    from pref_interface.goal_oracle import load_goal, reads_atari
+
+    try:
+        atari_goal = reads_atari(load_goal(spec))
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if action_kind != "box" and not atari_goal:
         raise UsageError(f"--oracle_goal scores the observations and actions of Box-action (MuJoCo) clips; {cfg.env} "
                          f"has discrete actions")
     if not (cfg.labels or cfg.watches or cfg.no_labelling):

@@ -111,7 +111,9 @@ def _stopped(e: KeyboardInterrupt, trainer, cfg: RunConfig, record: RunRecord) -
 
 def watch(cfg: RunConfig, record: RunRecord) -> int:
     """A saved policy plays into a video. On discrete actions A2C's and PPO's checkpoints hold the same network
-    (drlhp.policy.a2c.network.policy_network): A2C's policy plays either, sampling its actions."""
+    (drlhp.policy.a2c.network.policy_network): A2C's policy plays either, sampling its actions. With an Atari goal
+    (--oracle_goal, or the watched run's: pref_interface.goals' ``reads = "atari"``), the env keeps worker 0's RAM
+    (envs/atari_watch.py) and each episode's figures of the goal's measure are reported (``_GameRecord``)."""
     from envs import action_kind
 
     if cfg.algo == "ppo" and action_kind(cfg.env) == "box":
@@ -120,28 +122,75 @@ def watch(cfg: RunConfig, record: RunRecord) -> int:
     from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
     from drlhp.policy.watch import play_episodes, write_video
     from envs import make_vec_env
+    from pref_interface.goal_oracle import reads_atari
 
     try:
         arrays, meta = load_policy_checkpoint(cfg.load_policy_ckpt_dir)
     except CheckpointError as e:
         raise UsageError(str(e)) from None
-    env = make_vec_env(cfg.env, 1, n_threads=1)
+    spec, goal, _ = _watched_goal(cfg, meta["path"])
+    if goal is not None and not reads_atari(goal):
+        raise UsageError(f"the goal {spec} scores Box-action (MuJoCo) clips; {cfg.env} has discrete actions")
+    env = make_vec_env(cfg.env, 1, n_threads=1, watch_steps=1 if goal is not None else 0)
+    played = env if goal is None else _GameRecord(env)
     try:
         policy = build_policy(cfg, env, replace(cfg.a2c, n_envs=1))
         try:
             policy.set_state(arrays)
         except (KeyError, ValueError) as e:
             raise UsageError(f"checkpoint {meta['path']} does not fit {cfg.env}: {e}") from None
-        frames, returns = play_episodes(env, policy, cfg.episodes, cfg.seed)
+        frames, returns = play_episodes(played, policy, cfg.episodes, cfg.seed)
     finally:
         env.close()
     video = Path(cfg.video or record.dir / "episode.mp4")
     write_video(frames, video)
-    print(f"[watch] {len(returns)} episode(s), true returns {returns}, {len(frames)} frames -> {video}")
+    figures = {} if goal is None else _atari_goal_figures(spec, goal, played.episodes)
+    shown = "".join(f", {name} per episode {values}" for name, values in figures.get("goal_measures", {}).items())
+    shown += f" (goal {spec})" if goal is not None else ""
+    print(f"[watch] {len(returns)} episode(s), true returns {returns}{shown}, {len(frames)} frames -> {video}")
     return finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "episodes": len(returns),
                             "true_returns": [float(r) for r in returns],
                             "true_return_mean": float(sum(returns) / len(returns)) if returns else None,
-                            "checkpoint": str(meta["path"]), "video": str(video)})
+                            **figures, "checkpoint": str(meta["path"]), "video": str(video)})
+
+
+class _GameRecord:
+    """An Atari vector env made with a watch (envs/atari_watch.py) that keeps, as watch plays, worker 0's RAM after
+    each step and its reward, one (RAM (T, 128), rewards (T,)) per finished episode in ``episodes``: what an Atari
+    goal's measure reads."""
+
+    def __init__(self, env):
+        self.env, self.episodes, self._ram, self._rewards = env, [], [], []
+
+    def __getattr__(self, name):
+        return getattr(self.env, name)
+
+    def step(self, actions):
+        import numpy as np
+
+        step = self.env.step(actions)
+        self._ram.append(self.env.watch.states(0, 0, 1)[0])
+        self._rewards.append(float(step.true_reward[0]))
+        if step.done[0]:
+            self.episodes.append((np.stack(self._ram), np.asarray(self._rewards)))
+            self._ram, self._rewards = [], []
+        return step
+
+
+def _atari_goal_figures(spec: str, goal, episodes: list) -> dict:
+    """An Atari goal's measure of each finished episode (its ``measure``: a function of the RAM and the rewards giving
+    named figures, e.g. Enduro's passes, share of steps level with a car, crashes), per figure a list over the
+    episodes, and each list's mean."""
+    from pref_interface.goal_oracle import measure_of
+
+    out = {"oracle_goal": spec}
+    measure = measure_of(goal)
+    if measure:
+        per_episode = [measure[1](ram, rewards) for ram, rewards in episodes]
+        names = list(per_episode[0]) if per_episode else []
+        out["goal_measures"] = {n: [round(f[n], 4) for f in per_episode] for n in names}
+        out["goal_measure_means"] = {n: float(sum(v) / len(v)) for n, v in out["goal_measures"].items()}
+    return out
 
 
 def _watch_ppo(cfg: RunConfig, record: RunRecord) -> int:

@@ -30,7 +30,8 @@ class Segment:
     true_rewards: (T,) float32, the env's unclipped reward (only the synthetic oracle reads it).
     env_id, worker: where it came from; step: the policy's agent-step count when it was cut.
     states: (T, S) float64, the simulator's state each step was taken in (a MuJoCo env's concat(qpos, qvel):
-        envs/mujoco_state.py), recorded only where a person labels, to re-render the clip from; else None.
+        envs/mujoco_state.py), recorded only where a person labels, to re-render the clip from; an Atari clip's
+        console RAM after each step (T, 128), beside its colour frames (envs/atari_watch.py); else None.
     falls: (T,) bool, with ``states`` only: True at a step where the robot fell (info["fell"]: envs/fixed_length.py),
         for the drawn clip to show it (pref_interface.fall_mark); else None.
     """
