@@ -1,0 +1,219 @@
+"""H61's measures (docs/results/mujoco.md, issue 61): what sinks a bad MuJoCo preference seed, read from run
+directories (no training, no simulation).
+
+    PYTHONPATH=. python experiments/mujoco_mechanism.py RUN_DIR [RUN_DIR ...] [--baseline TASK=RETURN ...]
+                                                        [--out FILE.json]
+
+For each run (a finished or stopped preference run of a MuJoCo task), by thirds of its planned agent steps:
+
+* the fresh-label accuracy (reward/fresh_label_accuracy: the ensemble's agreement with each label before it trains
+  on it, over the last 100 labels; progress_reward.csv), the mean of the values logged in the third;
+* the policy's predicted return and the oracle's (policy/predicted_return_last100, policy/task_return_last100) at
+  the third's end, and pred_true_corr (the per-step correlation of the two rewards in the rollout), the third's mean;
+* the labels given in the third (the label of insertion order k was given when progress_prefs.csv's labels_given
+  first passed k), their clips' age at labelling (agent steps from the clip's cut to its label; the median) and the
+  share of labelled clips with a fall in them (a step whose oracle reward is below -50: the fall penalty is 100);
+* post hoc (H61c), the run's final predictor on its own database's labels that prefer one clip: its accuracy on
+  pairs whose clips differ in falls and on the others, over the later half of the labels.
+
+A run is ``bad`` below 0.8 of its task's baseline (--baseline, default the kept baselines' means in
+docs/mujoco_runs.csv as H61 names them), ``good`` at 0.9 or more, else ``middle``. Prints one line a run and, per
+task, the bad and good seeds' means of each measure; --out writes everything as JSON.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+FALL_CUT = -50.0
+# H61's baselines: the kept baseline arm's mean return in docs/mujoco_runs.csv (seeds 0-5; HalfCheetah 0-8)
+BASELINES = {"Hopper-v5": 3370.9, "HalfCheetah-v5": 5299.0, "InvertedDoublePendulum-v5": 9332.8,
+             "InvertedPendulum-v5": 1000.0, "Walker2d-v5": 3583.5}
+THIRDS = ("first", "second", "last")
+
+
+def read_csv(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def column(rows: list[dict], name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(steps, values) of the rows where ``name`` has a value."""
+    steps, values = [], []
+    for r in rows:
+        v = r.get(name, "")
+        if v not in ("", None, "nan"):
+            steps.append(float(r["step"]))
+            values.append(float(v))
+    return np.array(steps), np.array(values)
+
+
+def third_of(step: float, total: float) -> int:
+    return min(2, int(3 * step / total))
+
+
+def mean_by_third(steps: np.ndarray, values: np.ndarray, total: float) -> list[float | None]:
+    out = []
+    for i in range(3):
+        keep = (steps > i * total / 3) & (steps <= (i + 1) * total / 3)
+        out.append(round(float(values[keep].mean()), 3) if keep.any() else None)
+    return out
+
+
+def at_ends(steps: np.ndarray, values: np.ndarray, total: float) -> list[float | None]:
+    """The last value logged in each third (None: none logged there)."""
+    out = []
+    for i in range(3):
+        keep = (steps > i * total / 3) & (steps <= (i + 1) * total / 3)
+        out.append(round(float(values[keep][-1]), 1) if keep.any() else None)
+    return out
+
+
+def label_steps(prefs_rows: list[dict]) -> callable:
+    """order -> the agent step at which that label (0-based insertion order) had been given."""
+    steps, given = column(prefs_rows, "prefs/labels_given")
+    if not len(steps):
+        return lambda order: math.nan
+    given = np.maximum.accumulate(given)
+
+    def step_of(order: int) -> float:
+        i = int(np.searchsorted(given, order + 1, side="left"))
+        return float(steps[min(i, len(steps) - 1)])
+
+    return step_of
+
+
+def labels_by_third(run: Path, total: float, step_of) -> tuple[dict, list]:
+    """Per third: labels, median clip age, share of labelled clips with a fall; and the labels as rows
+    (order, step, ids, mu, falls) for the post-hoc check."""
+    from drlhp.reward.pref_db import PrefDB
+
+    db = PrefDB.load(run / "prefs" / "prefs.npz")
+    labels = []
+    for split in ("train", "val"):
+        for e in db.entries(split):
+            s1, s2 = db.segment(e.id1), db.segment(e.id2)
+            f1 = int((np.asarray(s1.true_rewards) < FALL_CUT).sum())
+            f2 = int((np.asarray(s2.true_rewards) < FALL_CUT).sum())
+            labels.append({"order": e.order, "step": step_of(e.order), "ages": (step_of(e.order) - s1.step,
+                           step_of(e.order) - s2.step), "falls": (f1, f2), "mu": tuple(e.mu),
+                           "id1": e.id1, "id2": e.id2})
+    out = {"labels": [0, 0, 0], "median_clip_age": [None] * 3, "clips_with_fall": [None] * 3}
+    for i in range(3):
+        mine = [lab for lab in labels if lab["order"] >= 0 and third_of(lab["step"], total) == i and lab["step"] > 0]
+        out["labels"][i] = len(mine)
+        if mine:
+            ages = [a for lab in mine for a in lab["ages"]]
+            out["median_clip_age"][i] = round(float(np.median(ages)))
+            out["clips_with_fall"][i] = round(float(np.mean([f > 0 for lab in mine for f in lab["falls"]])), 3)
+    return out, labels, db
+
+
+def posthoc_falls(run: Path, labels: list, db) -> dict:
+    """The final predictor on its own later half of labels: accuracy on pairs differing in falls, and on the rest."""
+    from drlhp.learned_reward import SavedPredictor
+
+    pred = SavedPredictor(run, center=0)
+    strict = [lab for lab in labels if lab["mu"][0] != lab["mu"][1]]
+    if not strict:
+        return {}
+    median = np.median([lab["order"] for lab in strict])
+    late = [lab for lab in strict if lab["order"] > median]
+    right, differ = [], []
+    for lab in late:
+        p1 = float(pred.rewards(db.segment_obs(lab["id1"])).sum())
+        p2 = float(pred.rewards(db.segment_obs(lab["id2"])).sum())
+        right.append((p1 > p2) == (lab["mu"][0] > lab["mu"][1]))
+        differ.append(lab["falls"][0] != lab["falls"][1])
+    right, differ = np.array(right), np.array(differ)
+
+    def acc(mask):
+        return round(float(right[mask].mean()), 3) if mask.any() else None
+
+    return {"late_labels": len(late), "acc_differ_by_falls": acc(differ), "n_differ_by_falls": int(differ.sum()),
+            "acc_same_falls": acc(~differ)}
+
+
+def measure(run: Path, baselines: dict, posthoc: bool = True) -> dict:
+    config = json.loads((run / "config.json").read_text())
+    summary = json.loads((run / "summary.json").read_text()) if (run / "summary.json").exists() else {}
+    task, seed = config["env"], config.get("seed")
+    total = float(config.get("total_timesteps") or 1e6 * float(config.get("million_timesteps", 1)))
+    policy = read_csv(run / "progress.csv")
+    reward = read_csv(run / "progress_reward.csv")
+    prefs = read_csv(run / "progress_prefs.csv")
+    ret = summary.get("task_return_last100")
+    if ret is None:
+        s, v = column(policy, "policy/task_return_last100")
+        ret = float(v[-1]) if len(v) else None
+    base = baselines.get(task)
+    ratio = None if ret is None or not base else ret / base
+    verdict = None if ratio is None else ("bad" if ratio < 0.8 else "good" if ratio >= 0.9 else "middle")
+    out = {"run": str(run), "task": task, "seed": seed, "return": ret, "ratio": None if ratio is None else
+           round(ratio, 3), "verdict": verdict,
+           "fresh_accuracy": mean_by_third(*column(reward, "reward/fresh_label_accuracy"), total),
+           "predicted_return": at_ends(*column(policy, "policy/predicted_return_last100"), total),
+           "true_return": at_ends(*column(policy, "policy/task_return_last100"), total),
+           "pred_true_corr": mean_by_third(*column(policy, "policy/pred_true_corr"), total),
+           "std_mean": at_ends(*column(policy, "policy/std_mean"), total),
+           "fresh_label_accuracy_run": summary.get("fresh_label_accuracy")}
+    if (run / "prefs" / "prefs.npz").exists():
+        by_third, labels, db = labels_by_third(run, total, label_steps(prefs))
+        out.update(by_third)
+        if posthoc and (run / "reward_predictor").exists():
+            out["posthoc_late_labels"] = posthoc_falls(run, labels, db)
+    return out
+
+
+def summarize(results: list[dict]) -> dict:
+    """Per task: the bad and good seeds' means of each by-third measure."""
+    table = {}
+    for task in sorted({r["task"] for r in results}):
+        table[task] = {}
+        for verdict in ("bad", "good"):
+            mine = [r for r in results if r["task"] == task and r["verdict"] == verdict]
+            row = {"seeds": [r["seed"] for r in mine]}
+            for key in ("fresh_accuracy", "pred_true_corr", "predicted_return", "true_return", "clips_with_fall"):
+                vals = np.array([[np.nan if v is None else v for v in r.get(key, [None] * 3)] for r in mine], float)
+                row[key] = [None if not len(vals) or np.isnan(vals[:, i]).all() else
+                            round(float(np.nanmean(vals[:, i])), 3) for i in range(3)] if len(vals) else None
+            table[task][verdict] = row
+    return table
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("runs", nargs="+", type=Path)
+    p.add_argument("--baseline", nargs="*", default=[], help="TASK=RETURN, overriding H61's baselines")
+    p.add_argument("--no_posthoc", action="store_true", help="skip the final predictor's check on its labels")
+    p.add_argument("--out", type=Path)
+    args = p.parse_args(argv)
+    baselines = dict(BASELINES)
+    for item in args.baseline:
+        task, _, value = item.partition("=")
+        baselines[task] = float(value)
+    results = []
+    for run in args.runs:
+        if not (run / "config.json").exists():
+            print(f"{run}: no config.json, skipped")
+            continue
+        r = measure(run, baselines, posthoc=not args.no_posthoc)
+        results.append(r)
+        print(json.dumps({k: v for k, v in r.items() if k != "run"}), flush=True)
+    table = summarize(results)
+    for task, row in table.items():
+        print(task, json.dumps(row))
+    if args.out:
+        args.out.write_text(json.dumps({"runs": results, "by_task": table}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
