@@ -288,6 +288,7 @@ def test_a_reviewed_atari_clip_is_the_colour_frame_recorded_for_it_with_the_scor
         window.resize(1000, 620)
         window.show()
         app.processEvents()
+        window.timer.stop()  # the clip plays on a timer: on a loaded machine it would move past frame 7 before the grab
         entry = window.review.entry
         for view, seg_id in ((window.left, entry.id1), (window.right, entry.id2)):
             view.show_frame(7)
