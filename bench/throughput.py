@@ -214,7 +214,7 @@ def main() -> None:
     tf = configure_tensorflow(2, 1, seed=0)
     import envs
     from drlhp.config import A2CConfig
-    from drlhp.policy.a2c.rollout import RolloutRunner
+    from drlhp.policy.a2c.rollout import A2CRunner
     from drlhp.policy.a2c.update import A2CPolicy
     from drlhp.policy.reward_source import ClippedEnvReward
 
@@ -246,7 +246,7 @@ def main() -> None:
     print(f"A2C update alone:                     {figures['train_steps_per_s']:8.0f} agent steps/s "
           f"({figures['train_step_ms']:.1f} ms per update of {batch})", flush=True)
 
-    runner = RolloutRunner(vec, policy, ClippedEnvReward(), cfg.n_steps, cfg.gamma, seed=0)
+    runner = A2CRunner(vec, policy, ClippedEnvReward(), cfg.n_steps, cfg.gamma, seed=0)
     parts = {"env_s": 0.0, "act_s": 0.0, "reward_s": 0.0, "train_s": 0.0}
 
     def a2c_update():

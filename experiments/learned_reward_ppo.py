@@ -154,8 +154,8 @@ def train(predictor, env_id: str, seed: int, run_dir, million_timesteps: float =
     see each PaidRollout: the rewards paid, x_t, the task's reward)."""
     from drlhp.learned_reward import LearnedRewardVector, SavedPredictor
     from drlhp.policy.checkpoint import find_latest_checkpoint
+    from drlhp.policy.loop import Agent, Outputs
     from drlhp.policy.ppo.trainer import PPOTrainer, build_ppo
-    from drlhp.policy.trainer import Agent, Outputs
     from drlhp.run.outcome import finish
     from drlhp.run.pipeline import tf_kernels
     from drlhp.runtime.interrupts import mark_interrupted, sigterm_as_interrupt

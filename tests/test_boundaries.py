@@ -26,6 +26,10 @@
              policy: their wire codec is drlhp.runtime.segment_wire); the config nothing of a role
     backends no role (drlhp.reward, drlhp.policy, pref_interface) imports a backend (drlhp.runtime.launcher,
              ray_backend, ray_channels): a role gets its channels as ports, and runs the same on either
+    algorithms  the policy's algorithms are folders that never import each other (drlhp.policy.a2c, drlhp.policy.ppo:
+             what both use is drlhp.policy's, beside them), and the (algorithm, action kind) choice is made in one
+             table, drlhp.policy.algorithms: no other module imports an algorithm's folder (the table names their
+             pieces), nor compares a config's --algo (``cfg.algo``) to an algorithm's name
     parent   the run archive's listing loads no TensorFlow; the parent process's modules and run.py's
              argument parsing load neither TensorFlow nor Qt
 
@@ -232,6 +236,8 @@ LAYERS = (
     ("floyd",),
 )
 ROLES = ("drlhp.reward", "drlhp.policy", "pref_interface")
+ALGORITHM_FOLDERS = ("drlhp.policy.a2c", "drlhp.policy.ppo")
+ALGORITHM_TABLE = "drlhp.policy.algorithms"
 BACKENDS = ("drlhp.runtime.launcher", "drlhp.runtime.ray_backend", "drlhp.runtime.ray_channels")
 
 
@@ -276,6 +282,37 @@ def forbidden_imports(modules: dict[str, Path], package: str, forbidden: tuple[s
                        for imported in imports(path, module, module_level_only=False)
                        if _under(imported, forbidden))
     return sorted(bad)
+
+
+def algorithm_crossings(modules: dict[str, Path], folders=ALGORITHM_FOLDERS, root: Path = REPO) -> list[str]:
+    """'file: module' for each import, anywhere in one algorithm's folder, of another algorithm's."""
+    return [line for folder in folders
+            for line in forbidden_imports(modules, folder, tuple(f for f in folders if f != folder), root)]
+
+
+def algorithm_choices(modules: dict[str, Path], folders=ALGORITHM_FOLDERS, table: str = ALGORITHM_TABLE,
+                      root: Path = REPO) -> list[str]:
+    """'file: ...' for each place outside the table (``table``) and the algorithms' own folders that picks an
+    algorithm: an import of an algorithm's folder (a "module:name" string too), or a comparison of an ``algo``
+    attribute (a config's --algo: ``cfg.algo == "ppo"``, ``cfg.algo in (...)``) with a string."""
+    bad = []
+    for module, path in modules.items():
+        if module == table or _under(module, folders):
+            continue
+        name = path.relative_to(root)
+        bad += sorted({f"{name}: imports {m}" for m in imports(path, module, module_level_only=False)
+                       if _under(m, folders)})
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Compare):
+                continue
+            sides = [node.left, *node.comparators]
+            reads_algo = any(isinstance(x, ast.Attribute) and x.attr == "algo" for x in sides)
+            names = [x for x in sides if isinstance(x, ast.Constant) and isinstance(x.value, str)]
+            names += [e for x in sides if isinstance(x, (ast.Tuple, ast.List, ast.Set)) for e in x.elts
+                      if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if reads_algo and names:
+                bad.append(f"{name}:{node.lineno}: compares --algo with {names[0].value!r}")
+    return bad
 
 
 def heavy_modules_after(code: str, cwd: Path = REPO, heavy: tuple[str, ...] = HEAVY) -> list[str]:
@@ -340,6 +377,16 @@ def test_no_import_runs_back_up_the_layers():
 def test_no_role_imports_a_backend():
     bad = [line for role in ROLES for line in forbidden_imports(project_modules(), role, BACKENDS)]
     assert not bad, "a role imports a backend:\n" + "\n".join(bad)
+
+
+def test_no_algorithm_imports_another():
+    bad = algorithm_crossings(project_modules())
+    assert not bad, "an algorithm's folder imports another's (shared pieces belong in drlhp.policy):\n" + "\n".join(bad)
+
+
+def test_the_algorithm_is_chosen_in_one_table():
+    bad = algorithm_choices(project_modules())
+    assert not bad, f"an algorithm picked outside {ALGORITHM_TABLE}:\n" + "\n".join(bad)
 
 
 def test_listing_runs_loads_no_tensorflow(tmp_path):
@@ -520,6 +567,41 @@ def test_a_role_importing_a_backend_is_found(tmp_path):
     assert bad == ["drlhp/reward/process.py: drlhp.runtime.launcher",
                    "drlhp/reward/process.py: drlhp.runtime.launcher.parent_gone",
                    "pref_interface/process.py: drlhp.runtime.ray_channels"]
+
+
+def test_an_algorithm_importing_another_is_found(tmp_path):
+    modules = _tree(tmp_path, {  # the shape of discrete PPO on A2C's network and rollout before issue 60
+        "drlhp/policy/nets.py": "",
+        "drlhp/policy/a2c/update.py": "from drlhp.policy.nets import policy_network\n",  # a shared piece: fine
+        "drlhp/policy/a2c/rollout.py": "def f():\n    from drlhp.policy.ppo import batches\n",  # lazy, still an import
+        "drlhp/policy/ppo/discrete.py": "from drlhp.policy.a2c.network import policy_network\n",
+        "drlhp/policy/ppo/batches.py": "from drlhp.policy.nets import policy_network\n",
+    })
+    assert algorithm_crossings(modules, root=tmp_path) == [
+        "drlhp/policy/a2c/rollout.py: drlhp.policy.ppo", "drlhp/policy/a2c/rollout.py: drlhp.policy.ppo.batches",
+        "drlhp/policy/ppo/discrete.py: drlhp.policy.a2c.network",
+        "drlhp/policy/ppo/discrete.py: drlhp.policy.a2c.network.policy_network"]
+
+
+def test_an_algorithm_chosen_outside_the_table_is_found(tmp_path):
+    modules = _tree(tmp_path, {
+        "drlhp/policy/algorithms.py": ('T = {("ppo", "box"): "drlhp.policy.ppo.trainer:PPOTrainer"}\n'
+                                       'def pick(cfg):\n    return T["a2c" if cfg.algo == "auto" else cfg.algo]\n'),
+        "drlhp/policy/ppo/trainer.py": "from drlhp.policy.a2c import update\nALGO = 'ppo'\n",  # its own folder
+        # the shape of drlhp/run/modes.py before issue 60: the choice written out where a mode needs it
+        "drlhp/run/modes.py": ("def train(cfg, kind):\n    if cfg.algo == 'ppo' and kind == 'box':\n"
+                               "        from drlhp.policy.ppo.trainer import PPOTrainer\n"),
+        "drlhp/policy/process.py": ("def run(cfg, row, meta):\n"  # the row's kind, a checkpoint's algo: fine
+                                    "    if row.actions == 'box' or meta['algo'] != row.algo:\n"
+                                    "        return 'drlhp.policy.algorithms:pick'\n"),
+        "drlhp/run/checks.py": "def f(cfg):\n    return cfg.algo in ('a2c', 'ppo') or cfg.algo is None\n",
+        "drlhp/config/presets.py": "def g(algo):\n    return algo == 'ppo'\n",  # a name, not a config's --algo
+    })
+    assert algorithm_choices(modules, root=tmp_path) == [
+        "drlhp/run/checks.py:2: compares --algo with 'a2c'",
+        "drlhp/run/modes.py: imports drlhp.policy.ppo.trainer",
+        "drlhp/run/modes.py: imports drlhp.policy.ppo.trainer.PPOTrainer",
+        "drlhp/run/modes.py:2: compares --algo with 'ppo'"]
 
 
 def test_the_probe_sees_a_module_that_was_imported():

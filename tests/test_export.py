@@ -112,7 +112,7 @@ def test_a_ppo_policy_exported_keeps_its_observation_normalization_and_acts_the_
     """A MuJoCo run's policy (PPO): its float16 copy keeps the observation normalization its network acts on (mean,
     variance and a count of millions, in float32), so watch's numpy policy acts as from the full checkpoint."""
     from drlhp.policy.checkpoint import save_weights_only
-    from drlhp.policy.watch import BoxMeanPolicy
+    from drlhp.policy.ppo.numpy_policy import BoxMeanPolicy
 
     rng = np.random.default_rng(0)
     d, a, h = 11, 3, 64

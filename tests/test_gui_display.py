@@ -103,7 +103,7 @@ def test_the_parent_loads_neither_qt_nor_tensorflow(tmp_path):
 
 
 def test_episode_feed_publishes_worker_0s_finished_episodes():
-    from drlhp.policy.process import EpisodeFeed
+    from drlhp.policy.feeds import EpisodeFeed
 
     class Channel:
         def __init__(self):

@@ -277,9 +277,10 @@ def test_a2c_through_the_wrapper_learns_moving_dot_from_a_saved_predictor(tmp_pa
     1% of 300 episodes), or at 100k agent steps. Seeds 0, 1, 2 ended there at 8,960, 7,520 and 6,800 agent steps."""
     from drlhp.config import build_parser, config_from_args
     from drlhp.config.presets import preset_flags
+    from drlhp.policy.a2c.trainer import A2CTrainer
     from drlhp.policy.a2c.update import build_policy
+    from drlhp.policy.loop import Agent, Outputs
     from drlhp.policy.reward_source import RewardSource
-    from drlhp.policy.trainer import Agent, Outputs, PolicyTrainer
     from drlhp.runtime.metrics import MetricsLogger
     from drlhp.runtime.run_record import RunRecord
     from envs.gym_vec_env import GymVecEnv
@@ -307,8 +308,8 @@ def test_a2c_through_the_wrapper_learns_moving_dot_from_a_saved_predictor(tmp_pa
     env = WrappedMovingDot(cfg.a2c.n_envs)
     logger = MetricsLogger(run_dir)
     try:
-        trainer = PolicyTrainer(cfg, Agent(env, build_policy(cfg, env), WrapperReward()),
-                                Outputs(RunRecord(run_dir), logger))
+        trainer = A2CTrainer(cfg, Agent(env, build_policy(cfg, env), WrapperReward()),
+                             Outputs(RunRecord(run_dir), logger))
         summary = trainer.train()
     finally:
         logger.close()

@@ -264,7 +264,7 @@ def test_learned_reward_ppo_pays_ppo_the_predictor_s_reward_and_measures_the_tas
     predictor pays its (observation, clipped action), not the task's reward; summary.json's task_return_last100 is the
     mean of info["reward_task"] summed over each fixed-length episode; the ratio is to the baseline arm's finished
     rows; the run directory is a drlhp run's. Not a learning test: the script's full runs measure that."""
-    from drlhp.policy.trainer import RolloutObserver
+    from drlhp.policy.loop import RolloutObserver
 
     script = _learned_reward_ppo()  # it puts experiments on sys.path: mujoco_runs_csv imports after it
     from mujoco_runs_csv import upsert

@@ -103,7 +103,7 @@ def test_a_ppo_update_in_bfloat16_moves_the_weights_as_float32_does():
     zeros = np.zeros((t, n), np.float32)
     rollout = DiscreteRollout(
         b_obs=rng.integers(0, 255, (t * n, 84, 84, 4), dtype=np.uint8), b_actions=rng.integers(0, 3, t * n, np.int32),
-        b_returns=None, rewards=rng.normal(size=(t, n)).astype(np.float32), true_rewards=zeros,
+        rewards=rng.normal(size=(t, n)).astype(np.float32), true_rewards=zeros,
         next_obs=np.zeros((t, n, 84, 84, 4), np.uint8), dones=zeros, values=zeros,
         log_probs=np.full((t, n), -np.log(3), np.float32), last_values=np.zeros(n, np.float32), cuts=zeros)
     before = [w.copy() for w in f32.model.get_weights()]

@@ -60,7 +60,7 @@ def test_each_labeller_loop_takes_the_interface_and_a_log_and_each_role_class_it
         args = _entry_def(labeller.run).args
         assert [a.arg for a in args.args[:2]] == ["iface", "log"], labeller.name
         assert len(args.defaults) == len(args.args) - 1, labeller.name  # after iface: defaults (test knobs)
-    for path, name, ports in (("drlhp/policy/trainer.py", "PolicyTrainer", "PolicyPorts"),
+    for path, name, ports in (("drlhp/policy/loop.py", "PolicyTrainer", "PolicyPorts"),
                               ("pref_interface/process.py", "PrefInterface", "PrefInterfacePorts"),
                               ("drlhp/reward/process.py", "RewardPredictorProcess", "PredictorPorts")):
         tree = ast.parse((REPO / path).read_text())

@@ -222,8 +222,9 @@ def test_ppo_learns_inverted_pendulum_on_the_true_reward(tmp_path):
     import threading
 
     from drlhp.config import RunConfig
-    from drlhp.policy.ppo.trainer import EnvReward, PPOTrainer, build_ppo
-    from drlhp.policy.trainer import Agent, Outputs, RolloutObserver
+    from drlhp.policy.loop import Agent, Outputs, RolloutObserver
+    from drlhp.policy.ppo.trainer import PPOTrainer, build_ppo
+    from drlhp.policy.reward_source import EnvReward
     from drlhp.runtime.ports import PolicyPorts
     from drlhp.runtime.run_record import RunRecord
     from envs.fixed_length import any_vector_env

@@ -64,7 +64,7 @@ def _policy(seed=0):
 
 def _rollout(policy, rng):
     """A rollout of random observations acted on by ``policy``, paid random rewards, with an episode end."""
-    from drlhp.policy.ppo.discrete_rollout import DiscreteRollout
+    from drlhp.policy.ppo.batches import DiscreteRollout
 
     cfg = policy.cfg
     T, N = cfg.n_steps, cfg.n_envs
@@ -73,7 +73,7 @@ def _rollout(policy, rng):
     dones = np.zeros((T, N), np.float32)
     dones[3, 1] = 1.0
     return DiscreteRollout(b_obs=obs.reshape(T * N, 6), b_actions=np.stack([a[0] for a in acted]).reshape(-1),
-                           b_returns=None, rewards=rng.normal(size=(T, N)).astype(np.float32),
+                           rewards=rng.normal(size=(T, N)).astype(np.float32),
                            true_rewards=np.zeros((T, N), np.float32), next_obs=obs, dones=dones,
                            values=np.stack([a[1] for a in acted]), log_probs=np.stack([a[2] for a in acted]),
                            last_values=policy.value(obs[-1]), cuts=dones)

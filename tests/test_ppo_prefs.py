@@ -1,6 +1,6 @@
 """The policy side of learning from preferences on a Box-action env (issue 29): float segments of
-x_t = (raw o_t, clipped a_t) cut by SegmentCutter, and PPO's policy process (drlhp.policy.ppo.prefs) with a stand-in
-reward source: the initial policy plays without learning before the first weights, segments carry the task's
+x_t = (raw o_t, clipped a_t) cut by SegmentCutter, and PPO's policy process (drlhp.policy.ppo.box_actions) with a
+stand-in reward source: the initial policy plays without learning before the first weights, segments carry the task's
 reward, and PPO trains on the source's rewards after."""
 import queue
 import threading
@@ -168,10 +168,10 @@ def test_ppo_policy_process_cuts_float_segments_of_the_task_reward_and_learns_on
 def test_ppo_plays_without_learning_before_the_first_weights_and_only_while_segments_are_wanted(tmp_path):
     """A reward source never ready: the initial policy plays until the 6 segments wanted are sent, then waits
     (the third wait stops the test); no update, no agent step counted, the weights untouched."""
-    from drlhp.policy.ppo.prefs import BoxSegments
+    from drlhp.policy.feeds import SegmentFeed
+    from drlhp.policy.loop import Agent, Outputs, RolloutObserver
+    from drlhp.policy.ppo.box_actions import BoxSegments
     from drlhp.policy.ppo.trainer import PPOTrainer, build_ppo
-    from drlhp.policy.process import SegmentFeed
-    from drlhp.policy.trainer import Agent, Outputs, RolloutObserver
     from drlhp.runtime.run_record import RunRecord
     from envs.fixed_length import any_vector_env
 

@@ -273,7 +273,7 @@ class _Flow:
 def test_label_pace_waits_at_the_limit_and_at_the_end_until_the_labels_move_it():
     import threading
 
-    from drlhp.policy.process import LabelPace
+    from drlhp.policy.feeds import LabelPace
     from drlhp.runtime.ports import PolicyPorts
 
     flow = _Flow([500])

@@ -8,7 +8,7 @@ contribute over time. Segments may span an episode boundary (the env resets in t
 The observations are the rollout's ``next_obs``, already as the predictor and the labeller may see
 them (``env.predictor_view``: on Atari the score blanked), so ``Segment.obs`` and the frames a person
 watches show no score: uint8. On a Box-action env (PPO) they are float32 (D + A,) per step, the raw
-observation and the clipped action (drlhp.policy.ppo.prefs), and ``frames_to_watch`` may give an empty
+observation and the clipped action (drlhp.policy.ppo.box_actions), and ``frames_to_watch`` may give an empty
 (T, 0, 0) array (nothing rendered). A cutter takes only the dtype it was built for (``obs_dtype``). A cutter
 built with ``state_size`` S > 0 also cuts each step's recorded simulator state ((T, N, S) float64 given to ``add``:
 a MuJoCo env's, recorded where a person labels) into ``Segment.states``, for the labeller to draw the clip from, and

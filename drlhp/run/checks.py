@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from drlhp.config import RunConfig, config_problem
+from drlhp.policy.algorithms import algo_for
 from drlhp.runtime.run_paths import RunPaths
 from drlhp.runtime.run_record import RunRecord
 from pref_interface.labellers import LABELLERS
@@ -36,7 +37,7 @@ def check_inputs(cfg: RunConfig) -> None:
     if cfg.reward.next_obs and kind != "box":
         raise UsageError("--reward_next_obs sets the observation in a Box-action env's predictor input ((observation, "
                          "action)); on discrete actions the predictor sees the observation each step led to already")
-    _check_settings(cfg, algo_for(cfg, kind))  # every number in range: --oracle_mistake_rate in [0, 0.5] among them
+    _check_settings(cfg, algo_for(cfg.algo, kind))  # every number in range: --oracle_mistake_rate in [0, 0.5] too
     _check_teacher(cfg)
     _check_labeller(cfg)
     _check_goal(cfg, kind)
@@ -48,18 +49,12 @@ def check_inputs(cfg: RunConfig) -> None:
 BOX_ACTION_LABELLERS = ("oracle",)
 
 
-def algo_for(cfg: RunConfig, action_kind: str) -> str:
-    """The policy's algorithm: --algo, or for "auto" PPO on Box actions and A2C on any other."""
-    if cfg.algo != "auto":
-        return cfg.algo
-    return "ppo" if action_kind == "box" else "a2c"
-
-
 def resolve_algo(cfg: RunConfig) -> RunConfig:
-    """``cfg`` with --algo auto replaced by the algorithm the env's action space takes (after check_inputs)."""
-    import envs
+    """``cfg`` with --algo auto replaced by the algorithm the env's action space takes (after check_inputs; the
+    table's pick, drlhp.policy.algorithms.AUTO); any other --algo as it is (no env made to learn its kind)."""
+    from drlhp.policy.algorithms import resolved_algo
 
-    return cfg if cfg.algo != "auto" else replace(cfg, algo=algo_for(cfg, envs.action_kind(cfg.env)))
+    return replace(cfg, algo=resolved_algo(cfg.algo, cfg.env))
 
 
 def _check_env(cfg: RunConfig) -> str:
@@ -81,9 +76,11 @@ def _check_env(cfg: RunConfig) -> str:
         raise UsageError(f"unknown env {cfg.env!r}; list valid ids with: python run.py --list_envs") from None
     except envs.UnsupportedEnvError as e:  # "FrozenLake-v1: Discrete observations are not supported: ..."
         raise UsageError(str(e)) from None
-    if cfg.algo == "a2c" and kind == "box":
-        raise UsageError(f"--algo a2c picks discrete actions; {cfg.env} has continuous (Box) actions: use --algo "
-                         f"ppo or auto")
+    from drlhp.policy.algorithms import algorithm_problem
+
+    problem = algorithm_problem(cfg.algo, kind, cfg.env)  # the table has no row for them
+    if problem:
+        raise UsageError(problem)
     return kind
 
 

@@ -137,9 +137,9 @@ def tf_kernels(cfg: RunConfig) -> dict:
     if cfg.trains_predictor:
         out["predictor_kernels"] = choose_kernels(cfg.reward.onednn, flags).to_dict()
         precision = choose_precision(cfg.reward.bfloat16, cfg.reward.onednn, flags)
-        from envs import action_kind
+        from drlhp.policy.algorithms import algorithm
 
-        box = cfg.algo == "ppo" and action_kind(cfg.env) == "box"  # the predictor's MLP on x_t = (o_t, a_t)
+        box = algorithm(cfg).actions == "box"  # the predictor's MLP on x_t = (o_t, a_t)
         out["predictor_precision"] = (precision.for_mlp() if box else precision).to_dict()
     if cfg.runs_policy:
         out["policy_kernels"] = default_kernels().to_dict()

@@ -3,7 +3,7 @@ run's HParams record.
 
 Scalar names are namespaced by role: ``policy/``, ``reward/``, ``prefs/``, ``system/``. The policy also
 logs the usual Stable-Baselines3 names (``rollout/ep_rew_mean``, ``rollout/ep_len_mean``,
-``rollout/success_rate``, ``train/entropy_loss``, ``time/fps``; ``drlhp.policy.trainer``), so runs can
+``rollout/success_rate``, ``train/entropy_loss``, ``time/fps``; ``drlhp.policy.loop``), so runs can
 be compared with SB3's in one TensorBoard.
 
 ``write_hparams``: at the end of a policy's training, the run's config (flattened, ``a2c.lr``) and its

@@ -9,11 +9,13 @@ A2CConfig.rmsprop_style for why the default is PyTorch's.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import tensorflow as tf
 
 from drlhp.config import A2CConfig, RunConfig
-from drlhp.policy.a2c.network import policy_network
+from drlhp.policy.nets import policy_network
 
 
 def discounted_returns(rewards: np.ndarray, dones: np.ndarray, last_values: np.ndarray,
@@ -171,3 +173,9 @@ def build_policy(cfg: RunConfig, env, a2c: A2CConfig | None = None) -> A2CPolicy
     configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed)
     return A2CPolicy(env.obs_shape, env.n_actions, a2c or cfg.a2c, seed=cfg.seed, obs_dtype=env.obs_dtype,
                      bfloat16=choose_policy_precision(cfg.policy_bfloat16).bfloat16)
+
+
+def build_player(cfg: RunConfig, env) -> A2CPolicy:
+    """What watch plays a discrete-action checkpoint with, in one env (``env``): A2C's policy, sampling its actions.
+    Discrete PPO's checkpoints hold the same network (drlhp.policy.nets.policy_network): it plays either."""
+    return build_policy(cfg, env, replace(cfg.a2c, n_envs=1))

@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from drlhp.policy.a2c.rollout import Rollout
+from drlhp.policy.discrete_rollout import Rollout
 
 
 class Episode(NamedTuple):
@@ -56,8 +56,8 @@ class PPORollout:
 
 @dataclass
 class DiscreteRollout(Rollout):
-    """A2C's Rollout (b_obs, b_actions flattened time-major; b_returns None: PPO makes its own targets) and PPO's
-    per-step arrays, (T, N) time first."""
+    """The discrete algorithms' Rollout (drlhp.policy.discrete_rollout: b_obs, b_actions flattened time-major) and
+    PPO's per-step arrays, (T, N) time first."""
 
     values: np.ndarray | None = None  # V(s_t) as acted
     log_probs: np.ndarray | None = None  # log pi_old(a_t|s_t)

@@ -6,11 +6,12 @@ lr 2.5e-4 annealed, clip 0.1 on the surrogate and the value, entropy 0.01, vf_co
 0.99, lambda 0.95, Adam eps 1e-5): PPOConfig's fields, which the presets set for --algo ppo on a discrete-action
 env (drlhp/config/presets.py, FOR_DISCRETE_PPO).
 
-The network is A2C's (drlhp.policy.a2c.network.policy_network): the Nature CNN on uint8 84x84x4 frames, /255 inside
-the graph (an MLP for vector observations), one torso under the policy's logits and the value, orthogonal init
-(sqrt 2 torso, 0.01 logits, 1 value) as CleanRL's. No observation normalization and no reward scaling by a running
-return: the frames are scaled in the graph, and the rewards come clipped to their sign (the true reward) or
-normalized by the predictor (mean 0, std 0.05, centred and clipped as A2C gets them): the same reward A2C learns on.
+The network is A2C's (drlhp.policy.nets.policy_network, both discrete algorithms'): the Nature CNN on uint8 84x84x4
+frames, /255 inside the graph (an MLP for vector observations), one torso under the policy's logits and the value,
+orthogonal init (sqrt 2 torso, 0.01 logits, 1 value) as CleanRL's. No observation normalization and no reward
+scaling by a running return: the frames are scaled in the graph, and the rewards come clipped to their sign (the true
+reward) or normalized by the predictor (mean 0, std 0.05, centred and clipped as A2C gets them): the same reward A2C
+learns on.
 
 One update (``DiscretePPOPolicy.learn``), on a rollout of n_steps x n_envs agent steps paid r_t:
     A_t, R^_t = gae(r, V, cuts, V(s_T))          cuts: episode ends where they stop the returns (A2C's
@@ -31,7 +32,7 @@ import numpy as np
 import tensorflow as tf
 
 from drlhp.config.ppo import PPOConfig
-from drlhp.policy.a2c.network import policy_network
+from drlhp.policy.nets import policy_network
 from drlhp.policy.ppo.batches import DiscreteRollout
 from drlhp.policy.ppo.update import adam_state, adam_update, clipped_surrogate, gae, ppo_value_loss, restore_adam
 from drlhp.policy.running_norm import rng_state, set_rng_state

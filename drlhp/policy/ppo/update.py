@@ -47,7 +47,7 @@ import tensorflow as tf
 from drlhp.config.ppo import PPOConfig  # noqa: F401 -- its old home: tests and bench import it from here
 from drlhp.policy.ppo.batches import PPORollout
 from drlhp.policy.ppo.network import actor_mean, critic
-from drlhp.policy.ppo.numpy_mlp import tanh_mlp
+from drlhp.policy.ppo.numpy_policy import tanh_mlp
 from drlhp.policy.running_norm import RewardScaler, RunningMeanStd, rng_state, set_rng_state
 
 LOG_2PI = math.log(2.0 * math.pi)
