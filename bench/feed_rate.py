@@ -41,7 +41,7 @@ from drlhp.runtime.tf_setup import configure_tensorflow
 threads, members, repeats = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[5])
 bn, dropout = sys.argv[3] == "1", float(sys.argv[4])
 configure_tensorflow(threads, 1, seed=0, onednn=sys.argv[6])
-from drlhp.config import RewardConfig
+from drlhp.config.reward import RewardConfig
 from drlhp.reward.model import RewardEnsemble
 ens = RewardEnsemble((84, 84, 4), RewardConfig(n_members=members, batchnorm=bn, dropout=dropout), seed=0)
 rng = np.random.default_rng(0)

@@ -97,8 +97,9 @@ def _wait(worker, n: int, timeout_s: float = 600.0) -> list:
 
 
 def bench_record(env_id: str, seconds: float) -> None:
+    from drlhp.config.ppo import PPOConfig
+    from drlhp.policy.ppo.policy import PPOPolicy
     from drlhp.policy.ppo.rollout import RolloutCollector
-    from drlhp.policy.ppo.update import PPOConfig, PPOPolicy
     from envs.fixed_length import any_vector_env
 
     cfg = PPOConfig(n_envs=8, n_steps=256)

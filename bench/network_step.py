@@ -164,7 +164,8 @@ def child(spec: dict) -> dict:
     import keras
     import numpy as np
 
-    from drlhp.config import A2CConfig, RewardConfig
+    from drlhp.config.a2c import A2CConfig
+    from drlhp.config.reward import RewardConfig
     from drlhp.reward.model import RewardEnsemble
 
     rng = np.random.default_rng(0)
@@ -197,7 +198,7 @@ def child(spec: dict) -> dict:
         if spec["per_layer"]:
             out["layers"] += per_layer(tf, "predictor (T=5 B=16: 160 frames)", ens.members[0], 160, spec["repeats"])
     if "a2c" in spec["workloads"]:
-        from drlhp.policy.a2c.update import A2CPolicy
+        from drlhp.policy.a2c.policy import A2CPolicy
 
         pol = A2CPolicy(OBS, 6, A2CConfig(n_envs=16), seed=0)
         b_obs = rng.integers(0, 255, (A2C_BATCH, *OBS), dtype=np.uint8)

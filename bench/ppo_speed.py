@@ -50,8 +50,9 @@ def main(argv=None) -> None:
     configure_tensorflow(args.threads, 1, seed=0)
     import numpy as np
 
+    from drlhp.config.ppo import PPOConfig
+    from drlhp.policy.ppo.policy import PPOPolicy
     from drlhp.policy.ppo.rollout import RolloutCollector
-    from drlhp.policy.ppo.update import PPOConfig, PPOPolicy
     from envs.fixed_length import describe, fixed_length_vector_env
 
     cfg = PPOConfig(n_envs=args.n_envs, n_steps=2048 // args.n_envs)

@@ -33,7 +33,7 @@ CHILD_SETUP = r"""
 import json, statistics, sys, tempfile, threading, time
 from pathlib import Path
 import numpy as np
-from drlhp.config import RewardConfig
+from drlhp.config.reward import RewardConfig
 from drlhp.runtime.messages import Preference, Segment
 from drlhp.reward.pref_db import PrefDB
 from drlhp.reward.trainer import RewardTrainer

@@ -36,7 +36,7 @@ import numpy as np
 from drlhp.runtime.tf_setup import configure_tensorflow
 steps, n_prefs, variant = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 configure_tensorflow(1, 1, seed=0, onednn="auto")
-from drlhp.config import build_parser, config_from_args
+from drlhp.config.cli import build_parser, config_from_args
 from drlhp.config.presets import with_preset
 from drlhp.reward import pref_db
 from drlhp.reward.trainer import RewardTrainer

@@ -65,9 +65,9 @@ def bench_ppo(env_id: str, seconds: float) -> dict:
     import shlex
 
     import envs
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
     from drlhp.config.presets import DISCRETE_PPO
-    from drlhp.policy.ppo.discrete import DiscretePPOPolicy
+    from drlhp.policy.ppo.discrete_policy import DiscretePPOPolicy
     from drlhp.policy.ppo.discrete_rollout import DiscreteRolloutCollector
     from drlhp.policy.reward_source import ClippedEnvReward
 
@@ -213,9 +213,9 @@ def main() -> None:
 
     tf = configure_tensorflow(2, 1, seed=0)
     import envs
-    from drlhp.config import A2CConfig
+    from drlhp.config.a2c import A2CConfig
+    from drlhp.policy.a2c.policy import A2CPolicy
     from drlhp.policy.a2c.rollout import A2CRunner
-    from drlhp.policy.a2c.update import A2CPolicy
     from drlhp.policy.reward_source import ClippedEnvReward
 
     cfg = A2CConfig(n_envs=args.n_envs)

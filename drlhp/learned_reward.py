@@ -122,7 +122,7 @@ class SavedPredictor:
     """
 
     def __init__(self, path: str | Path, center: int | None = None, seed: int = 0):
-        from drlhp.config import RewardConfig
+        from drlhp.config.reward import RewardConfig
 
         ckpt, config_dir, config = find_predictor(path)
         self.weights, self.meta = load_predictor_weights(ckpt)

@@ -52,14 +52,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from drlhp.config import (  # noqa: E402
-    TRAIN_POLICY_WITH_ORIGINAL_REWARDS,
-    RunConfig,
-    build_parser,
-    config_from_args,
-    config_problem,
-    flags,
-)
+from drlhp.config import TRAIN_POLICY_WITH_ORIGINAL_REWARDS, RunConfig  # noqa: E402
+from drlhp.config.cli import build_parser, config_from_args, config_problem, flags  # noqa: E402
 from drlhp.config.presets import preferences_flags, with_preset  # noqa: E402
 from drlhp.learned_reward import LearnedRewardError, find_predictor  # noqa: E402
 from drlhp.policy.reward_source import RewardSource  # noqa: E402
@@ -155,7 +149,8 @@ def train(predictor, env_id: str, seed: int, run_dir, million_timesteps: float =
     from drlhp.learned_reward import LearnedRewardVector, SavedPredictor
     from drlhp.policy.checkpoint import find_latest_checkpoint
     from drlhp.policy.loop import Agent, Outputs
-    from drlhp.policy.ppo.trainer import PPOTrainer, build_ppo
+    from drlhp.policy.ppo.policy import build_ppo
+    from drlhp.policy.ppo.trainer import PPOTrainer
     from drlhp.run.outcome import finish
     from drlhp.run.pipeline import tf_kernels
     from drlhp.runtime.interrupts import mark_interrupted, sigterm_as_interrupt

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from drlhp.config import RewardConfig
+from drlhp.config.reward import RewardConfig
 from drlhp.policy.checkpoint import load_policy_checkpoint
 from drlhp.policy.ppo.numpy_policy import BoxMeanPolicy, tanh_mlp
 from drlhp.reward.model import RewardEnsemble

@@ -95,8 +95,8 @@ class CheckpointPolicy:
     """A saved A2C policy (drlhp.policy.checkpoint), sampling its actions."""
 
     def __init__(self, path: str, env, seed: int):
-        from drlhp.config import A2CConfig
-        from drlhp.policy.a2c.update import A2CPolicy
+        from drlhp.config.a2c import A2CConfig
+        from drlhp.policy.a2c.policy import A2CPolicy
         from drlhp.policy.checkpoint import load_policy_checkpoint
 
         arrays, meta = load_policy_checkpoint(path)
@@ -142,7 +142,7 @@ def play(name: str, n_steps: int, seed: int, chunk: int = CLIP, score_visible: b
 
 
 def load_ensemble(path: str):
-    from drlhp.config import RewardConfig
+    from drlhp.config.reward import RewardConfig
     from drlhp.policy.reward_source import PredictedReward
     from drlhp.reward.checkpoint import load_predictor_weights, saved_reward_config
 

@@ -46,7 +46,7 @@ AUTO_METRICS = ("success_rate_last100", "true_return_last100")
 def check_run_args(run_args: list[str]):
     """run.py's parser and input checks on the arguments, once for all seeds (one-line FloydError with
     run.py's message if they fail); the parsed namespace."""
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
     from drlhp.run.checks import UsageError, check_inputs
 
     parser = build_parser()

@@ -268,7 +268,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--size must be WxH, got {args.size!r}")
 
     from drlhp.reward.checkpoint import PREFS_FILE, find_file
-    from drlhp.reward.pref_db import PrefDB, PrefDBError
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.reward.pref_db_files import PrefDBError
     from pref_interface.display import DisplayError, display_problem, require_display
 
     try:

@@ -254,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     from drlhp.reward.checkpoint import PREFS_FILE, find_file
-    from drlhp.reward.pref_db import PrefDBError
+    from drlhp.reward.pref_db_files import PrefDBError
     from pref_interface.display import DisplayError, require_display
     from pref_interface.review_clips import drawing_problem, states_problem
 

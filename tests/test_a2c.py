@@ -5,8 +5,9 @@ from drlhp.runtime.tf_setup import configure_tensorflow
 
 configure_tensorflow(1, 1)
 
-from drlhp.config import A2CConfig  # noqa: E402
-from drlhp.policy.a2c.update import A2CPolicy, discounted_returns  # noqa: E402
+from drlhp.config.a2c import A2CConfig  # noqa: E402
+from drlhp.policy.a2c.policy import A2CPolicy  # noqa: E402
+from drlhp.policy.a2c.update import discounted_returns  # noqa: E402
 
 
 def test_discounted_returns_by_hand():

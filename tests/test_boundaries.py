@@ -411,7 +411,7 @@ def test_the_parent_process_modules_load_neither_tensorflow_nor_qt():
     code = """
         import drlhp.config, drlhp.runtime.launcher, drlhp.run.pipeline
         import run  # run.py
-        from drlhp.config import build_parser, config_from_args
+        from drlhp.config.cli import build_parser, config_from_args
         cfg = config_from_args(build_parser().parse_args(["--env", "MovingDot-v0", "--synthetic_prefs"]))
         assert cfg.env == "MovingDot-v0"
         """
@@ -616,7 +616,7 @@ def test_the_local_backend_loads_no_ray():
         import drlhp.run.cli, drlhp.config, drlhp.runtime.launcher, drlhp.run.pipeline, drlhp.runtime.queues
         import floyd.seeds
         import run  # run.py
-        from drlhp.config import build_parser, config_from_args
+        from drlhp.config.cli import build_parser, config_from_args
         cfg = config_from_args(build_parser().parse_args(["--env", "MovingDot-v0", "--synthetic_prefs"]))
         assert cfg.backend == "local"
         """

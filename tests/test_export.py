@@ -8,8 +8,8 @@ from drlhp.runtime.tf_setup import configure_tensorflow
 
 configure_tensorflow(1, 1)
 
-from drlhp.config import A2CConfig  # noqa: E402
-from drlhp.policy.a2c.update import A2CPolicy  # noqa: E402
+from drlhp.config.a2c import A2CConfig  # noqa: E402
+from drlhp.policy.a2c.policy import A2CPolicy  # noqa: E402
 from drlhp.policy.checkpoint import load_policy_checkpoint, save_policy_checkpoint  # noqa: E402
 from floyd.__main__ import main as floyd_main  # noqa: E402
 from floyd.export import RECORD  # noqa: E402

@@ -7,7 +7,7 @@ def test_sb3_names_and_hparams_land_in_tensorboard(tmp_path):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
     from tensorboard.plugins.hparams import plugin_data_pb2
 
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
     from drlhp.run.pipeline import run
 
     run_dir = tmp_path / "run"

@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 from conftest import REPO
-from drlhp.config import RewardConfig, RunConfig, build_parser, config_from_args
+from drlhp.config import RunConfig
+from drlhp.config.cli import build_parser, config_from_args
+from drlhp.config.reward import RewardConfig
 from drlhp.runtime.cpu import choose_kernels, choose_precision, cpu_flags, cpu_model, default_kernels
 
 XEON = """processor\t: 0

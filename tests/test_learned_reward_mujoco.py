@@ -41,7 +41,7 @@ D, A, T = 11, 3, 20  # Hopper's observation and action lengths; clip length
 
 def _config(run_dir: Path, *args) -> None:
     """config.json as a run records it."""
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
 
     cfg = config_from_args(build_parser().parse_args([str(a) for a in args]))
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -71,7 +71,7 @@ def hopper_run(tmp_path_factory):
     """A tiny Hopper run directory: a predictor of 2 members (the paper's MLP, no batch norm) trained for a few steps
     on oracle-labelled clips of random play and saved with the project's own code, and the run's config.json; and
     the trained ensemble, to score rows with."""
-    from drlhp.config import RewardConfig
+    from drlhp.config.reward import RewardConfig
     from drlhp.reward.pref_db import PrefDB
     from drlhp.reward.trainer import RewardTrainer
     from drlhp.runtime.messages import MU_LEFT, MU_RIGHT, Preference, Segment

@@ -123,8 +123,9 @@ def test_falls_go_with_the_states_through_the_cutter_and_the_wire(monkeypatch):
 def test_a_hopper_rollout_where_a_person_labels_records_each_steps_fall():
     """PPO's rollout on the fixed-length Hopper, recording states: its falls are info["fell"] step by step (a
     random policy's Hopper falls within a few dozen steps), and a rollout without states records none."""
+    from drlhp.config.ppo import PPOConfig
+    from drlhp.policy.ppo.policy import PPOPolicy
     from drlhp.policy.ppo.rollout import RolloutCollector
-    from drlhp.policy.ppo.update import PPOConfig, PPOPolicy
     from envs.fixed_length import any_vector_env
 
     envs = any_vector_env("Hopper-v5", 2, 100.0)

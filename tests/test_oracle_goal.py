@@ -68,7 +68,7 @@ def test_the_backflip_goal_brings_its_preset_budget():
     argv, name, line = with_preset(["--env", "Hopper-v5", "--labeller", "oracle", "--oracle_goal", BACKFLIP])
     assert name == "mujoco" and f"(for the goal {BACKFLIP}: --million_timesteps 2 --n_initial_prefs 250 " \
                                   f"--n_labels 750 --ppo_ent_coef 0.01)" in line
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
 
     cfg = config_from_args(build_parser().parse_args(argv))
     assert (cfg.million_timesteps, cfg.prefs.n_initial_prefs, cfg.prefs.n_labels) == (2.0, 250, 750)

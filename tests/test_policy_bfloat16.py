@@ -8,7 +8,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from drlhp.config import RunConfig, build_parser, config_from_args
+from drlhp.config import RunConfig
+from drlhp.config.cli import build_parser, config_from_args
 from drlhp.runtime.cpu import KernelChoice, choose_policy_precision, cpu_flags
 
 AVX2_ONLY = {"fpu", "sse2", "avx", "avx2", "fma"}
@@ -59,10 +60,10 @@ def test_the_start_line_says_what_the_policy_computes_in(monkeypatch):
 
 def _policies(algo: str):
     """The same network (same seed: same float32 weights) in float32 and in bfloat16."""
-    from drlhp.config import A2CConfig
+    from drlhp.config.a2c import A2CConfig
     from drlhp.config.ppo import PPOConfig
-    from drlhp.policy.a2c.update import A2CPolicy
-    from drlhp.policy.ppo.discrete import DiscretePPOPolicy
+    from drlhp.policy.a2c.policy import A2CPolicy
+    from drlhp.policy.ppo.discrete_policy import DiscretePPOPolicy
 
     if algo == "a2c":
         return [A2CPolicy((84, 84, 4), 3, A2CConfig(n_envs=4, n_steps=2), seed=1, bfloat16=b) for b in (False, True)]

@@ -66,7 +66,7 @@ def test_reward_centering_removes_the_running_mean_and_follows_a_jump_in_the_off
     """--reward_center_steps: the policy's reward loses its running mean (an exponential average over about
     center_steps agent steps), so a jump in the predictor's offset at a publication reaches the value
     function as a decaying transient, while the differences between steps are kept."""
-    from drlhp.config import RewardConfig
+    from drlhp.config.reward import RewardConfig
     from drlhp.policy.reward_figures import RewardFigures
     from drlhp.policy.reward_source import PredictedReward
 
@@ -104,7 +104,7 @@ def test_reward_centering_removes_the_running_mean_and_follows_a_jump_in_the_off
 def test_reward_centering_starts_after_the_given_agent_steps_and_a_resume_keeps_the_count():
     """--reward_center_from_million_timesteps: the reward is the predictor's as published until the policy has
     taken that many agent steps, then centred; a checkpoint keeps the count, so a resumed run starts on time."""
-    from drlhp.config import RewardConfig
+    from drlhp.config.reward import RewardConfig
     from drlhp.policy.reward_source import PredictedReward
 
     cfg = RewardConfig(n_members=1, batchnorm=False, center_steps=400, center_from_million_timesteps=0.0001)

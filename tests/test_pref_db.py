@@ -7,7 +7,8 @@ import zlib
 import numpy as np
 import pytest
 
-from drlhp.reward.pref_db import PrefDB, PrefDBDamaged, PrefDBError, chunks_dir
+from drlhp.reward.pref_db import PrefDB
+from drlhp.reward.pref_db_files import PrefDBDamaged, PrefDBError, chunks_dir
 from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Preference, Segment
 
 T = 5

@@ -37,7 +37,7 @@ ARGS = ["--env", "MovingDot-v0", "--synthetic_prefs", *SMALL, "--n_initial_prefs
 
 def _run_in_process(*argv) -> int:
     """run.py's argument parsing and pipeline.run in this process, on the Ray this test started."""
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
     from drlhp.config.presets import with_preset
     from drlhp.run.pipeline import run
 

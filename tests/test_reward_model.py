@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from drlhp.config import RewardConfig
+from drlhp.config.reward import RewardConfig
 from drlhp.reward.model import RewardEnsemble, adapt_l2, preference_loss
 
 OBS = (84, 84, 4)
@@ -409,7 +409,7 @@ def test_early_stopped_pretraining_still_teaches():
 def test_dropout_follows_the_first_n_convolutions():
     """--reward_dropout_layers N: dropout after the first N of the 4 convolutions (paper 4, the original
     reproduction 3), the convolutions themselves unchanged."""
-    from drlhp.reward.model import PairedDropout, reward_network
+    from drlhp.reward.networks import PairedDropout, reward_network
 
     def dropouts(n):
         model = reward_network((84, 84, 4), seed=0, dropout=0.5, batchnorm=False, dropout_layers=n)

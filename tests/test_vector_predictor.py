@@ -6,7 +6,7 @@ import threading
 import numpy as np
 import pytest
 
-from drlhp.config import RewardConfig
+from drlhp.config.reward import RewardConfig
 from drlhp.reward.pref_db import PrefDB
 from drlhp.runtime.messages import MU_LEFT, MU_RIGHT, Preference, Segment
 

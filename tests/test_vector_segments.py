@@ -5,7 +5,8 @@ import pickle
 import numpy as np
 import pytest
 
-from drlhp.reward.pref_db import PrefDB, PrefDBError
+from drlhp.reward.pref_db import PrefDB
+from drlhp.reward.pref_db_files import PrefDBError
 from drlhp.runtime.messages import MU_LEFT, MU_RIGHT, Preference, Segment
 
 T, D = 6, 5

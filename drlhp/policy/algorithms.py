@@ -2,10 +2,10 @@
 
     (algo, actions)      trainer (a PolicyTrainer,          policy builder                    the action kind's side:
                          drlhp.policy.loop)                                                   envs, rewards, feeds
-    ("a2c", "discrete")  a2c.trainer:A2CTrainer             a2c.update:build_policy           discrete_actions
-    ("ppo", "discrete")  ppo.discrete_trainer:              ppo.discrete_trainer:             discrete_actions
+    ("a2c", "discrete")  a2c.trainer:A2CTrainer             a2c.policy:build_policy           discrete_actions
+    ("ppo", "discrete")  ppo.discrete_trainer:              ppo.discrete_policy:              discrete_actions
                          DiscretePPOTrainer                 build_discrete_ppo
-    ("ppo", "box")       ppo.trainer:PPOTrainer             ppo.trainer:build_ppo             ppo.box_actions
+    ("ppo", "box")       ppo.trainer:PPOTrainer             ppo.policy:build_ppo              ppo.box_actions
 
 --algo auto takes the action kind's first algorithm (``AUTO``): A2C on discrete actions (the paper's Atari), PPO on
 Box actions (the documented substitute for the paper's TRPO). Every place that trains or plays a policy reads its
@@ -57,14 +57,14 @@ class Algorithm:
 
 
 _DISCRETE = "drlhp.policy.discrete_actions:DiscreteActions"
-_A2C_PLAYER = "drlhp.policy.a2c.update:build_player"  # both discrete algorithms' checkpoints hold drlhp.policy.nets'
+_A2C_PLAYER = "drlhp.policy.a2c.policy:build_player"  # both discrete algorithms' checkpoints hold drlhp.policy.nets'
 ALGORITHMS = {(row.algo, row.actions): row for row in (
     Algorithm("a2c", "discrete", "A2C", "a2c", "drlhp.policy.a2c.trainer:A2CTrainer",
-              "drlhp.policy.a2c.update:build_policy", _DISCRETE, _A2C_PLAYER),
+              "drlhp.policy.a2c.policy:build_policy", _DISCRETE, _A2C_PLAYER),
     Algorithm("ppo", "discrete", "PPO (discrete actions)", "ppo",
               "drlhp.policy.ppo.discrete_trainer:DiscretePPOTrainer",
-              "drlhp.policy.ppo.discrete_trainer:build_discrete_ppo", _DISCRETE, _A2C_PLAYER),
-    Algorithm("ppo", "box", "PPO", "ppo", "drlhp.policy.ppo.trainer:PPOTrainer", "drlhp.policy.ppo.trainer:build_ppo",
+              "drlhp.policy.ppo.discrete_policy:build_discrete_ppo", _DISCRETE, _A2C_PLAYER),
+    Algorithm("ppo", "box", "PPO", "ppo", "drlhp.policy.ppo.trainer:PPOTrainer", "drlhp.policy.ppo.policy:build_ppo",
               "drlhp.policy.ppo.box_actions:BoxActions", "drlhp.policy.ppo.numpy_policy:BoxMeanPolicy"),
 )}
 AUTO_NAME = "auto"

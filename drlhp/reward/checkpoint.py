@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from drlhp.config import RewardConfig
+from drlhp.config.reward import RewardConfig
 from drlhp.runtime import npz_json
 from drlhp.runtime.messages import RewardWeights
 from drlhp.runtime.run_paths import RunPaths

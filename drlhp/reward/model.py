@@ -25,8 +25,8 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from drlhp.config import RewardConfig
-from drlhp.reward.networks import OBS_SCALE, PairedDropout, reward_network  # noqa: F401 (re-exported)
+from drlhp.config.reward import RewardConfig
+from drlhp.reward.networks import reward_network
 from drlhp.reward.norm import RewardNorm
 from drlhp.runtime.cpu import choose_precision
 from drlhp.runtime.messages import RewardWeights

@@ -15,7 +15,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from drlhp.config import RunConfig, config_problem
+from drlhp.config import RunConfig
+from drlhp.config.cli import config_problem
 from drlhp.policy.algorithms import algo_for
 from drlhp.runtime.run_paths import RunPaths
 from drlhp.runtime.run_record import RunRecord
@@ -187,7 +188,7 @@ def _check_labeller(cfg: RunConfig) -> None:
         if problem:
             raise UsageError(problem)
     if cfg.labels and cfg.prefs.labeller == "web":  # the page's address: taken, or not this machine's?
-        from pref_interface.web import address_problem
+        from pref_interface.web_server import address_problem
 
         problem = address_problem(cfg.prefs.web_host, cfg.prefs.web_port)
         if problem:
@@ -233,7 +234,8 @@ def _check_files(cfg: RunConfig) -> None:
     """Checkpoints and databases to load: read now, so a wrong file costs one line."""
     from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
     from drlhp.reward.checkpoint import PredictorCheckpointError, find_file, load_predictor
-    from drlhp.reward.pref_db import PrefDB, PrefDBDamaged, PrefDBError
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.reward.pref_db_files import PrefDBDamaged, PrefDBError
 
     if cfg.load_policy_ckpt_dir:  # checkpoints and databases: read now, so a wrong file costs one line
         try:
@@ -324,7 +326,7 @@ def drop_damaged_prefs(cfg: RunConfig, record: RunRecord) -> None:
 
 def lost_line(db) -> str:
     """What --skip_damaged_prefs left out of a loaded PrefDB, for the user."""
-    from drlhp.reward.pref_db import lost_text
+    from drlhp.reward.pref_db_files import lost_text
 
     damaged = ", ".join(f"{d.path} ({d.why})" for d in db.damaged)
     return f"[run] --skip_damaged_prefs: {lost_text(db.lost)} lost with {damaged}"

@@ -24,7 +24,7 @@ def command(python: str = sys.executable) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
 
     parser = build_parser()
 

@@ -1,7 +1,7 @@
 """What PPO's rollouts hand its updates: ``PPORollout`` (Box actions, drlhp.policy.ppo.rollout's collector) with its
 finished ``Episode`` sums, and ``DiscreteRollout`` (discrete actions, drlhp.policy.ppo.discrete_rollout's). Here,
-apart from the collectors and the policies, so that each can import them (the ``learn`` of drlhp.policy.ppo.update
-and of drlhp.policy.ppo.discrete read them; the collectors make them) without importing the other.
+apart from the collectors and the policies, so that each can import them (the ``learn`` of drlhp.policy.ppo.policy
+and of drlhp.policy.ppo.discrete_policy read them; the collectors make them) without importing the other.
 """
 from __future__ import annotations
 

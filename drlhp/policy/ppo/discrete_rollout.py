@@ -15,7 +15,7 @@ import numpy as np
 
 from drlhp.policy.discrete_rollout import Rollout, RolloutRunner
 from drlhp.policy.ppo.batches import DiscreteRollout
-from drlhp.policy.ppo.discrete import DiscretePPOPolicy
+from drlhp.policy.ppo.discrete_policy import DiscretePPOPolicy
 from drlhp.policy.reward_source import RewardSource
 from envs import VecEnv
 

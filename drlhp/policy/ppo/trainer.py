@@ -35,22 +35,10 @@ from drlhp.policy.checkpoint import FORMAT_VERSION
 from drlhp.policy.loop import Agent, Outputs, PolicyTrainer, RolloutObserver
 from drlhp.policy.ppo.batches import PPORollout
 from drlhp.policy.ppo.rollout import RolloutCollector
-from drlhp.policy.ppo.update import PPOPolicy
 from drlhp.policy.reward_source import EnvReward
 from drlhp.policy.training_state import env_seed
 from drlhp.runtime import npz_json
 from drlhp.runtime.ports import PolicyPorts
-
-
-def build_ppo(cfg: RunConfig, envs) -> PPOPolicy:
-    """PPO's policy for ``envs`` (a gymnasium vector env of Box actions), after setting this process's
-    TensorFlow threads and seeds (as every algorithm's builder)."""
-    from drlhp.runtime.tf_setup import configure_tensorflow
-
-    configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed)
-    space = envs.single_action_space
-    return PPOPolicy(envs.single_observation_space.shape[0], space.shape[0], cfg.ppo, cfg.seed, space.low,
-                     space.high)
 
 
 def ppo_learning_rate(cfg: RunConfig, timesteps: int) -> float:
