@@ -10,7 +10,7 @@ predictor: make run's reward predictor (1 member, no batch norm, no dropout; the
 a2c:       the Nature CNN policy, one A2C update on 16 envs x 5 steps (80 observations)
 
 Default: this machine's settings (the predictor on the library --reward_onednn auto chooses here, the policy
-on TensorFlow's default: drlhp.runtime.cpu). --compare: old and new settings in one run, every figure
+on TensorFlow's default: drlhp.processes.cpu). --compare: old and new settings in one run, every figure
 beside the others: Eigen (the predictor's default before auto) and oneDNN for both networks; oneDNN with
 bfloat16 compute (Keras's mixed_bfloat16: float32 weights and loss) where the CPU has AVX512_BF16 or AMX;
 and both clips of a pair through the network in two calls (the original reproduction's way) against one
@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import quiet  # noqa: E402,F401  (bench/quiet.py: TensorFlow's own lines off the terminal; before TensorFlow)
-from drlhp.runtime.cpu import (  # noqa: E402
+from drlhp.processes.cpu import (  # noqa: E402
     choose_kernels,
     cpu_flags,
     cpu_model,
@@ -158,7 +158,7 @@ def _time(fn, repeats: int) -> float:
 def child(spec: dict) -> dict:
     """Run in its own process: spec = threads, library ("onednn"/"eigen"), dtype, pairing ("one"/"two"),
     workloads ("predictor", "a2c"), repeats, per_layer. Returns seconds and FLOPs per workload."""
-    from drlhp.runtime.tf_setup import configure_tensorflow, kernels_in_use
+    from drlhp.processes.tf_setup import configure_tensorflow, kernels_in_use
 
     tf = configure_tensorflow(spec["threads"], 1, seed=0, onednn=spec["library"] == "onednn")
     import keras

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 import quiet  # noqa: E402,F401  (bench/quiet.py: TensorFlow's own lines off the terminal; before TensorFlow)
-from drlhp.runtime.cpu import cpu_model  # noqa: E402
+from drlhp.processes.cpu import cpu_model  # noqa: E402
 
 
 def gradients(policy, rollout, minibatch_rows: np.ndarray):
@@ -90,7 +90,7 @@ def main() -> None:
     p.add_argument("--json", default=None)
     args = p.parse_args()
 
-    from drlhp.runtime.tf_setup import configure_tensorflow
+    from drlhp.processes.tf_setup import configure_tensorflow
 
     tf = configure_tensorflow(2, 1, seed=0)
     import envs

@@ -44,8 +44,8 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     os.environ.setdefault("MUJOCO_GL", "egl")
 
-    from drlhp.runtime.cpu import cpu_model
-    from drlhp.runtime.tf_setup import configure_tensorflow, kernels_in_use
+    from drlhp.processes.cpu import cpu_model
+    from drlhp.processes.tf_setup import configure_tensorflow, kernels_in_use
 
     configure_tensorflow(args.threads, 1, seed=0)
     import numpy as np

@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from drlhp.runtime.cpu import cpu_model  # noqa: E402
+from drlhp.processes.cpu import cpu_model  # noqa: E402
 
 SHORT_START = ["--n_initial_prefs", "64", "--n_initial_epochs", "1"]
 LOOP_PARTS = (("env", "system/time_frac_env"), ("act", "system/time_frac_act"), ("update", "system/time_frac_train"),

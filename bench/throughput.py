@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
 import quiet  # noqa: E402,F401  (bench/quiet.py: TensorFlow's own lines off the terminal; before TensorFlow)
-from drlhp.runtime.run_paths import RunPaths  # noqa: E402
+from drlhp.records.run_paths import RunPaths  # noqa: E402
 
 
 def timed(fn, seconds: float, per_call: int, warmup: int = 3) -> float:
@@ -209,7 +209,7 @@ def main() -> None:
 
     cpu = cpu_model()
 
-    from drlhp.runtime.tf_setup import configure_tensorflow
+    from drlhp.processes.tf_setup import configure_tensorflow
 
     tf = configure_tensorflow(2, 1, seed=0)
     import envs

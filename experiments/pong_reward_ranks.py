@@ -40,7 +40,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from drlhp.runtime.cpu import cpu_model  # noqa: E402
+from drlhp.processes.cpu import cpu_model  # noqa: E402
 from pong_reward_by_phase import PADDLE_VALUES, PLAY_ROWS, ball_mask, event_windows  # noqa: E402
 
 ENV_ID = "PongNoFrameskip-v4"
@@ -153,7 +153,7 @@ def load_ensemble(path: str):
 
 
 def evaluate(args) -> None:
-    from drlhp.runtime.tf_setup import configure_tensorflow
+    from drlhp.processes.tf_setup import configure_tensorflow
 
     configure_tensorflow(2, 1, seed=args.seed)
     ensemble, meta = load_ensemble(args.predictor)
@@ -210,9 +210,9 @@ def evaluate(args) -> None:
 
 
 def collect(args) -> None:
+    from drlhp.processes.messages import Preference, Segment
+    from drlhp.records.run_paths import RunPaths
     from drlhp.reward.pref_db import PrefDB
-    from drlhp.runtime.messages import Preference, Segment
-    from drlhp.runtime.run_paths import RunPaths
     from pref_interface.oracle import SyntheticOracle
 
     rng = np.random.default_rng(args.seed)

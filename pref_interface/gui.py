@@ -309,8 +309,8 @@ def _screenshot_main(app, db, pairs_in_db, args, size) -> int:
 
 
 def _label_main(app, db, pairs_in_db, args, size) -> int:
+    from drlhp.processes.messages import Preference
     from drlhp.reward.pref_db import PrefDB
-    from drlhp.runtime.messages import Preference
 
     out = PrefDB(max_prefs=max(len(db), 1), seed=0)
     pairs = PairQueue()

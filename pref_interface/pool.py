@@ -13,7 +13,7 @@ import collections
 
 import numpy as np
 
-from drlhp.runtime.messages import Segment
+from drlhp.processes.messages import Segment
 
 
 class SegmentPool:

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from drlhp.runtime.tf_setup import configure_tensorflow
+from drlhp.processes.tf_setup import configure_tensorflow
 
 configure_tensorflow(1, 1)
 

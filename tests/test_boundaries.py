@@ -10,21 +10,23 @@
     layers   every import, anywhere in a file (entry-point strings too), runs down the house or stays in its
              own unit; none runs back up, none goes sideways to another unit of the same layer:
 
-                 6  floyd                                        the run archive, over run directories
-                 5  drlhp.run (cli, pipeline, roles, ...), run   the parent: the modes, the role table
-                 4  drlhp.policy | pref_interface                two roles, neither imports the other
-                 3  drlhp.reward                                 the predictor's role; its model, database
+                 7  floyd                                        the run archive, over run directories
+                 6  drlhp.run (cli, pipeline, roles, ...), run   the parent: the modes, the role table
+                 5  drlhp.policy | pref_interface                two roles, neither imports the other
+                 4  drlhp.reward                                 the predictor's role; its model, database
                                                                  and checkpoint serve the other two
-                 2  drlhp.config (its presets,                   what a run is: its typed config, and the
+                 3  drlhp.config (its presets,                   what a run is: its typed config, and the
                     its labeller_names)                          labellers' names its flag offers
-                 1  drlhp.runtime (and drlhp's __init__)         the plumbing: channels, ports, messages,
-                                                                 backends, run files; no config, no role
+                 2  drlhp.processes                              the plumbing: channels, ports, messages,
+                                                                 the backends, a process's set-up; no config
+                 1  drlhp.records (and drlhp's __init__)         the run's files: paths, record, file format,
+                                                                 metrics; no process, no config
                  0  envs                                         knows nothing of learning
 
              so drlhp/ and pref_interface/ import nothing of floyd (a run's curves are drawn by
-             drlhp.runtime.curves); pref_interface/ nothing of drlhp.policy (it sees segments, not the
-             policy: their wire codec is drlhp.runtime.segment_wire); the config nothing of a role
-    backends no role (drlhp.reward, drlhp.policy, pref_interface) imports a backend (drlhp.runtime.launcher,
+             drlhp.records.curves); pref_interface/ nothing of drlhp.policy (it sees segments, not the
+             policy: their wire codec is drlhp.processes.segment_wire); the config nothing of a role
+    backends no role (drlhp.reward, drlhp.policy, pref_interface) imports a backend (drlhp.processes.launcher,
              ray_backend, ray_channels): a role gets its channels as ports, and runs the same on either
     algorithms  the policy's algorithms are folders that never import each other (drlhp.policy.a2c, drlhp.policy.ppo:
              what both use is drlhp.policy's, beside them), and the (algorithm, action kind) choice is made in one
@@ -227,7 +229,8 @@ def _under(module: str, packages: tuple[str, ...]) -> bool:
 # ("=drlhp": that module alone). A module imports its own unit and lower layers only.
 LAYERS = (
     ("envs",),
-    ("drlhp.runtime =drlhp",),
+    ("drlhp.records =drlhp",),
+    ("drlhp.processes",),
     ("drlhp.config",),
     ("drlhp.reward",),
     ("drlhp.policy", "pref_interface"),
@@ -238,7 +241,7 @@ LAYERS = (
 ROLES = ("drlhp.reward", "drlhp.policy", "pref_interface")
 ALGORITHM_FOLDERS = ("drlhp.policy.a2c", "drlhp.policy.ppo")
 ALGORITHM_TABLE = "drlhp.policy.algorithms"
-BACKENDS = ("drlhp.runtime.launcher", "drlhp.runtime.ray_backend", "drlhp.runtime.ray_channels")
+BACKENDS = ("drlhp.processes.launcher", "drlhp.processes.ray_backend", "drlhp.processes.ray_channels")
 
 
 def place(module: str, layers=LAYERS) -> tuple[int, str] | None:
@@ -409,7 +412,7 @@ def test_listing_runs_loads_no_tensorflow(tmp_path):
 
 def test_the_parent_process_modules_load_neither_tensorflow_nor_qt():
     code = """
-        import drlhp.config, drlhp.runtime.launcher, drlhp.run.pipeline
+        import drlhp.config, drlhp.processes.launcher, drlhp.run.pipeline
         import run  # run.py
         from drlhp.config.cli import build_parser, config_from_args
         cfg = config_from_args(build_parser().parse_args(["--env", "MovingDot-v0", "--synthetic_prefs"]))
@@ -518,7 +521,7 @@ def test_an_import_of_a_forbidden_subpackage_is_found_and_its_neighbours_are_not
         "pref_interface/__init__.py": "",
         "pref_interface/a.py": "def f():\n    from drlhp.policy.segments import SegmentCutter\n",
         "pref_interface/b.py": "import drlhp.policy\n",
-        "pref_interface/c.py": "from drlhp.runtime import segment_wire\nimport drlhp.policyish\n",
+        "pref_interface/c.py": "from drlhp.processes import segment_wire\nimport drlhp.policyish\n",
         "pref_interface/d.py": "from drlhp import policy\n",
     })
     bad = forbidden_imports(modules, "pref_interface", ("drlhp.policy",), root=tmp_path)
@@ -530,9 +533,13 @@ def test_an_import_of_a_forbidden_subpackage_is_found_and_its_neighbours_are_not
 def test_an_import_up_the_layers_or_sideways_is_found(tmp_path):
     modules = _tree(tmp_path, {
         "drlhp/__init__.py": "",
-        "drlhp/runtime/__init__.py": "",
-        "drlhp/runtime/ports.py": "import drlhp\nimport envs\n",  # down, and the package's __init__
-        "drlhp/config/__init__.py": "from drlhp.runtime import ports\nT = 'pref_interface.human:loop'\n",  # string: up
+        "drlhp/processes/__init__.py": "",
+        "drlhp/processes/ports.py": "import drlhp\nimport envs\n",  # down, and the package's __init__
+        "drlhp/processes/launcher.py": "from drlhp.records.run_record import RunRecord\n",  # down: run files
+        "drlhp/processes/interrupts.py": "",
+        "drlhp/records/run_record.py": "",
+        "drlhp/records/atomic.py": "def f():\n    from drlhp.processes import interrupts\n",  # up
+        "drlhp/config/__init__.py": "from drlhp.processes import ports\nT = 'pref_interface.human:loop'\n",  # str: up
         "drlhp/reward/model.py": "from drlhp.config import X\n",
         "drlhp/policy/source.py": "def f():\n    from drlhp.reward.model import M\n",  # down
         "drlhp/policy/leak.py": "def f():\n    import pref_interface.pool\n",  # sideways
@@ -547,26 +554,28 @@ def test_an_import_up_the_layers_or_sideways_is_found(tmp_path):
         "floyd/index.py": "import drlhp.run.pipeline\n",
     })
     assert arrows_up(import_graph(modules, module_level_only=False)) == [
-        "drlhp.config -> pref_interface.human (layer 2 -> 4)",
-        "drlhp.policy.leak -> pref_interface.pool (layer 4 -> 4)",
-        "drlhp.run.pipeline -> floyd.index (layer 5 -> 6)",
+        "drlhp.config -> pref_interface.human (layer 3 -> 5)",
+        "drlhp.policy.leak -> pref_interface.pool (layer 5 -> 5)",
+        "drlhp.records.atomic -> drlhp.processes (layer 1 -> 2)",
+        "drlhp.records.atomic -> drlhp.processes.interrupts (layer 1 -> 2)",
+        "drlhp.run.pipeline -> floyd.index (layer 6 -> 7)",
         "drlhp.stray: no layer",
-        "pref_interface.human -> drlhp.run.pipeline (layer 4 -> 5)"]
-    assert place("drlhp") == (1, "drlhp.runtime =drlhp") and place("drlhp.runtimes") is None
+        "pref_interface.human -> drlhp.run.pipeline (layer 5 -> 6)"]
+    assert place("drlhp") == (1, "drlhp.records =drlhp") and place("drlhp.recordsx") is None
 
 
 def test_a_role_importing_a_backend_is_found(tmp_path):
     modules = _tree(tmp_path, {
         "drlhp/__init__.py": "",
-        "drlhp/reward/process.py": "def close():\n    from drlhp.runtime.launcher import parent_gone\n",
-        "drlhp/run/pipeline.py": "from drlhp.runtime import launcher, ray_backend\n",  # the parent may
-        "drlhp/policy/process.py": "from drlhp.runtime.ports import PolicyPorts\n",
-        "pref_interface/process.py": "import drlhp.runtime.ray_channels\n",
+        "drlhp/reward/process.py": "def close():\n    from drlhp.processes.launcher import parent_gone\n",
+        "drlhp/run/pipeline.py": "from drlhp.processes import launcher, ray_backend\n",  # the parent may
+        "drlhp/policy/process.py": "from drlhp.processes.ports import PolicyPorts\n",
+        "pref_interface/process.py": "import drlhp.processes.ray_channels\n",
     })
     bad = [line for role in ROLES for line in forbidden_imports(modules, role, BACKENDS, root=tmp_path)]
-    assert bad == ["drlhp/reward/process.py: drlhp.runtime.launcher",
-                   "drlhp/reward/process.py: drlhp.runtime.launcher.parent_gone",
-                   "pref_interface/process.py: drlhp.runtime.ray_channels"]
+    assert bad == ["drlhp/reward/process.py: drlhp.processes.launcher",
+                   "drlhp/reward/process.py: drlhp.processes.launcher.parent_gone",
+                   "pref_interface/process.py: drlhp.processes.ray_channels"]
 
 
 def test_an_algorithm_importing_another_is_found(tmp_path):
@@ -611,9 +620,9 @@ def test_the_probe_sees_a_module_that_was_imported():
 
 
 def test_the_local_backend_loads_no_ray():
-    """Ray is imported only with --backend ray (drlhp.runtime.ray_backend, inside run_processes)."""
+    """Ray is imported only with --backend ray (drlhp.processes.ray_backend, inside run_processes)."""
     code = """
-        import drlhp.run.cli, drlhp.config, drlhp.runtime.launcher, drlhp.run.pipeline, drlhp.runtime.queues
+        import drlhp.run.cli, drlhp.config, drlhp.processes.launcher, drlhp.run.pipeline, drlhp.processes.queues
         import floyd.seeds
         import run  # run.py
         from drlhp.config.cli import build_parser, config_from_args
@@ -621,7 +630,7 @@ def test_the_local_backend_loads_no_ray():
         assert cfg.backend == "local"
         """
     assert heavy_modules_after(code, heavy=("ray",)) == []
-    assert heavy_modules_after("import drlhp.runtime.ray_channels", heavy=("ray",)) == ["ray"]  # the probe sees it
+    assert heavy_modules_after("import drlhp.processes.ray_channels", heavy=("ray",)) == ["ray"]  # the probe sees it
 
 
 # ---- size: a module holds one thing ----------------------------------------------------------------------------

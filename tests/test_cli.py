@@ -557,8 +557,8 @@ def test_resume_sees_a_relative_and_an_absolute_path_to_the_same_place_as_the_sa
 
 def test_a_resumed_run_goes_on_from_its_own_predictor_not_the_one_it_was_first_given(tmp_path):
     from drlhp.config import RunConfig
+    from drlhp.records.run_paths import RunPaths
     from drlhp.reward.checkpoint import predictor_to_load
-    from drlhp.runtime.run_paths import RunPaths
 
     cfg = RunConfig(env="MovingDot-v0", load_reward_predictor_ckpt_dir=str(tmp_path / "given"))
     run = tmp_path / "run"
@@ -585,8 +585,8 @@ def test_resume_lets_where_the_roles_run_change_but_not_what_they_learn(tmp_path
 
 def test_a_resumed_run_goes_on_from_its_own_preference_database(tmp_path):
     from drlhp.config import RunConfig
+    from drlhp.records.run_paths import RunPaths
     from drlhp.reward.checkpoint import prefs_to_load
-    from drlhp.runtime.run_paths import RunPaths
 
     given = tmp_path / "given.npz"
     given.write_bytes(b"")
@@ -622,8 +622,8 @@ def test_a_run_recorded_with_synthetic_prefs_resumes_as_the_oracle(tmp_path):
     """A run directory written before --labeller (prefs.synthetic_prefs: true) goes on with --synthetic_prefs
     (the same setting today) without --resume_with_changes, and refuses the window (another labeller)."""
     from drlhp.config import RunConfig
+    from drlhp.records.run_record import RunRecord
     from drlhp.run.checks import UsageError, check_resume
-    from drlhp.runtime.run_record import RunRecord
 
     record = RunRecord(tmp_path)
     old = RunConfig(env="MovingDot-v0", run_dir=str(tmp_path)).to_dict()
@@ -641,7 +641,7 @@ def test_a_recorded_config_is_read_in_todays_names(monkeypatch):
     """Every reader of a config.json (resume, the run record, the predictor's saved config, floyd) reads
     it through config_in_todays_names: a renamed setting under its new name (where the config does not
     hold that already), the config given left as it was."""
-    from drlhp.runtime import run_record
+    from drlhp.records import run_record
 
     monkeypatch.setattr(run_record, "RENAMED_SETTINGS", {"reward.old": "reward.new", "top": "a2c.moved"})
     old = {"mode": "m", "top": 1, "a2c": {"lr": 2}, "reward": {"old": 3, "kept": 4},
@@ -665,9 +665,9 @@ def test_a_run_recorded_before_a_setting_was_renamed_resumes_and_its_predictor_c
     --n_predictors): the run goes on without --resume_with_changes, a change of it is still one, and the
     predictor's saved config reads it."""
     from drlhp.config import RunConfig
+    from drlhp.records.run_record import RENAMED_SETTINGS, RunRecord
     from drlhp.reward.checkpoint import saved_reward_config
     from drlhp.run.checks import UsageError, check_resume
-    from drlhp.runtime.run_record import RENAMED_SETTINGS, RunRecord
 
     record = RunRecord(tmp_path)
     cfg = RunConfig(env="MovingDot-v0", run_dir=str(tmp_path))

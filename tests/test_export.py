@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from drlhp.runtime.tf_setup import configure_tensorflow
+from drlhp.processes.tf_setup import configure_tensorflow
 
 configure_tensorflow(1, 1)
 
@@ -82,8 +82,8 @@ def test_export_refuses_with_one_line_and_exit_2(tmp_path, capsys, case):
 
 
 def test_export_includes_the_runs_reward_predictor_in_float32_without_its_optimizer(tmp_path, capsys):
+    from drlhp.records.run_paths import RunPaths
     from drlhp.reward.checkpoint import load_predictor_weights, save_predictor
-    from drlhp.runtime.run_paths import RunPaths
 
     run_dir, _ = _run(tmp_path)
     (run_dir / "config.json").write_text(json.dumps({"env": "MovingDot-v0", "reward": {"batchnorm": False}}))

@@ -1,5 +1,5 @@
 """A tiny MovingDot run's TensorBoard events, read back: Stable-Baselines3's metric names beside drlhp's,
-and the run's config and final figures in the HParams tab (drlhp/runtime/metrics.py, drlhp/policy/loop.py)."""
+and the run's config and final figures in the HParams tab (drlhp/records/metrics.py, drlhp/policy/loop.py)."""
 import json
 
 

@@ -22,7 +22,7 @@ import pytest
 
 import envs  # noqa: F401 -- registers MovingDot with gymnasium
 from drlhp.learned_reward import TRUE_REWARD_KEY, LearnedReward, LearnedRewardError, LearnedRewardVector, SavedPredictor
-from drlhp.runtime.tf_setup import configure_tensorflow
+from drlhp.processes.tf_setup import configure_tensorflow
 
 configure_tensorflow(1, 1)  # drlhp.learned_reward loads no TensorFlow: its threads are still ours to set
 
@@ -70,10 +70,10 @@ def pong_run(tmp_path_factory):
     batch norm, clipped at 2 std) trained on it for a few steps and saved, the run's config.json; and the
     predictor's own reward for each database clip, computed by the trained ensemble before it was saved."""
     from drlhp.config.reward import RewardConfig
+    from drlhp.processes.messages import Preference, Segment
+    from drlhp.records.run_paths import RunPaths
     from drlhp.reward.pref_db import PrefDB
     from drlhp.reward.trainer import RewardTrainer
-    from drlhp.runtime.messages import Preference, Segment
-    from drlhp.runtime.run_paths import RunPaths
 
     run_dir = tmp_path_factory.mktemp("pong") / "run"
     raw, seen, true = _pong_clips()
@@ -177,9 +177,9 @@ def test_centring_as_the_run_recorded_and_off_on_request(tmp_path):
     policy checkpoint recorded (drlhp.policy.reward_source.PredictedReward's own state)."""
     from drlhp.config.reward import RewardConfig
     from drlhp.policy.checkpoint import save_policy_checkpoint
+    from drlhp.records.run_paths import RunPaths
     from drlhp.reward.checkpoint import save_predictor_weights
     from drlhp.reward.model import RewardEnsemble
-    from drlhp.runtime.run_paths import RunPaths
 
     run_dir = tmp_path / "run"
     _config(run_dir, "--env", "MovingDot-v0", "--n_predictors", 1, "--reward_center_steps", 4)
@@ -281,8 +281,8 @@ def test_a2c_through_the_wrapper_learns_moving_dot_from_a_saved_predictor(tmp_pa
     from drlhp.policy.a2c.trainer import A2CTrainer
     from drlhp.policy.loop import Agent, Outputs
     from drlhp.policy.reward_source import RewardSource
-    from drlhp.runtime.metrics import MetricsLogger
-    from drlhp.runtime.run_record import RunRecord
+    from drlhp.records.metrics import MetricsLogger
+    from drlhp.records.run_record import RunRecord
     from envs.gym_vec_env import GymVecEnv
 
     class WrappedMovingDot(GymVecEnv):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from drlhp.policy.segments import SegmentCutter
-from drlhp.runtime.messages import Segment
+from drlhp.processes.messages import Segment
 
 
 def _empty_frames(obs):
@@ -33,7 +33,7 @@ def test_a_segment_takes_states_of_its_length_in_float64_or_none():
 def test_states_travel_in_the_segments_compact_wire_form(monkeypatch):
     from multiprocessing.reduction import ForkingPickler
 
-    from drlhp.runtime.segment_wire import register_compact_pickling
+    from drlhp.processes.segment_wire import register_compact_pickling
 
     monkeypatch.setattr(ForkingPickler, "_extra_reducers", dict(ForkingPickler._extra_reducers))
     register_compact_pickling()
@@ -100,7 +100,7 @@ def test_falls_go_with_the_states_through_the_cutter_and_the_wire(monkeypatch):
     with states, (T,) bool). (The states reach the database, which keeps them for review: tests/test_pref_db.py.)"""
     from multiprocessing.reduction import ForkingPickler
 
-    from drlhp.runtime.segment_wire import register_compact_pickling
+    from drlhp.processes.segment_wire import register_compact_pickling
 
     cutter = SegmentCutter("Hopper-v5", 2, (5,), segment_length=3, segments_per_cut=2, frames_to_watch=_empty_frames,
                            obs_dtype=np.float32, state_size=4)

@@ -95,8 +95,8 @@ def test_a_short_backflip_run_labels_by_the_goal_and_records_it(cli, tmp_path):
     """A real three-process run on Hopper-v5 with the backflip goal: it finishes, says and records the goal, its
     policy's envs never end early (the goal's terminate_when_unhealthy=False), and every label in its database is
     the goal's answer on the two stored segments (recomputed here from their observations)."""
+    from drlhp.processes.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
     from drlhp.reward.pref_db import PrefDB
-    from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
     from pref_interface.goals import hopper_backflip
 
     run_dir = tmp_path / "run"

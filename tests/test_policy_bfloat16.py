@@ -10,7 +10,7 @@ import pytest
 
 from drlhp.config import RunConfig
 from drlhp.config.cli import build_parser, config_from_args
-from drlhp.runtime.cpu import KernelChoice, choose_policy_precision, cpu_flags
+from drlhp.processes.cpu import KernelChoice, choose_policy_precision, cpu_flags
 
 AVX2_ONLY = {"fpu", "sse2", "avx", "avx2", "fma"}
 ZEN4 = {"avx2", "fma", "avx512f", "avx512_bf16"}
@@ -45,8 +45,8 @@ def test_the_flag_is_auto_by_default_and_refuses_other_words():
 def test_the_start_line_says_what_the_policy_computes_in(monkeypatch):
     """An AVX2-only CPU: float32, said in the run's kernels line; one with AVX512_BF16: bfloat16; an MLP policy
     (vector observations): nothing said, it computes in float32 always."""
+    from drlhp.processes import cpu
     from drlhp.run import pipeline
-    from drlhp.runtime import cpu
 
     cfg = RunConfig(env="PongNoFrameskip-v4", mode="train_policy_with_original_rewards")
     for flags, word in ((AVX2_ONLY, "float32"), (SAPPHIRE, "bfloat16")):

@@ -180,8 +180,8 @@ def _trainer(tmp_path, target, returns, successes=lambda i: True, reward_source=
     from drlhp.policy.a2c.trainer import A2CTrainer
     from drlhp.policy.loop import Agent, Outputs
     from drlhp.policy.reward_source import ClippedEnvReward
-    from drlhp.runtime.ports import PolicyPorts
-    from drlhp.runtime.run_record import RunRecord
+    from drlhp.processes.ports import PolicyPorts
+    from drlhp.records.run_record import RunRecord
 
     cfg = RunConfig(mode="train_policy_with_original_rewards", env="MovingDot-v0", million_timesteps=0.001,
                     stop_at_true_return=target, log_interval=1e9, policy_ckpt_interval=0, **changes)
@@ -199,7 +199,7 @@ def test_the_trainer_reads_its_ports_and_asks_its_observers(tmp_path):
     """The stop event (ports.stop_event) ends training; random play pauses while ports.random_play_over is set
     or an observer holds it back; an observer that paces is asked before each update, one that does not never."""
     from drlhp.policy.loop import RolloutObserver
-    from drlhp.runtime.ports import PolicyPorts
+    from drlhp.processes.ports import PolicyPorts
 
     stop, over = threading.Event(), threading.Event()
 
@@ -328,8 +328,8 @@ def test_a_run_that_reached_its_target_is_finished_and_says_so(tmp_path, capsys)
     import json
 
     from drlhp.config import RunConfig
+    from drlhp.records.run_record import RunRecord
     from drlhp.run.outcome import finish
-    from drlhp.runtime.run_record import RunRecord
 
     # with a --stop_at_million_timesteps too: reaching the goal is what ended it, so "finished", not "stopped"
     cfg = RunConfig(mode="train_policy_with_original_rewards", env="MovingDot-v0", million_timesteps=0.1,
@@ -359,7 +359,7 @@ def test_predictor_pace_reports_pair_updates_per_second_from_the_first_update():
     import time
 
     from drlhp.policy.feeds import PredictorPace
-    from drlhp.runtime.ports import PolicyPorts
+    from drlhp.processes.ports import PolicyPorts
 
     counter = multiprocessing.Value("q", 0)
     pace = PredictorPace(0.0, PolicyPorts(pair_updates=counter))

@@ -229,8 +229,8 @@ def test_ppo_learns_inverted_pendulum_on_the_true_reward(tmp_path):
     from drlhp.policy.ppo.policy import build_ppo
     from drlhp.policy.ppo.trainer import PPOTrainer
     from drlhp.policy.reward_source import EnvReward
-    from drlhp.runtime.ports import PolicyPorts
-    from drlhp.runtime.run_record import RunRecord
+    from drlhp.processes.ports import PolicyPorts
+    from drlhp.records.run_record import RunRecord
     from envs.fixed_length import any_vector_env
 
     class StopOnceLearned(RolloutObserver):

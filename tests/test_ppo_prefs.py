@@ -115,7 +115,7 @@ class _Queue(queue.Queue):
 
 
 def _ports(wanted, **more):
-    from drlhp.runtime.ports import PolicyPorts
+    from drlhp.processes.ports import PolicyPorts
 
     return PolicyPorts(segment_queue=_Queue(), segment_flow=_Flow(wanted), **more)
 
@@ -173,7 +173,7 @@ def test_ppo_plays_without_learning_before_the_first_weights_and_only_while_segm
     from drlhp.policy.ppo.box_actions import BoxSegments
     from drlhp.policy.ppo.policy import build_ppo
     from drlhp.policy.ppo.trainer import PPOTrainer
-    from drlhp.runtime.run_record import RunRecord
+    from drlhp.records.run_record import RunRecord
     from envs.fixed_length import any_vector_env
 
     cfg, stop = _cfg(), threading.Event()

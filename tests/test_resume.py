@@ -80,8 +80,8 @@ def test_stop_and_resume_continues_the_run(cli, tmp_path):
 def _database_of_three_chunks(path, per_chunk=12):
     """A preference database of MovingDot-shaped segments saved three times (chunks 000000-000002), the
     synthetic oracle's labels (the segment with the larger true return preferred)."""
+    from drlhp.processes.messages import MU_LEFT, MU_RIGHT, Preference, Segment
     from drlhp.reward.pref_db import PrefDB
-    from drlhp.runtime.messages import MU_LEFT, MU_RIGHT, Preference, Segment
 
     rng = np.random.default_rng(0)
 

@@ -27,7 +27,7 @@ from drlhp.config.fields import (
 from drlhp.config.labeller_names import DEFAULT_LABELLER, LABELLER_NAMES
 from drlhp.config.ppo import PPOConfig
 from drlhp.config.reward import RewardConfig
-from drlhp.runtime.cpu import BFLOAT16_SETTINGS
+from drlhp.processes.cpu import BFLOAT16_SETTINGS
 
 # The five modes (run.py's MODE; drlhp.run.pipeline.RUNS runs each). What a run does is asked of RunConfig's
 # properties (gathers, labels, trains_policy, uses_processes, ...), the one place that compares modes.
@@ -142,7 +142,7 @@ class RunConfig:
         tf_intra_threads: TensorFlow intra-op threads of the policy's process (0: TensorFlow's choice).
         tf_inter_threads: TensorFlow inter-op threads of the policy's process (0: TensorFlow's choice).
         policy_bfloat16: what the policy's CNN torso computes in (weights, heads, loss stay float32): "on", "off",
-            "auto" (bfloat16 where the CPU has AVX512_BF16 or AMX, else float32: drlhp/runtime/cpu.py); said at start.
+            "auto" (bfloat16 where the CPU has AVX512_BF16 or AMX, else float32: drlhp/processes/cpu.py); said at start.
         episodes: watch: episodes to play.
         video: watch: the output video, .mp4 or .gif (default <run_dir>/episode.mp4).
         load_prefs_dir: start from this preference database (a run directory or its prefs/prefs.npz).
@@ -156,7 +156,7 @@ class RunConfig:
         preset: the named set of flags the command line started from (drlhp.config.presets).
         resume_with_changes: go on with an existing run directory although its recorded settings differ.
         backend: how the three processes of the preference modes run: "local" (multiprocessing on this machine,
-            drlhp.runtime.launcher) or "ray" (Ray actors, drlhp.runtime.ray_backend; Ray is imported only then;
+            drlhp.processes.launcher) or "ray" (Ray actors, drlhp.processes.ray_backend; Ray is imported only then;
             docs/ray.md).
         ray_address: --backend ray: the Ray cluster to join ("auto" or HOST:PORT); default: start a local Ray.
         policy_resources: --backend ray: the Ray resources the policy's actor asks for, a JSON object such as

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from drlhp.config.fields import NOT_NEGATIVE, POSITIVE, opt, whole, within
-from drlhp.runtime.cpu import BFLOAT16_SETTINGS, ONEDNN_SETTINGS
+from drlhp.processes.cpu import BFLOAT16_SETTINGS, ONEDNN_SETTINGS
 
 
 @dataclass(frozen=True)
@@ -66,14 +66,14 @@ class RewardConfig:
         onednn: the CPU kernel library of the predictor's TensorFlow (its process, and
             pretrain_reward_predictor): "on" oneDNN's, "off" Eigen's, "auto" by the CPU's flags: oneDNN with
             AVX-512 (avx512f), Eigen on x86-64 without it, TensorFlow's default on other CPUs (why:
-            drlhp/runtime/cpu.py). The choice and why are printed at start and recorded in run.json's sitting and
+            drlhp/processes/cpu.py). The choice and why are printed at start and recorded in run.json's sitting and
             summary.json. --reward_onednn alone means on, --no-reward_onednn off. The policy keeps TensorFlow's
             default (oneDNN on x86-64).
         bfloat16: what the predictor's convolutions compute in (weights, dense layers, loss and gradients stay
             float32), in its process and in the policy's, which computes the reward with the same network: "on"
             bfloat16, "off" float32, "auto" bfloat16 where the CPU has AVX512_BF16 or AMX and the predictor runs
             oneDNN's kernels (about 1.45x faster per training step there, slower elsewhere), float32 elsewhere
-            (drlhp/runtime/cpu.py). The choice and why are printed at start and recorded in run.json's sitting
+            (drlhp/processes/cpu.py). The choice and why are printed at start and recorded in run.json's sitting
             and summary.json. The pong preset keeps it off (docs/results/speed.md, session 12).
         train_fraction: the largest fraction of wall time the predictor spends training beside the policy
             (after a step of d seconds it rests d x (1/f - 1)), so it does not starve the policy of a core;

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from drlhp.runtime import npz_json
-from drlhp.runtime.run_paths import RunPaths
+from drlhp.records import npz_json
+from drlhp.records.run_paths import RunPaths
 
 CKPT_PATTERN = re.compile(r"^policy-(\d+)\.npz$")
 FORMAT_VERSION = 1

@@ -16,7 +16,7 @@ envs), the reward each mode pays, and what the preference interface is fed of it
 from __future__ import annotations
 
 from drlhp.config import RunConfig
-from drlhp.runtime.ports import PolicyPorts
+from drlhp.processes.ports import PolicyPorts
 
 
 class DiscreteActions:

@@ -21,9 +21,9 @@ from drlhp.policy.loop import RolloutObserver
 from drlhp.policy.reward_source import RewardSource
 from drlhp.policy.segments import SegmentCutter
 from drlhp.policy.training_state import TrainingState
-from drlhp.runtime.ports import PolicyPorts
-from drlhp.runtime.queues import feeder_cpu_s, put_or_drop
-from drlhp.runtime.segment_wire import compact_nbytes_sent
+from drlhp.processes.ports import PolicyPorts
+from drlhp.processes.queues import feeder_cpu_s, put_or_drop
+from drlhp.processes.segment_wire import compact_nbytes_sent
 
 RECENT_SEGMENTS = 200
 MAX_EPISODE_FRAMES = 1500  # an episode sent to the window keeps its last 1,500 frames (100 s at 15 fps)

@@ -38,10 +38,10 @@ from drlhp.policy.reward_figures import RewardFigures
 from drlhp.policy.reward_source import RewardSource
 from drlhp.policy.sitting_clock import SittingClock
 from drlhp.policy.training_state import RECENT_EPISODES, TrainingState, _mean
-from drlhp.runtime.formatting import format_duration
-from drlhp.runtime.metrics import MetricsLogger, memory_mb
-from drlhp.runtime.ports import PolicyPorts
-from drlhp.runtime.run_record import RunRecord
+from drlhp.processes.ports import PolicyPorts
+from drlhp.records.formatting import format_duration
+from drlhp.records.metrics import MetricsLogger, memory_mb
+from drlhp.records.run_record import RunRecord
 from envs import VecEnv
 
 
@@ -104,7 +104,7 @@ class PolicyTrainer:
 
     def __init__(self, cfg: RunConfig, agent: Agent, out: Outputs, ports: PolicyPorts = PolicyPorts(),
                  observers: list[RolloutObserver] = ()):
-        """``ports`` (drlhp.runtime.ports.PolicyPorts): the loop reads ``stop_event`` (stop) and
+        """``ports`` (drlhp.processes.ports.PolicyPorts): the loop reads ``stop_event`` (stop) and
         ``random_play_over`` (random play is over: wait for the first weights); the observers hold the
         channels they feed. ``PolicyPorts()`` (every port None): the policy alone."""
         env, policy, reward_source = agent.env, agent.policy, agent.reward_source
@@ -328,9 +328,9 @@ class PolicyTrainer:
         return summary
 
     def write_hparams(self, summary: dict | None = None) -> None:
-        """The run's config and final figures to TensorBoard's HParams tab (drlhp.runtime.metrics.write_hparams),
+        """The run's config and final figures to TensorBoard's HParams tab (drlhp.records.metrics.write_hparams),
         in the policy's ``tb/``; a failure costs a warning, never the run."""
-        from drlhp.runtime.metrics import write_hparams
+        from drlhp.records.metrics import write_hparams
 
         try:
             write_hparams(self.record.paths.tb, self.cfg.to_dict(), summary or self.summary(),

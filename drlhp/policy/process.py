@@ -15,8 +15,8 @@ on Box actions); what differs by action kind (the envs, the predictor's input, t
 from __future__ import annotations
 
 from drlhp.config import RunConfig
-from drlhp.runtime.ports import PolicyPorts
-from drlhp.runtime.segment_wire import register_compact_pickling
+from drlhp.processes.ports import PolicyPorts
+from drlhp.processes.segment_wire import register_compact_pickling
 
 
 def pacers(cfg: RunConfig, ports: PolicyPorts) -> list:
@@ -53,14 +53,14 @@ def _close(ports: PolicyPorts, logger, env) -> None:
 
 def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixed_weights=None) -> dict:
     """Train the policy until the budget or the stop event; returns the summary figures. ``ports``
-    (drlhp.runtime.ports.PolicyPorts): its channels; every one None (``PolicyPorts()``): the policy alone,
+    (drlhp.processes.ports.PolicyPorts): its channels; every one None (``PolicyPorts()``): the policy alone,
     on ``fixed_weights`` (--no_labelling). With ``segment_flow`` it cuts and sends only the segments the
     preference interface wants, and reports the agent-step count it schedules labels by; without, it
     cuts ``segments_per_cut`` every cut."""
     from drlhp.policy.algorithms import algorithm
     from drlhp.policy.loop import Agent, Outputs
-    from drlhp.runtime.metrics import MetricsLogger
-    from drlhp.runtime.run_record import RunRecord
+    from drlhp.records.metrics import MetricsLogger
+    from drlhp.records.run_record import RunRecord
 
     row = algorithm(cfg)
     side = row.side(cfg)

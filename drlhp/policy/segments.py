@@ -13,13 +13,13 @@ observation and the clipped action (drlhp.policy.ppo.box_actions), and ``frames_
 built with ``state_size`` S > 0 also cuts each step's recorded simulator state ((T, N, S) float64 given to ``add``:
 a MuJoCo env's, recorded where a person labels) into ``Segment.states``, for the labeller to draw the clip from, and
 each step's fall flag (``falls``, (T, N) bool, where given) into ``Segment.falls``, for the drawn clip to show a fall.
-Their compact form on the wire: drlhp.runtime.segment_wire.
+Their compact form on the wire: drlhp.processes.segment_wire.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from drlhp.runtime.messages import Segment
+from drlhp.processes.messages import Segment
 
 
 class SegmentCutter:

@@ -18,8 +18,8 @@ from pathlib import Path
 from drlhp.config import RunConfig
 from drlhp.config.cli import config_problem
 from drlhp.policy.algorithms import algo_for
-from drlhp.runtime.run_paths import RunPaths
-from drlhp.runtime.run_record import RunRecord
+from drlhp.records.run_paths import RunPaths
+from drlhp.records.run_record import RunRecord
 from pref_interface.labellers import LABELLERS
 
 
@@ -135,7 +135,7 @@ def _check_settings(cfg: RunConfig, algo: str) -> None:
     if problem:
         raise UsageError(problem)
     if cfg.backend == "ray" and cfg.uses_processes:  # before ray.init, which waits on and on
-        from drlhp.runtime.ray_backend import address_problem
+        from drlhp.processes.ray_backend import address_problem
 
         problem = address_problem(cfg.ray_address)
         if problem:
@@ -261,7 +261,7 @@ def _check_files(cfg: RunConfig) -> None:
         given = Path(cfg.load_reward_predictor_ckpt_dir)
         if not given.exists():  # the path as the user gave it, not the file a run directory would hold
             raise UsageError(f"--load_reward_predictor_ckpt_dir {given}: no such file or directory")
-        try:  # its own one-line reason for a missing, foreign or damaged file (drlhp.runtime.npz_json);
+        try:  # its own one-line reason for a missing, foreign or damaged file (drlhp.records.npz_json);
             load_predictor(given)  # load_predictor finds the file in a run directory itself
         except PredictorCheckpointError as e:
             raise UsageError(str(e)) from None
@@ -285,7 +285,7 @@ PATH_SETTINGS = ("run_dir", "load_policy_ckpt_dir", "load_prefs_dir", "load_rewa
 def check_resume(cfg: RunConfig, record: RunRecord, derived: tuple[str, ...]) -> None:
     """A run directory that already holds a run of other settings goes on only with
     --resume_with_changes (else the weights would be recorded as trained with settings they were not)."""
-    from drlhp.runtime.run_record import ABSENT, config_changes, config_in_todays_names, flatten, with_values_before
+    from drlhp.records.run_record import ABSENT, config_changes, config_in_todays_names, flatten, with_values_before
 
     before = record.read_json(RunPaths.CONFIG)
     if before is None or cfg.watches or cfg.resume_with_changes:

@@ -16,11 +16,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from drlhp.config import RunConfig
+from drlhp.processes.interrupts import SittingOver, end_sitting, mark_interrupted, sitting_timer
+from drlhp.records.run_paths import RunPaths
+from drlhp.records.run_record import RunRecord
 from drlhp.run.checks import UsageError, lost_line
 from drlhp.run.outcome import finish
-from drlhp.runtime.interrupts import SittingOver, end_sitting, mark_interrupted, sitting_timer
-from drlhp.runtime.run_paths import RunPaths
-from drlhp.runtime.run_record import RunRecord
 
 
 def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int:
@@ -48,7 +48,7 @@ def _train_in_this_process(cfg: RunConfig, record: RunRecord, make_env, make_tra
     """A policy trained in this process on the env's reward (A2C or PPO): the env, the metrics, the trainer (a
     checkpoint it cannot resume is a usage error), and how the sitting ends; the env and the metrics closed."""
     from drlhp.policy.checkpoint import CheckpointError
-    from drlhp.runtime.metrics import MetricsLogger
+    from drlhp.records.metrics import MetricsLogger
 
     env = logger = trainer = None
     try:
@@ -216,11 +216,11 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
     Metrics (every evaluation): progress_reward.csv and tb/reward/, as in the three-process modes."""
     import threading
 
+    from drlhp.processes.tf_setup import configure_tensorflow, kernels_in_use
+    from drlhp.records.metrics import MetricsLogger
     from drlhp.reward.checkpoint import find_file
     from drlhp.reward.pref_db import PrefDB
     from drlhp.reward.trainer import RewardTrainer
-    from drlhp.runtime.metrics import MetricsLogger
-    from drlhp.runtime.tf_setup import configure_tensorflow, kernels_in_use
 
     db = PrefDB.load(find_file(cfg.load_prefs_dir, RunPaths.PREFS), max_prefs=cfg.prefs.max_prefs,
                      skip_damaged=cfg.skip_damaged_prefs)
@@ -253,8 +253,8 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
 def train_policy_without_labelling(cfg: RunConfig, record: RunRecord) -> int:
     """--no_labelling: the policy alone, on a saved predictor's reward; no labeller, no predictor training."""
     from drlhp.policy.process import run_policy
+    from drlhp.processes.ports import PolicyPorts
     from drlhp.reward.checkpoint import load_predictor_weights, predictor_batchnorm
-    from drlhp.runtime.ports import PolicyPorts
 
     weights, meta = load_predictor_weights(cfg.load_reward_predictor_ckpt_dir)
     batchnorm = predictor_batchnorm(meta)  # the saved network's shape, whatever this command's flags say

@@ -131,8 +131,8 @@ class A2CPolicy:
 def build_policy(cfg: RunConfig, env, a2c: A2CConfig | None = None) -> A2CPolicy:
     """The policy for ``env`` (a VecEnv) under ``cfg``, after setting this process's TensorFlow threads
     and seeds: the one way the training modes, watch and the policy process make it."""
-    from drlhp.runtime.cpu import choose_policy_precision
-    from drlhp.runtime.tf_setup import configure_tensorflow
+    from drlhp.processes.cpu import choose_policy_precision
+    from drlhp.processes.tf_setup import configure_tensorflow
 
     configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed)
     return A2CPolicy(env.obs_shape, env.n_actions, a2c or cfg.a2c, seed=cfg.seed, obs_dtype=env.obs_dtype,

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from drlhp.config import RunConfig
-from drlhp.runtime.ports import PolicyPorts
+from drlhp.processes.ports import PolicyPorts
 
 
 class BoxSegments:

@@ -186,8 +186,8 @@ class DiscretePPOPolicy:
 def build_discrete_ppo(cfg: RunConfig, env) -> DiscretePPOPolicy:
     """Discrete PPO's policy for ``env`` (an envs.VecEnv of --ppo_n_envs workers), after setting this process's
     TensorFlow threads and seeds (as every algorithm's builder)."""
-    from drlhp.runtime.cpu import choose_policy_precision
-    from drlhp.runtime.tf_setup import configure_tensorflow
+    from drlhp.processes.cpu import choose_policy_precision
+    from drlhp.processes.tf_setup import configure_tensorflow
 
     configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed)
     return DiscretePPOPolicy(env.obs_shape, env.n_actions, cfg.ppo, cfg.seed, obs_dtype=env.obs_dtype,

@@ -236,7 +236,7 @@ class PPOPolicy:
 def build_ppo(cfg: RunConfig, envs) -> PPOPolicy:
     """PPO's policy for ``envs`` (a gymnasium vector env of Box actions), after setting this process's
     TensorFlow threads and seeds (as every algorithm's builder)."""
-    from drlhp.runtime.tf_setup import configure_tensorflow
+    from drlhp.processes.tf_setup import configure_tensorflow
 
     configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed)
     space = envs.single_action_space

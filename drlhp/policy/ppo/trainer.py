@@ -37,8 +37,8 @@ from drlhp.policy.ppo.batches import PPORollout
 from drlhp.policy.ppo.rollout import RolloutCollector
 from drlhp.policy.reward_source import EnvReward
 from drlhp.policy.training_state import env_seed
-from drlhp.runtime import npz_json
-from drlhp.runtime.ports import PolicyPorts
+from drlhp.processes.ports import PolicyPorts
+from drlhp.records import npz_json
 
 
 def ppo_learning_rate(cfg: RunConfig, timesteps: int) -> float:
