@@ -34,8 +34,8 @@ def main(argv=None) -> int:
     ap.add_argument("--pairs", type=int, default=512, help="validation pairs for the accuracy and the flips")
     args = ap.parse_args(argv)
 
-    from drlhp.runtime.cpu import BFLOAT16_FLAGS, cpu_flags, cpu_model
-    from drlhp.runtime.tf_setup import configure_tensorflow
+    from drlhp.processes.cpu import BFLOAT16_FLAGS, cpu_flags, cpu_model
+    from drlhp.processes.tf_setup import configure_tensorflow
 
     configure_tensorflow(1, 1, seed=0, onednn="auto")
     from drlhp.reward.checkpoint import load_predictor, saved_reward_config

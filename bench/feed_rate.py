@@ -37,11 +37,11 @@ CONFIGS = {  # name: (members, batch norm, dropout)
 CHILD = r"""
 import json, sys, time
 import numpy as np
-from drlhp.runtime.tf_setup import configure_tensorflow
+from drlhp.processes.tf_setup import configure_tensorflow
 threads, members, repeats = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[5])
 bn, dropout = sys.argv[3] == "1", float(sys.argv[4])
 configure_tensorflow(threads, 1, seed=0, onednn=sys.argv[6])
-from drlhp.config import RewardConfig
+from drlhp.config.reward import RewardConfig
 from drlhp.reward.model import RewardEnsemble
 ens = RewardEnsemble((84, 84, 4), RewardConfig(n_members=members, batchnorm=bn, dropout=dropout), seed=0)
 rng = np.random.default_rng(0)
@@ -67,7 +67,7 @@ def main() -> None:
                         "choice here), or one")
     args = p.parse_args()
     sys.path.insert(0, str(ROOT))
-    from drlhp.runtime.cpu import choose_kernels
+    from drlhp.processes.cpu import choose_kernels
 
     auto = choose_kernels("auto")
     libraries = {"both": ["off", "on"], "auto": ["auto"], "onednn": ["on"], "eigen": ["off"]}[args.library]

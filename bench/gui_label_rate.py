@@ -29,8 +29,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from drlhp.runtime.cpu import cpu_model  # noqa: E402
-from drlhp.runtime.run_paths import RunPaths  # noqa: E402
+from drlhp.processes.cpu import cpu_model  # noqa: E402
+from drlhp.records.run_paths import RunPaths  # noqa: E402
 from tests.support.x11 import close_window, find_window, install_x_tools, xdotool, xvfb  # noqa: E402
 
 TITLE = "drlhp: which clip is better?"

@@ -97,8 +97,9 @@ def _wait(worker, n: int, timeout_s: float = 600.0) -> list:
 
 
 def bench_record(env_id: str, seconds: float) -> None:
+    from drlhp.config.ppo import PPOConfig
+    from drlhp.policy.ppo.policy import PPOPolicy
     from drlhp.policy.ppo.rollout import RolloutCollector
-    from drlhp.policy.ppo.update import PPOConfig, PPOPolicy
     from envs.fixed_length import any_vector_env
 
     cfg = PPOConfig(n_envs=8, n_steps=256)
@@ -209,7 +210,7 @@ def main(argv=None) -> None:
                    help="the runs, in order")
     p.add_argument("--think_s", type=float, default=0.0, help="the scripted person's seconds per pair (0: at once)")
     args = p.parse_args(argv)
-    from drlhp.runtime.cpu import cpu_model
+    from drlhp.processes.cpu import cpu_model
 
     print(f"CPU: {cpu_model()} ({os.cpu_count()} cores); load average {os.getloadavg()[0]:.2f}; {args.env}", flush=True)
     if "worker" in args.sections:

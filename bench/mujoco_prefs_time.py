@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> None:
-    from drlhp.runtime.cpu import cpu_model
+    from drlhp.processes.cpu import cpu_model
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--env", default="Hopper-v5")

@@ -94,7 +94,7 @@ def main(argv=None) -> None:
     p.add_argument("--show_fps", type=float, default=30.0, help="at most this many frames a second shown")
     args = p.parse_args(argv)
     import envs.mujoco_render  # noqa: F401  (sets MUJOCO_GL before mujoco is imported)
-    from drlhp.runtime.cpu import cpu_model
+    from drlhp.processes.cpu import cpu_model
 
     print(f"CPU: {cpu_model()} ({os.cpu_count()} cores); load average {os.getloadavg()[0]:.2f}; "
           f"MUJOCO_GL={os.environ.get('MUJOCO_GL')} PYOPENGL_PLATFORM={os.environ.get('PYOPENGL_PLATFORM')}")

@@ -10,7 +10,7 @@ predictor: make run's reward predictor (1 member, no batch norm, no dropout; the
 a2c:       the Nature CNN policy, one A2C update on 16 envs x 5 steps (80 observations)
 
 Default: this machine's settings (the predictor on the library --reward_onednn auto chooses here, the policy
-on TensorFlow's default: drlhp.runtime.cpu). --compare: old and new settings in one run, every figure
+on TensorFlow's default: drlhp.processes.cpu). --compare: old and new settings in one run, every figure
 beside the others: Eigen (the predictor's default before auto) and oneDNN for both networks; oneDNN with
 bfloat16 compute (Keras's mixed_bfloat16: float32 weights and loss) where the CPU has AVX512_BF16 or AMX;
 and both clips of a pair through the network in two calls (the original reproduction's way) against one
@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import quiet  # noqa: E402,F401  (bench/quiet.py: TensorFlow's own lines off the terminal; before TensorFlow)
-from drlhp.runtime.cpu import (  # noqa: E402
+from drlhp.processes.cpu import (  # noqa: E402
     choose_kernels,
     cpu_flags,
     cpu_model,
@@ -158,13 +158,14 @@ def _time(fn, repeats: int) -> float:
 def child(spec: dict) -> dict:
     """Run in its own process: spec = threads, library ("onednn"/"eigen"), dtype, pairing ("one"/"two"),
     workloads ("predictor", "a2c"), repeats, per_layer. Returns seconds and FLOPs per workload."""
-    from drlhp.runtime.tf_setup import configure_tensorflow, kernels_in_use
+    from drlhp.processes.tf_setup import configure_tensorflow, kernels_in_use
 
     tf = configure_tensorflow(spec["threads"], 1, seed=0, onednn=spec["library"] == "onednn")
     import keras
     import numpy as np
 
-    from drlhp.config import A2CConfig, RewardConfig
+    from drlhp.config.a2c import A2CConfig
+    from drlhp.config.reward import RewardConfig
     from drlhp.reward.model import RewardEnsemble
 
     rng = np.random.default_rng(0)
@@ -197,7 +198,7 @@ def child(spec: dict) -> dict:
         if spec["per_layer"]:
             out["layers"] += per_layer(tf, "predictor (T=5 B=16: 160 frames)", ens.members[0], 160, spec["repeats"])
     if "a2c" in spec["workloads"]:
-        from drlhp.policy.a2c.update import A2CPolicy
+        from drlhp.policy.a2c.policy import A2CPolicy
 
         pol = A2CPolicy(OBS, 6, A2CConfig(n_envs=16), seed=0)
         b_obs = rng.integers(0, 255, (A2C_BATCH, *OBS), dtype=np.uint8)

@@ -283,7 +283,7 @@ def main(argv=None) -> int:
     if "--labeller" not in run_args:
         run_args += ["--labeller", "web"]
     run_dir = args.run_dir or REPO / "runs" / f"page-person-{time.strftime('%Y%m%d-%H%M%S')}"
-    from drlhp.runtime.cpu import cpu_model
+    from drlhp.processes.cpu import cpu_model
     from tests.support.browser import chromium, install_chromium
 
     print(f"CPU: {cpu_model()} ({os.cpu_count()} cores); load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "

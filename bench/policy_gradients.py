@@ -7,7 +7,7 @@
 Records discrete PPO's rollouts on the env (the presets' Atari PPO: 8 envs x 128 steps, the env's clipped score as
 the reward), played by two policies: a trained one (--model, a run's or a model's policy checkpoint) and a fresh one
 (the seed's initial weights). For each minibatch of 256 of each rollout (as an update takes them), the gradient of
-PPO's loss (drlhp.policy.ppo.discrete.ppo_discrete_loss, advantages normalized) with respect to every weight, from
+PPO's loss (drlhp.policy.ppo.update.ppo_discrete_loss, advantages normalized) with respect to every weight, from
 the same float32 weights, once with the Nature CNN's torso in float32 and once in bfloat16. Prints, per policy, the
 cosine between the two gradients (all weights flattened) and their relative error |g_bf16 - g_f32| / |g_f32|
 (median and worst over the minibatches), per layer too, beside the cosine between two minibatches' float32 gradients
@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 import quiet  # noqa: E402,F401  (bench/quiet.py: TensorFlow's own lines off the terminal; before TensorFlow)
-from drlhp.runtime.cpu import cpu_model  # noqa: E402
+from drlhp.processes.cpu import cpu_model  # noqa: E402
 
 
 def gradients(policy, rollout, minibatch_rows: np.ndarray):
@@ -37,8 +37,7 @@ def gradients(policy, rollout, minibatch_rows: np.ndarray):
     minibatch, each split by weight."""
     import tensorflow as tf
 
-    from drlhp.policy.ppo.discrete import ppo_discrete_loss
-    from drlhp.policy.ppo.update import gae
+    from drlhp.policy.ppo.update import gae, ppo_discrete_loss
 
     cfg = policy.cfg
     adv, ret = gae(rollout.rewards, rollout.values, rollout.cuts, rollout.last_values, cfg.gamma, cfg.gae_lambda)
@@ -91,14 +90,14 @@ def main() -> None:
     p.add_argument("--json", default=None)
     args = p.parse_args()
 
-    from drlhp.runtime.tf_setup import configure_tensorflow
+    from drlhp.processes.tf_setup import configure_tensorflow
 
     tf = configure_tensorflow(2, 1, seed=0)
     import envs
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
     from drlhp.config.presets import DISCRETE_PPO
     from drlhp.policy.checkpoint import find_latest_checkpoint, load_policy_checkpoint
-    from drlhp.policy.ppo.discrete import DiscretePPOPolicy
+    from drlhp.policy.ppo.discrete_policy import DiscretePPOPolicy
     from drlhp.policy.ppo.discrete_rollout import DiscreteRolloutCollector
     from drlhp.policy.reward_source import ClippedEnvReward
 

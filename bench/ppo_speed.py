@@ -44,14 +44,15 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     os.environ.setdefault("MUJOCO_GL", "egl")
 
-    from drlhp.runtime.cpu import cpu_model
-    from drlhp.runtime.tf_setup import configure_tensorflow, kernels_in_use
+    from drlhp.processes.cpu import cpu_model
+    from drlhp.processes.tf_setup import configure_tensorflow, kernels_in_use
 
     configure_tensorflow(args.threads, 1, seed=0)
     import numpy as np
 
+    from drlhp.config.ppo import PPOConfig
+    from drlhp.policy.ppo.policy import PPOPolicy
     from drlhp.policy.ppo.rollout import RolloutCollector
-    from drlhp.policy.ppo.update import PPOConfig, PPOPolicy
     from envs.fixed_length import describe, fixed_length_vector_env
 
     cfg = PPOConfig(n_envs=args.n_envs, n_steps=2048 // args.n_envs)

@@ -24,7 +24,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from drlhp.runtime.cpu import cpu_model  # noqa: E402  (feed_rate, pretrain_speed and scaling take it from here)
+from drlhp.processes.cpu import cpu_model  # noqa: E402  (feed_rate, pretrain_speed and scaling take it from here)
 
 # The start of every measured process, with one version's tree first on sys.path: TensorFlow set up
 # as that version's predictor process does it (newer ones choose Eigen's kernels), the clips of
@@ -33,11 +33,11 @@ CHILD_SETUP = r"""
 import json, statistics, sys, tempfile, threading, time
 from pathlib import Path
 import numpy as np
-from drlhp.config import RewardConfig
-from drlhp.runtime.messages import Preference, Segment
+from drlhp.config.reward import RewardConfig
+from drlhp.processes.messages import Preference, Segment
 from drlhp.reward.pref_db import PrefDB
 from drlhp.reward.trainer import RewardTrainer
-from drlhp.runtime.tf_setup import configure_tensorflow
+from drlhp.processes.tf_setup import configure_tensorflow
 
 try:
     configure_tensorflow(1, 1, seed=0, onednn=RewardConfig.onednn)

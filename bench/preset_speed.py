@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from drlhp.runtime.cpu import cpu_model  # noqa: E402
+from drlhp.processes.cpu import cpu_model  # noqa: E402
 from throughput import _csv_rows, stop_run  # noqa: E402  (bench/throughput.py: reading a run's CSVs, ending a run)
 
 SHORT_START = ["--n_initial_prefs", "64", "--n_initial_epochs", "1"]

@@ -33,14 +33,14 @@ from predictor_speed import cpu_model  # noqa: E402
 CHILD = r"""
 import json, sys, threading, time
 import numpy as np
-from drlhp.runtime.tf_setup import configure_tensorflow
+from drlhp.processes.tf_setup import configure_tensorflow
 steps, n_prefs, variant = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 configure_tensorflow(1, 1, seed=0, onednn="auto")
-from drlhp.config import build_parser, config_from_args
+from drlhp.config.cli import build_parser, config_from_args
 from drlhp.config.presets import with_preset
 from drlhp.reward import pref_db
 from drlhp.reward.trainer import RewardTrainer
-from drlhp.runtime.messages import MU_LEFT, MU_RIGHT, Preference, Segment
+from drlhp.processes.messages import MU_LEFT, MU_RIGHT, Preference, Segment
 
 EVERY_25 = ["--reward_bfloat16", "off", "--reward_eval_interval", "25", "--reward_pretrain_patience", "40"]
 FLAGS = {"before": EVERY_25, "gather": EVERY_25, "eval50": ["--reward_bfloat16", "off"], "today": []}

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
 import quiet  # noqa: E402,F401  (bench/quiet.py: TensorFlow's own lines off the terminal; before TensorFlow)
-from drlhp.runtime.run_paths import RunPaths  # noqa: E402
+from drlhp.records.run_paths import RunPaths  # noqa: E402
 
 
 def timed(fn, seconds: float, per_call: int, warmup: int = 3) -> float:
@@ -65,9 +65,9 @@ def bench_ppo(env_id: str, seconds: float) -> dict:
     import shlex
 
     import envs
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
     from drlhp.config.presets import DISCRETE_PPO
-    from drlhp.policy.ppo.discrete import DiscretePPOPolicy
+    from drlhp.policy.ppo.discrete_policy import DiscretePPOPolicy
     from drlhp.policy.ppo.discrete_rollout import DiscreteRolloutCollector
     from drlhp.policy.reward_source import ClippedEnvReward
 
@@ -217,13 +217,13 @@ def main() -> None:
 
     cpu = cpu_model()
 
-    from drlhp.runtime.tf_setup import configure_tensorflow
+    from drlhp.processes.tf_setup import configure_tensorflow
 
     tf = configure_tensorflow(2, 1, seed=0)
     import envs
-    from drlhp.config import A2CConfig
-    from drlhp.policy.a2c.rollout import RolloutRunner
-    from drlhp.policy.a2c.update import A2CPolicy
+    from drlhp.config.a2c import A2CConfig
+    from drlhp.policy.a2c.policy import A2CPolicy
+    from drlhp.policy.a2c.rollout import A2CRunner
     from drlhp.policy.reward_source import ClippedEnvReward
 
     cfg = A2CConfig(n_envs=args.n_envs)
@@ -254,7 +254,7 @@ def main() -> None:
     print(f"A2C update alone:                     {figures['train_steps_per_s']:8.0f} agent steps/s "
           f"({figures['train_step_ms']:.1f} ms per update of {batch})", flush=True)
 
-    runner = RolloutRunner(vec, policy, ClippedEnvReward(), cfg.n_steps, cfg.gamma, seed=0)
+    runner = A2CRunner(vec, policy, ClippedEnvReward(), cfg.n_steps, cfg.gamma, seed=0)
     parts = {"env_s": 0.0, "act_s": 0.0, "reward_s": 0.0, "train_s": 0.0}
 
     def a2c_update():

@@ -34,7 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from drlhp.runtime.cpu import cpu_model  # noqa: E402
+from drlhp.processes.cpu import cpu_model  # noqa: E402
 from tests.support.browser import chromium, install_chromium  # noqa: E402
 
 KEYS = (("ArrowLeft", 0.4), ("ArrowRight", 0.4), ("ArrowUp", 0.1), ("ArrowDown", 0.1))

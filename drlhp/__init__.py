@@ -7,7 +7,7 @@ trained (drlhp/learned_reward.py; ``LearnedRewardVector`` for a vector env); loa
 import os
 
 # Before any TensorFlow import anywhere in drlhp: fewer C++ log lines (absl's own, printed before InitializeLog,
-# ignore this; run.py's output tee keeps them off the terminal: drlhp.runtime.output_tee), Keras on TensorFlow.
+# ignore this; run.py's output tee keeps them off the terminal: drlhp.processes.output_tee), Keras on TensorFlow.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 

@@ -48,6 +48,8 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 
+from drlhp.records.run_paths import RunPaths
+from drlhp.records.run_record import config_in_todays_names, with_values_before
 from drlhp.reward.checkpoint import (
     PREDICTOR_FILE,
     PredictorCheckpointError,
@@ -55,8 +57,6 @@ from drlhp.reward.checkpoint import (
     load_predictor_weights,
     predictor_batchnorm,
 )
-from drlhp.runtime.run_paths import RunPaths
-from drlhp.runtime.run_record import config_in_todays_names, with_values_before
 
 TRUE_REWARD_KEY = "true_reward"  # info's key for the env's own reward of the step
 
@@ -122,7 +122,7 @@ class SavedPredictor:
     """
 
     def __init__(self, path: str | Path, center: int | None = None, seed: int = 0):
-        from drlhp.config import RewardConfig
+        from drlhp.config.reward import RewardConfig
 
         ckpt, config_dir, config = find_predictor(path)
         self.weights, self.meta = load_predictor_weights(ckpt)

@@ -126,7 +126,7 @@ def random_row(game: str, games: int = 10, seed: int = 0) -> dict:
     import numpy as np
 
     import envs
-    from drlhp.runtime.cpu import cpu_model
+    from drlhp.processes.cpu import cpu_model
 
     vec = envs.make_vec_env(env_id(game), 8)
     vec.reset(seed)

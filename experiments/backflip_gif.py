@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from drlhp.policy.checkpoint import load_policy_checkpoint
-from drlhp.policy.watch import BoxMeanPolicy
+from drlhp.policy.ppo.numpy_policy import BoxMeanPolicy
 from envs.fixed_length import any_vector_env
 from envs.goal_kwargs import goal_env_kwargs
 from envs.mujoco_render import StateRenderer, record_state

@@ -1,5 +1,5 @@
 """A MuJoCo PPO run's final policy replayed as it played in training, in numpy alone (no TensorFlow): the
-Gaussian's mean (drlhp.policy.watch.BoxMeanPolicy) plus its learned, state-independent spread times N(0, 1),
+Gaussian's mean (drlhp.policy.ppo.numpy_policy.BoxMeanPolicy) plus its learned, state-independent spread times N(0, 1),
 clipped to the action box; or the mean alone (``deterministic``). Shared by mujoco_replay_returns.py and
 halfcheetah_pose.py, which differ only in what they read of each step.
 
@@ -18,7 +18,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from drlhp.policy.checkpoint import load_policy_checkpoint  # noqa: E402
-from drlhp.policy.watch import BoxMeanPolicy  # noqa: E402
+from drlhp.policy.ppo.numpy_policy import BoxMeanPolicy  # noqa: E402
 
 
 class ReplayPolicy:
@@ -36,7 +36,7 @@ class ReplayPolicy:
         self.timesteps = meta.get("timesteps")
 
     def act(self, obs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        from drlhp.policy.ppo.numpy_mlp import tanh_mlp
+        from drlhp.policy.ppo.numpy_policy import tanh_mlp
 
         x = self.mean.obs_rms.normalize(obs[None], self.mean.obs_clip).astype(np.float32)
         noise = self.spread * rng.standard_normal(self.std.shape)  # drawn either way: one stream for both modes

@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from campaign_check import RANDOM_LENGTH, RANDOM_RETURNS  # noqa: E402
-from drlhp.runtime.curves import pyplot, read_progress_csv, save_png  # noqa: E402
+from drlhp.records.curves import pyplot, read_progress_csv, save_png  # noqa: E402
 
 PANELS = (("policy/true_return_last100", "true return (last 100 games)", -20.4),
           ("policy/episode_length_last100", "episode length (agent steps)", RANDOM_LENGTH),

@@ -10,7 +10,8 @@ import json
 import numpy as np
 
 from drlhp.policy.checkpoint import load_policy_checkpoint
-from drlhp.policy.watch import BoxMeanPolicy, play_box_episodes
+from drlhp.policy.ppo.numpy_policy import BoxMeanPolicy
+from drlhp.policy.watch import play_box_episodes
 from envs.fixed_length import any_vector_env
 from pref_interface.goal_oracle import measure_of
 from pref_interface.goals import hopper_backflip, hopper_landed_backflip

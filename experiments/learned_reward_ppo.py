@@ -52,14 +52,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from drlhp.config import (  # noqa: E402
-    TRAIN_POLICY_WITH_ORIGINAL_REWARDS,
-    RunConfig,
-    build_parser,
-    config_from_args,
-    config_problem,
-    flags,
-)
+from drlhp.config import TRAIN_POLICY_WITH_ORIGINAL_REWARDS, RunConfig  # noqa: E402
+from drlhp.config.cli import build_parser, config_from_args, config_problem, flags  # noqa: E402
 from drlhp.config.presets import preferences_flags, with_preset  # noqa: E402
 from drlhp.learned_reward import LearnedRewardError, find_predictor  # noqa: E402
 from drlhp.policy.reward_source import RewardSource  # noqa: E402
@@ -154,13 +148,14 @@ def train(predictor, env_id: str, seed: int, run_dir, million_timesteps: float =
     see each PaidRollout: the rewards paid, x_t, the task's reward)."""
     from drlhp.learned_reward import LearnedRewardVector, SavedPredictor
     from drlhp.policy.checkpoint import find_latest_checkpoint
-    from drlhp.policy.ppo.trainer import PPOTrainer, build_ppo
-    from drlhp.policy.trainer import Agent, Outputs
+    from drlhp.policy.loop import Agent, Outputs
+    from drlhp.policy.ppo.policy import build_ppo
+    from drlhp.policy.ppo.trainer import PPOTrainer
+    from drlhp.processes.interrupts import mark_interrupted, sigterm_as_interrupt
+    from drlhp.records.metrics import MetricsLogger
+    from drlhp.records.run_record import RunRecord
     from drlhp.run.outcome import finish
     from drlhp.run.pipeline import tf_kernels
-    from drlhp.runtime.interrupts import mark_interrupted, sigterm_as_interrupt
-    from drlhp.runtime.metrics import MetricsLogger
-    from drlhp.runtime.run_record import RunRecord
     from envs.fixed_length import any_vector_env, describe
 
     try:
@@ -243,7 +238,7 @@ def _summary(summary: dict, ckpt, config_dir, ppo_from: str, ratio: dict | None)
 
 def _draw_curves(record) -> None:
     try:
-        from drlhp.runtime.curves import write_run_curves
+        from drlhp.records.curves import write_run_curves
 
         write_run_curves(record.dir)
     except Exception as e:  # noqa: BLE001 -- plotting must not turn a finished run into a crash
@@ -263,7 +258,7 @@ def main(argv=None) -> int:
     p.add_argument("--baseline_arm", default=None,
                    help="default: baseline (penalty-baseline where the predictor's run had --fall_rule penalty)")
     args, extra = p.parse_known_args(argv)
-    from drlhp.runtime.output_tee import OutputTee
+    from drlhp.processes.output_tee import OutputTee
 
     Path(args.run_dir).mkdir(parents=True, exist_ok=True)
     tee = OutputTee(args.run_dir, header=" ".join(sys.argv))

@@ -6,7 +6,7 @@ import sys
 import numpy as np
 
 from drlhp.policy.checkpoint import load_policy_checkpoint
-from drlhp.policy.watch import BoxMeanPolicy
+from drlhp.policy.ppo.numpy_policy import BoxMeanPolicy
 from envs.fixed_length import any_vector_env
 
 for run in sys.argv[1:]:

@@ -20,10 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from drlhp.config import RewardConfig
+from drlhp.config.reward import RewardConfig
 from drlhp.policy.checkpoint import load_policy_checkpoint
-from drlhp.policy.ppo.numpy_mlp import tanh_mlp
-from drlhp.policy.watch import BoxMeanPolicy
+from drlhp.policy.ppo.numpy_policy import BoxMeanPolicy, tanh_mlp
 from drlhp.reward.model import RewardEnsemble
 from envs.fixed_length import any_vector_env
 

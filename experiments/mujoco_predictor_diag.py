@@ -31,7 +31,7 @@ import numpy as np
 from drlhp.config.presets import MUJOCO_CLIP_STEPS
 from drlhp.learned_reward import SavedPredictor
 from drlhp.policy.checkpoint import load_policy_checkpoint
-from drlhp.policy.watch import BoxMeanPolicy
+from drlhp.policy.ppo.numpy_policy import BoxMeanPolicy
 from envs.fixed_length import any_vector_env
 
 FALL_CUT = -50.0  # a step's task reward below this is a fall (the penalty 100; no other step goes near it)
@@ -90,7 +90,7 @@ def ckpt_actor(path):
     std = np.exp(np.asarray(arrays["weight_12"], np.float64)) if "weight_12" in arrays else None
 
     def act(obs, rng):
-        from drlhp.policy.ppo.numpy_mlp import tanh_mlp
+        from drlhp.policy.ppo.numpy_policy import tanh_mlp
 
         x = pol.obs_rms.normalize(obs[None], pol.obs_clip).astype(np.float32)
         mean = tanh_mlp(pol.actor, x)[0]

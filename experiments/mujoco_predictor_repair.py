@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from drlhp.config import RewardConfig
+from drlhp.config.reward import RewardConfig
 from drlhp.reward.model import RewardEnsemble
 from drlhp.reward.pref_db import PrefDB
 from mujoco_diag_episodes import policy_returns

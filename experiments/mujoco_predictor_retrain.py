@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from drlhp.config import RewardConfig
+from drlhp.config.reward import RewardConfig
 from drlhp.reward.pref_db import PrefDB
 from drlhp.reward.trainer import RewardTrainer
 from mujoco_diag_episodes import policy_returns

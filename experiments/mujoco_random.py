@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from drlhp.runtime.cpu import cpu_model
+from drlhp.processes.cpu import cpu_model
 from envs.fixed_length import FALL_RULES, fixed_length_env
 from mujoco_runs_csv import CSV_PATH, TASKS, finished, upsert
 

@@ -49,7 +49,8 @@ import re
 import sys
 from pathlib import Path
 
-from drlhp.config import PPOConfig, build_parser, config_from_args
+from drlhp.config.cli import build_parser, config_from_args
+from drlhp.config.ppo import PPOConfig
 from drlhp.config.presets import with_preset
 from mujoco_runs_csv import CSV_PATH, finished, million_steps, upsert
 

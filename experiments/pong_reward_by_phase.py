@@ -114,11 +114,11 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     run = Path(args.run_dir)
 
-    from drlhp.config import RewardConfig
+    from drlhp.config.reward import RewardConfig
     from drlhp.policy.reward_source import PredictedReward
+    from drlhp.records.run_paths import RunPaths
     from drlhp.reward.checkpoint import load_predictor_weights, saved_reward_config
     from drlhp.reward.pref_db import PrefDB
-    from drlhp.runtime.run_paths import RunPaths
 
     cfg = saved_reward_config(run) or RewardConfig()
     weights, meta = load_predictor_weights(args.predictor or RunPaths(run).predictor)

@@ -40,7 +40,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from drlhp.runtime.cpu import cpu_model  # noqa: E402
+from drlhp.processes.cpu import cpu_model  # noqa: E402
 from pong_reward_by_phase import PADDLE_VALUES, PLAY_ROWS, ball_mask, event_windows  # noqa: E402
 
 ENV_ID = "PongNoFrameskip-v4"
@@ -95,8 +95,8 @@ class CheckpointPolicy:
     """A saved A2C policy (drlhp.policy.checkpoint), sampling its actions."""
 
     def __init__(self, path: str, env, seed: int):
-        from drlhp.config import A2CConfig
-        from drlhp.policy.a2c.update import A2CPolicy
+        from drlhp.config.a2c import A2CConfig
+        from drlhp.policy.a2c.policy import A2CPolicy
         from drlhp.policy.checkpoint import load_policy_checkpoint
 
         arrays, meta = load_policy_checkpoint(path)
@@ -142,7 +142,7 @@ def play(name: str, n_steps: int, seed: int, chunk: int = CLIP, score_visible: b
 
 
 def load_ensemble(path: str):
-    from drlhp.config import RewardConfig
+    from drlhp.config.reward import RewardConfig
     from drlhp.policy.reward_source import PredictedReward
     from drlhp.reward.checkpoint import load_predictor_weights, saved_reward_config
 
@@ -153,7 +153,7 @@ def load_ensemble(path: str):
 
 
 def evaluate(args) -> None:
-    from drlhp.runtime.tf_setup import configure_tensorflow
+    from drlhp.processes.tf_setup import configure_tensorflow
 
     configure_tensorflow(2, 1, seed=args.seed)
     ensemble, meta = load_ensemble(args.predictor)
@@ -210,9 +210,9 @@ def evaluate(args) -> None:
 
 
 def collect(args) -> None:
+    from drlhp.processes.messages import Preference, Segment
+    from drlhp.records.run_paths import RunPaths
     from drlhp.reward.pref_db import PrefDB
-    from drlhp.runtime.messages import Preference, Segment
-    from drlhp.runtime.run_paths import RunPaths
     from pref_interface.oracle import SyntheticOracle
 
     rng = np.random.default_rng(args.seed)

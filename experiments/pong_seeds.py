@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout
-from drlhp.runtime.curves import pyplot, read_progress_csv, save_png  # noqa: E402
+from drlhp.records.curves import pyplot, read_progress_csv, save_png  # noqa: E402
 
 RALLY = 6.0  # returns per game: issue 37's "a seed rallies"
 START_AT = (500_000, 1_000_000, 1_500_000)

@@ -2,7 +2,7 @@
 """Where a process's time goes, from py-spy's raw samples of a live run.
 
 py-spy samples a running process from outside (no restart, no instrumentation), so it profiles a real
-long run as it is; drlhp's own `--profile` (cProfile, drlhp/runtime/profiling.py) needs the run started with it.
+long run as it is; drlhp's own `--profile` (cProfile, drlhp/processes/profiling.py) needs the run started with it.
 With the run's pids from <run_dir>/pids.json:
 
     py-spy record --pid PID --duration 90 --rate 50 --idle --threads --nonblocking --format raw -o ROLE.txt

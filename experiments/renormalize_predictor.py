@@ -30,7 +30,7 @@ def main(argv=None) -> None:
     ap.add_argument("--segments", type=int, default=200)
     ap.add_argument("--save", action="store_true")
     args = ap.parse_args(argv)
-    from drlhp.runtime.tf_setup import configure_tensorflow
+    from drlhp.processes.tf_setup import configure_tensorflow
 
     configure_tensorflow(1, 1, seed=0)
     from drlhp.reward.checkpoint import PREDICTOR_FILE, PREFS_FILE, find_file, saved_reward_config

@@ -23,8 +23,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout
-from drlhp.runtime.formatting import format_duration  # noqa: E402
-from drlhp.runtime.run_paths import RunPaths  # noqa: E402
+from drlhp.records.formatting import format_duration  # noqa: E402
+from drlhp.records.run_paths import RunPaths  # noqa: E402
 
 
 def _event_times(run_dir: Path) -> list[float]:

@@ -17,10 +17,10 @@ import datetime as dt
 import sys
 from pathlib import Path
 
-from drlhp.runtime.formatting import format_duration, format_number
-from drlhp.runtime.interrupts import INTERRUPTED_EXIT, broken_pipe_exit
-from drlhp.runtime.run_paths import RunPaths
-from drlhp.runtime.run_record import flatten
+from drlhp.processes.interrupts import INTERRUPTED_EXIT, broken_pipe_exit
+from drlhp.records.formatting import format_duration, format_number
+from drlhp.records.run_paths import RunPaths
+from drlhp.records.run_record import flatten
 from floyd.index import FloydError, RunEntry, find_run, looks_like_run, scan
 
 PROG = "python -m floyd"

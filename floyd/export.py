@@ -22,7 +22,7 @@ import shutil
 from pathlib import Path
 
 from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint, save_weights_only
-from drlhp.runtime.run_paths import RunPaths
+from drlhp.records.run_paths import RunPaths
 from floyd.index import FloydError
 
 RECORD = tuple(str(n) for n in (RunPaths.SUMMARY, RunPaths.CONFIG, RunPaths.RUN, RunPaths.PROGRESS, RunPaths.CURVES))

@@ -2,7 +2,7 @@
 
 A folder under the runs folder is one of
     a run          run.json (format version, start), config.json, command.txt, code_version.json,
-                   status.json, summary.json, ... (drlhp/runtime/run_record.py)
+                   status.json, summary.json, ... (drlhp/records/run_record.py)
     an older run   the same without run.json (written before the archive existed): listed, noted
     incomplete     a run whose config.json is missing or unreadable (half-written, or its start was
                    cut short): listed with what could be read, noted
@@ -19,9 +19,9 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from drlhp.runtime.curves import read_progress_csv
-from drlhp.runtime.run_paths import RunPaths
-from drlhp.runtime.run_record import PARENT_GONE, RUN_FORMAT_VERSION, SAVED, config_in_todays_names
+from drlhp.records.curves import read_progress_csv
+from drlhp.records.run_paths import RunPaths
+from drlhp.records.run_record import PARENT_GONE, RUN_FORMAT_VERSION, SAVED, config_in_todays_names
 
 RUN_FILES = RunPaths.RECORD_FILES
 GROUP_DEPTH = 3  # how deep a group of runs may nest under the runs folder
@@ -30,7 +30,7 @@ ENDED = ("finished", "crashed", "interrupted", "stopped")
 
 def ended(status: str) -> bool:
     """Whether a run with this status has ended: ENDED, or the parent died and its children have finished
-    ("parent gone: saved" or "...: not all saved", written by the children: drlhp.runtime.run_record)."""
+    ("parent gone: saved" or "...: not all saved", written by the children: drlhp.records.run_record)."""
     return status in ENDED or (status.startswith(PARENT_GONE + ":") and status != f"{PARENT_GONE}: saving")
 
 

@@ -1,5 +1,5 @@
 """The compare figure of several runs, drawn with matplotlib's Agg backend (no display needed); a run's
-own curves.png is drlhp.runtime.curves', drawn at the end of every run.
+own curves.png is drlhp.records.curves', drawn at the end of every run.
 
     compare(entries, out)       one PNG of several runs' true return against agent steps; runs whose
                                 configs differ only in seed (and run directory) are one group, drawn
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from drlhp.runtime.curves import SUCCESS, TRUE_RETURN, points, pyplot, read_progress_csv, save_png
-from drlhp.runtime.run_paths import RunPaths
-from drlhp.runtime.run_record import flatten
+from drlhp.records.curves import SUCCESS, TRUE_RETURN, points, pyplot, read_progress_csv, save_png
+from drlhp.records.run_paths import RunPaths
+from drlhp.records.run_record import flatten
 from floyd.index import FloydError, RunEntry
 
 # Config keys that do not make two runs different configurations.

@@ -23,8 +23,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from drlhp.runtime.atomic import write_json
-from drlhp.runtime.run_record import (
+from drlhp.records.atomic import write_json
+from drlhp.records.run_record import (
     REPO_ROOT,
     SOURCE_ARCHIVE,
     UNTRACKED_ARCHIVE,

@@ -31,12 +31,12 @@ import tarfile
 import time
 from pathlib import Path
 
+from drlhp.processes.interrupts import INTERRUPTED_EXIT
+from drlhp.records.atomic import write_json
+from drlhp.records.curves import read_progress_csv
+from drlhp.records.formatting import format_duration, format_number
+from drlhp.records.run_paths import RunPaths
 from drlhp.run.cli import command
-from drlhp.runtime.atomic import write_json
-from drlhp.runtime.curves import read_progress_csv
-from drlhp.runtime.formatting import format_duration, format_number
-from drlhp.runtime.interrupts import INTERRUPTED_EXIT
-from drlhp.runtime.run_paths import RunPaths
 from floyd.index import FloydError, read_run
 
 DEFAULT_THRESHOLDS = {"success_rate_last100": 0.9}
@@ -46,7 +46,7 @@ AUTO_METRICS = ("success_rate_last100", "true_return_last100")
 def check_run_args(run_args: list[str]):
     """run.py's parser and input checks on the arguments, once for all seeds (one-line FloydError with
     run.py's message if they fail); the parsed namespace."""
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
     from drlhp.run.checks import UsageError, check_inputs
 
     parser = build_parser()
@@ -161,7 +161,7 @@ def run_seeds_ray(run_args: list[str], seeds: list[int], group_dir: Path, parall
     """run_seeds on Ray: at most ``parallel`` tasks at once; the rows and whether interrupted."""
     import ray
 
-    from drlhp.runtime.ray_backend import init_kwargs
+    from drlhp.processes.ray_backend import init_kwargs
 
     owns = not ray.is_initialized()
     if owns:

@@ -20,7 +20,7 @@ import collections
 import time
 from dataclasses import dataclass
 
-from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
+from drlhp.processes.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
 
 DELETED = "deleted"  # the review tools' edit that removes a saved preference (window and page alike)
 

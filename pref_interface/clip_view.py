@@ -148,7 +148,7 @@ def screenshot(window: QWidget, path: str | Path) -> None:
     """The window as a PNG, rendered by Qt itself (works offscreen too); written atomically."""
     from PyQt5.QtCore import QBuffer, QByteArray, QIODevice
 
-    from drlhp.runtime.atomic import write_bytes
+    from drlhp.records.atomic import write_bytes
 
     data = QByteArray()
     buffer = QBuffer(data)

@@ -21,7 +21,7 @@ import numbers
 
 import numpy as np
 
-from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
+from drlhp.processes.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
 from envs.goal_kwargs import kwargs_of
 
 TRIAL_STEPS = 25  # the trial clip's length: short, and long enough to cross a step or two of anything

@@ -273,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--size must be WxH, got {args.size!r}")
 
     from drlhp.reward.checkpoint import PREFS_FILE, find_file
-    from drlhp.reward.pref_db import PrefDB, PrefDBError
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.reward.pref_db_files import PrefDBError
     from pref_interface.display import DisplayError, display_problem, require_display
 
     try:
@@ -313,8 +314,8 @@ def _screenshot_main(app, db, pairs_in_db, args, size) -> int:
 
 
 def _label_main(app, db, pairs_in_db, args, size) -> int:
+    from drlhp.processes.messages import Preference
     from drlhp.reward.pref_db import PrefDB
-    from drlhp.runtime.messages import Preference
 
     out = PrefDB(max_prefs=max(len(db), 1), seed=0)
     pairs = PairQueue()

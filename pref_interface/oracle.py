@@ -8,7 +8,7 @@ B-Pref's imperfect teachers, seeded by --seed, what they changed counted in the 
 """
 from __future__ import annotations
 
-from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
+from drlhp.processes.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
 
 
 class SyntheticOracle:

@@ -20,7 +20,7 @@ import zlib
 
 import numpy as np
 
-from drlhp.runtime.messages import Segment
+from drlhp.processes.messages import Segment
 
 
 def pack(segment: Segment) -> tuple[Segment, bytes | None]:

@@ -40,11 +40,11 @@ import json
 import time
 
 from drlhp.config import RunConfig
-from drlhp.runtime.messages import Preference
-from drlhp.runtime.ports import PrefInterfacePorts
-from drlhp.runtime.queues import drain, put_blocking
-from drlhp.runtime.run_paths import RunPaths
-from drlhp.runtime.segment_wire import register_compact_pickling
+from drlhp.processes.messages import Preference
+from drlhp.processes.ports import PrefInterfacePorts
+from drlhp.processes.queues import drain, put_blocking
+from drlhp.processes.segment_wire import register_compact_pickling
+from drlhp.records.run_paths import RunPaths
 from pref_interface.labellers import LABELLERS
 from pref_interface.pool import SegmentPool
 from pref_interface.schedule import LabelSchedule, policy_step_limit
@@ -65,8 +65,8 @@ class _VarianceScorer:
         weights = self.channel.poll()
         if weights is not None:
             if self.ensemble is None:
+                from drlhp.processes.tf_setup import configure_tensorflow
                 from drlhp.reward.model import RewardEnsemble
-                from drlhp.runtime.tf_setup import configure_tensorflow
 
                 configure_tensorflow(1, 1, seed=self.cfg.seed)
                 self.ensemble = RewardEnsemble(obs_shape, self.cfg.reward, seed=self.cfg.seed, obs_dtype=obs_dtype)
@@ -76,12 +76,12 @@ class _VarianceScorer:
 
 class PrefInterface:
     """Segments in, pairs out, preferences sent, figures logged (see the module docstring), on ``ports``
-    (drlhp.runtime.ports.PrefInterfacePorts): the labeller's loop reads the rest of them from here (the stop
+    (drlhp.processes.ports.PrefInterfacePorts): the labeller's loop reads the rest of them from here (the stop
     event; a person's status: the predictor's version, the database's size, the agent's episode).
     ``frames_per_step``: emulator frames per agent step (the label schedule counts frames)."""
 
     def __init__(self, cfg: RunConfig, ports: PrefInterfacePorts, run_dir: str, frames_per_step: int):
-        from drlhp.runtime.metrics import MetricsLogger
+        from drlhp.records.metrics import MetricsLogger
 
         p = self.p = cfg.prefs
         self.cfg, self.frames_per_step, self.ports = cfg, frames_per_step, ports
@@ -149,7 +149,7 @@ class PrefInterface:
             raise RuntimeError(f"cannot read the labeller's state {self.state_path}: {e}") from None
 
     def save_state(self) -> None:
-        from drlhp.runtime.atomic import write_json
+        from drlhp.records.atomic import write_json
 
         self.state_path.parent.mkdir(parents=True, exist_ok=True)
         write_json(self.state_path, {"labels_given": self.given, "labels_discarded": self.discarded,
@@ -272,7 +272,7 @@ class PrefInterface:
 def run_pref_interface(cfg: RunConfig, ports: PrefInterfacePorts, run_dir: str, log=print, *,
                        frames_per_step: int) -> dict:
     """The process's main function: the labeller of --labeller runs its loop over a PrefInterface on
-    ``ports`` (drlhp.runtime.ports.PrefInterfacePorts). ``predictor_version`` and ``db_size`` (shared
+    ``ports`` (drlhp.processes.ports.PrefInterfacePorts). ``predictor_version`` and ``db_size`` (shared
     integers written by the reward predictor) and ``agent_episode`` (latest-wins frames of the agent's
     newest episode, with --show_agent) feed a person's status (``iface.ports``); the oracle reads none. Through
     ``segment_flow`` this process tells the policy how many segments it wants, and reads its step.
@@ -288,7 +288,7 @@ def run_pref_interface(cfg: RunConfig, ports: PrefInterfacePorts, run_dir: str, 
 
 
 def _memory_mb():
-    from drlhp.runtime.metrics import memory_mb
+    from drlhp.records.metrics import memory_mb
 
     return memory_mb()
 

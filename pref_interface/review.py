@@ -27,8 +27,8 @@ from pathlib import Path
 from PyQt5.QtCore import Qt, QTimer
 from PyQt5.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QMainWindow, QPushButton, QVBoxLayout, QWidget
 
+from drlhp.processes.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
 from drlhp.reward.pref_db import PrefDB
-from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
 from pref_interface.answers import DELETED, FPS, LOOP_PAUSE_FRAMES
 from pref_interface.clip_view import ClipView, application, grow_to_fit
 from pref_interface.review_clips import ReviewClips
@@ -254,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     from drlhp.reward.checkpoint import PREFS_FILE, find_file
-    from drlhp.reward.pref_db import PrefDBError
+    from drlhp.reward.pref_db_files import PrefDBError
     from pref_interface.display import DisplayError, require_display
     from pref_interface.review_clips import drawing_problem, states_problem
 

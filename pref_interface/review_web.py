@@ -22,7 +22,7 @@ import secrets
 import threading
 from pathlib import Path
 
-from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
+from drlhp.processes.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
 from pref_interface.answers import DELETED, FPS, LOOP_PAUSE_FRAMES
 from pref_interface.review_clips import ReviewClips
 from pref_interface.web_server import BadRequest, clip_png, guarded_app, json_body, listen, serve

@@ -28,7 +28,7 @@ import collections
 
 import numpy as np
 
-from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
+from drlhp.processes.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
 
 SCALE_CLIPS = 100  # clips whose mean score is the equal rule's scale: the size of the default segment pool
 TEACHER_STREAM = 39  # the teacher's random stream: (--seed, this), apart from the pool's and the policy's

@@ -54,7 +54,6 @@ from pref_interface.answers import ANSWER_TEXT, ANSWERS, FPS, LOOP_PAUSE_FRAMES,
 from pref_interface.shown_pairs import frame_seconds, shown_clips
 from pref_interface.web_server import (
     BadRequest,
-    address_problem,  # noqa: F401 -- the parent asks it here (drlhp.run.pipeline)
     clip_png,
     guarded_app,
     json_body,

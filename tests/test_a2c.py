@@ -1,12 +1,13 @@
 import numpy as np
 import pytest
 
-from drlhp.runtime.tf_setup import configure_tensorflow
+from drlhp.processes.tf_setup import configure_tensorflow
 
 configure_tensorflow(1, 1)
 
-from drlhp.config import A2CConfig  # noqa: E402
-from drlhp.policy.a2c.update import A2CPolicy, discounted_returns  # noqa: E402
+from drlhp.config.a2c import A2CConfig  # noqa: E402
+from drlhp.policy.a2c.policy import A2CPolicy  # noqa: E402
+from drlhp.policy.a2c.update import discounted_returns  # noqa: E402
 
 
 def test_discounted_returns_by_hand():
@@ -67,7 +68,7 @@ def test_the_entropy_bonus_weight_is_given_per_update_and_switches_at_its_step()
     from types import SimpleNamespace
 
     from drlhp.config import RunConfig
-    from drlhp.policy.trainer import PolicyTrainer
+    from drlhp.policy.a2c.trainer import A2CTrainer
 
     rng = np.random.default_rng(4)
     obs = rng.integers(0, 256, (8, 84, 84, 4), dtype=np.uint8)
@@ -82,7 +83,7 @@ def test_the_entropy_bonus_weight_is_given_per_update_and_switches_at_its_step()
 
     def weight_at(steps, **a2c):
         cfg = RunConfig(env="MovingDot-v0", a2c=A2CConfig(**a2c))
-        return PolicyTrainer.entropy_coef(SimpleNamespace(cfg=cfg, state=SimpleNamespace(timesteps=steps)))
+        return A2CTrainer.entropy_coef(SimpleNamespace(cfg=cfg, state=SimpleNamespace(timesteps=steps)))
 
     assert weight_at(10**9, ent_coef=0.01) == 0.01  # no switch by default
     switched = {"ent_coef": 0.01, "ent_coef_switch_million_timesteps": 6.3, "ent_coef_after_switch": 0.005}

@@ -10,7 +10,7 @@ with those frames, across rollouts; the segment pool keeps them compressed and g
 import numpy as np
 import pytest
 
-from drlhp.policy.a2c.rollout import RolloutRunner
+from drlhp.policy.a2c.rollout import A2CRunner
 from drlhp.policy.segments import SegmentCutter
 from envs.atari import AtariVecEnv
 from envs.atari_ids import atari_env_id, atari_game
@@ -183,7 +183,7 @@ def test_a_person_clips_come_from_the_watched_workers_with_their_colour_frames()
     env_id, n_envs, n_steps, length = "PongNoFrameskip-v4", 4, 30, 25
     env = AtariVecEnv(env_id, n_envs, n_threads=1, watch_steps=n_steps + length)
     lockstep = Lockstep(env, Reference(env_id, n_envs, seed=5))
-    runner = RolloutRunner(lockstep, None, RecordingReward(), n_steps, 0.99, seed=5)
+    runner = A2CRunner(lockstep, None, RecordingReward(), n_steps, 0.99, seed=5)
     cutter = SegmentCutter(env_id, n_envs, env.obs_shape, length, 4, env.frames_to_watch, watch=env.watch)
     segments, steps = [], 0
     try:
@@ -206,7 +206,7 @@ def test_a_person_clips_come_from_the_watched_workers_with_their_colour_frames()
 
 
 def test_the_pool_keeps_colour_frames_compressed_and_gives_them_back_whole():
-    from drlhp.runtime.messages import Segment
+    from drlhp.processes.messages import Segment
     from pref_interface.pool import SegmentPool
 
     rng = np.random.default_rng(0)
@@ -243,8 +243,8 @@ def test_a_reviewed_atari_clip_is_the_colour_frame_recorded_for_it_with_the_scor
     import os
 
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from drlhp.processes.messages import MU_LEFT, Preference
     from drlhp.reward.pref_db import PrefDB
-    from drlhp.runtime.messages import MU_LEFT, Preference
     from pref_interface.clip_view import application
     from pref_interface.pool import SegmentPool
     from pref_interface.review import Review, ReviewWindow
@@ -253,7 +253,7 @@ def test_a_reviewed_atari_clip_is_the_colour_frame_recorded_for_it_with_the_scor
     env_id, n_envs, n_steps, length = "PongNoFrameskip-v4", 2, 25, 25
     env = AtariVecEnv(env_id, n_envs, n_threads=1, watch_steps=n_steps + length)
     lockstep = Lockstep(env, Reference(env_id, n_envs, seed=9))
-    runner = RolloutRunner(lockstep, None, RecordingReward(), n_steps, 0.99, seed=9)
+    runner = A2CRunner(lockstep, None, RecordingReward(), n_steps, 0.99, seed=9)
     cutter = SegmentCutter(env_id, n_envs, env.obs_shape, length, 2, env.frames_to_watch, watch=env.watch)
     pool, windows = SegmentPool(10, seed=0), {}
     try:
@@ -311,7 +311,7 @@ def test_the_labelling_window_grows_for_colour_clips_to_show_at_2x_where_the_scr
     import os
 
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from drlhp.runtime.messages import Segment
+    from drlhp.processes.messages import Segment
     from pref_interface.answers import PairQueue
     from pref_interface.clip_view import application
     from pref_interface.gui import LabelWindow

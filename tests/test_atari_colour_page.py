@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
+from drlhp.processes.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
 from envs.score_blanking import SCREEN, full_frame_rect, score_regions
 from test_web_browser import Person, Run, browser_ok  # noqa: F401 -- browser_ok: the fixture
 from tests.support.browser import chromium

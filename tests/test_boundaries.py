@@ -10,22 +10,28 @@
     layers   every import, anywhere in a file (entry-point strings too), runs down the house or stays in its
              own unit; none runs back up, none goes sideways to another unit of the same layer:
 
-                 6  floyd                                        the run archive, over run directories
-                 5  drlhp.run (cli, pipeline, roles, ...), run   the parent: the modes, the role table
-                 4  drlhp.policy | pref_interface                two roles, neither imports the other
-                 3  drlhp.reward                                 the predictor's role; its model, database
+                 7  floyd                                        the run archive, over run directories
+                 6  drlhp.run (cli, pipeline, roles, ...), run   the parent: the modes, the role table
+                 5  drlhp.policy | pref_interface                two roles, neither imports the other
+                 4  drlhp.reward                                 the predictor's role; its model, database
                                                                  and checkpoint serve the other two
-                 2  drlhp.config (its presets,                   what a run is: its typed config, and the
+                 3  drlhp.config (its presets,                   what a run is: its typed config, and the
                     its labeller_names)                          labellers' names its flag offers
-                 1  drlhp.runtime (and drlhp's __init__)         the plumbing: channels, ports, messages,
-                                                                 backends, run files; no config, no role
+                 2  drlhp.processes                              the plumbing: channels, ports, messages,
+                                                                 the backends, a process's set-up; no config
+                 1  drlhp.records (and drlhp's __init__)         the run's files: paths, record, file format,
+                                                                 metrics; no process, no config
                  0  envs                                         knows nothing of learning
 
              so drlhp/ and pref_interface/ import nothing of floyd (a run's curves are drawn by
-             drlhp.runtime.curves); pref_interface/ nothing of drlhp.policy (it sees segments, not the
-             policy: their wire codec is drlhp.runtime.segment_wire); the config nothing of a role
-    backends no role (drlhp.reward, drlhp.policy, pref_interface) imports a backend (drlhp.runtime.launcher,
+             drlhp.records.curves); pref_interface/ nothing of drlhp.policy (it sees segments, not the
+             policy: their wire codec is drlhp.processes.segment_wire); the config nothing of a role
+    backends no role (drlhp.reward, drlhp.policy, pref_interface) imports a backend (drlhp.processes.launcher,
              ray_backend, ray_channels): a role gets its channels as ports, and runs the same on either
+    algorithms  the policy's algorithms are folders that never import each other (drlhp.policy.a2c, drlhp.policy.ppo:
+             what both use is drlhp.policy's, beside them), and the (algorithm, action kind) choice is made in one
+             table, drlhp.policy.algorithms: no other module imports an algorithm's folder (the table names their
+             pieces), nor compares a config's --algo (``cfg.algo``) to an algorithm's name
     parent   the run archive's listing loads no TensorFlow; the parent process's modules and run.py's
              argument parsing load neither TensorFlow nor Qt
 
@@ -223,7 +229,8 @@ def _under(module: str, packages: tuple[str, ...]) -> bool:
 # ("=drlhp": that module alone). A module imports its own unit and lower layers only.
 LAYERS = (
     ("envs",),
-    ("drlhp.runtime =drlhp",),
+    ("drlhp.records =drlhp",),
+    ("drlhp.processes",),
     ("drlhp.config",),
     ("drlhp.reward",),
     ("drlhp.policy", "pref_interface"),
@@ -232,7 +239,9 @@ LAYERS = (
     ("floyd",),
 )
 ROLES = ("drlhp.reward", "drlhp.policy", "pref_interface")
-BACKENDS = ("drlhp.runtime.launcher", "drlhp.runtime.ray_backend", "drlhp.runtime.ray_channels")
+ALGORITHM_FOLDERS = ("drlhp.policy.a2c", "drlhp.policy.ppo")
+ALGORITHM_TABLE = "drlhp.policy.algorithms"
+BACKENDS = ("drlhp.processes.launcher", "drlhp.processes.ray_backend", "drlhp.processes.ray_channels")
 
 
 def place(module: str, layers=LAYERS) -> tuple[int, str] | None:
@@ -276,6 +285,37 @@ def forbidden_imports(modules: dict[str, Path], package: str, forbidden: tuple[s
                        for imported in imports(path, module, module_level_only=False)
                        if _under(imported, forbidden))
     return sorted(bad)
+
+
+def algorithm_crossings(modules: dict[str, Path], folders=ALGORITHM_FOLDERS, root: Path = REPO) -> list[str]:
+    """'file: module' for each import, anywhere in one algorithm's folder, of another algorithm's."""
+    return [line for folder in folders
+            for line in forbidden_imports(modules, folder, tuple(f for f in folders if f != folder), root)]
+
+
+def algorithm_choices(modules: dict[str, Path], folders=ALGORITHM_FOLDERS, table: str = ALGORITHM_TABLE,
+                      root: Path = REPO) -> list[str]:
+    """'file: ...' for each place outside the table (``table``) and the algorithms' own folders that picks an
+    algorithm: an import of an algorithm's folder (a "module:name" string too), or a comparison of an ``algo``
+    attribute (a config's --algo: ``cfg.algo == "ppo"``, ``cfg.algo in (...)``) with a string."""
+    bad = []
+    for module, path in modules.items():
+        if module == table or _under(module, folders):
+            continue
+        name = path.relative_to(root)
+        bad += sorted({f"{name}: imports {m}" for m in imports(path, module, module_level_only=False)
+                       if _under(m, folders)})
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Compare):
+                continue
+            sides = [node.left, *node.comparators]
+            reads_algo = any(isinstance(x, ast.Attribute) and x.attr == "algo" for x in sides)
+            names = [x for x in sides if isinstance(x, ast.Constant) and isinstance(x.value, str)]
+            names += [e for x in sides if isinstance(x, (ast.Tuple, ast.List, ast.Set)) for e in x.elts
+                      if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if reads_algo and names:
+                bad.append(f"{name}:{node.lineno}: compares --algo with {names[0].value!r}")
+    return bad
 
 
 def heavy_modules_after(code: str, cwd: Path = REPO, heavy: tuple[str, ...] = HEAVY) -> list[str]:
@@ -342,6 +382,16 @@ def test_no_role_imports_a_backend():
     assert not bad, "a role imports a backend:\n" + "\n".join(bad)
 
 
+def test_no_algorithm_imports_another():
+    bad = algorithm_crossings(project_modules())
+    assert not bad, "an algorithm's folder imports another's (shared pieces belong in drlhp.policy):\n" + "\n".join(bad)
+
+
+def test_the_algorithm_is_chosen_in_one_table():
+    bad = algorithm_choices(project_modules())
+    assert not bad, f"an algorithm picked outside {ALGORITHM_TABLE}:\n" + "\n".join(bad)
+
+
 def test_listing_runs_loads_no_tensorflow(tmp_path):
     run = tmp_path / "runs" / "MovingDot-v0-train_policy_with_original_rewards-20260101-000000"
     run.mkdir(parents=True)
@@ -362,9 +412,9 @@ def test_listing_runs_loads_no_tensorflow(tmp_path):
 
 def test_the_parent_process_modules_load_neither_tensorflow_nor_qt():
     code = """
-        import drlhp.config, drlhp.runtime.launcher, drlhp.run.pipeline
+        import drlhp.config, drlhp.processes.launcher, drlhp.run.pipeline
         import run  # run.py
-        from drlhp.config import build_parser, config_from_args
+        from drlhp.config.cli import build_parser, config_from_args
         cfg = config_from_args(build_parser().parse_args(["--env", "MovingDot-v0", "--synthetic_prefs"]))
         assert cfg.env == "MovingDot-v0"
         """
@@ -471,7 +521,7 @@ def test_an_import_of_a_forbidden_subpackage_is_found_and_its_neighbours_are_not
         "pref_interface/__init__.py": "",
         "pref_interface/a.py": "def f():\n    from drlhp.policy.segments import SegmentCutter\n",
         "pref_interface/b.py": "import drlhp.policy\n",
-        "pref_interface/c.py": "from drlhp.runtime import segment_wire\nimport drlhp.policyish\n",
+        "pref_interface/c.py": "from drlhp.processes import segment_wire\nimport drlhp.policyish\n",
         "pref_interface/d.py": "from drlhp import policy\n",
     })
     bad = forbidden_imports(modules, "pref_interface", ("drlhp.policy",), root=tmp_path)
@@ -483,9 +533,13 @@ def test_an_import_of_a_forbidden_subpackage_is_found_and_its_neighbours_are_not
 def test_an_import_up_the_layers_or_sideways_is_found(tmp_path):
     modules = _tree(tmp_path, {
         "drlhp/__init__.py": "",
-        "drlhp/runtime/__init__.py": "",
-        "drlhp/runtime/ports.py": "import drlhp\nimport envs\n",  # down, and the package's __init__
-        "drlhp/config/__init__.py": "from drlhp.runtime import ports\nT = 'pref_interface.human:loop'\n",  # string: up
+        "drlhp/processes/__init__.py": "",
+        "drlhp/processes/ports.py": "import drlhp\nimport envs\n",  # down, and the package's __init__
+        "drlhp/processes/launcher.py": "from drlhp.records.run_record import RunRecord\n",  # down: run files
+        "drlhp/processes/interrupts.py": "",
+        "drlhp/records/run_record.py": "",
+        "drlhp/records/atomic.py": "def f():\n    from drlhp.processes import interrupts\n",  # up
+        "drlhp/config/__init__.py": "from drlhp.processes import ports\nT = 'pref_interface.human:loop'\n",  # str: up
         "drlhp/reward/model.py": "from drlhp.config import X\n",
         "drlhp/policy/source.py": "def f():\n    from drlhp.reward.model import M\n",  # down
         "drlhp/policy/leak.py": "def f():\n    import pref_interface.pool\n",  # sideways
@@ -500,26 +554,63 @@ def test_an_import_up_the_layers_or_sideways_is_found(tmp_path):
         "floyd/index.py": "import drlhp.run.pipeline\n",
     })
     assert arrows_up(import_graph(modules, module_level_only=False)) == [
-        "drlhp.config -> pref_interface.human (layer 2 -> 4)",
-        "drlhp.policy.leak -> pref_interface.pool (layer 4 -> 4)",
-        "drlhp.run.pipeline -> floyd.index (layer 5 -> 6)",
+        "drlhp.config -> pref_interface.human (layer 3 -> 5)",
+        "drlhp.policy.leak -> pref_interface.pool (layer 5 -> 5)",
+        "drlhp.records.atomic -> drlhp.processes (layer 1 -> 2)",
+        "drlhp.records.atomic -> drlhp.processes.interrupts (layer 1 -> 2)",
+        "drlhp.run.pipeline -> floyd.index (layer 6 -> 7)",
         "drlhp.stray: no layer",
-        "pref_interface.human -> drlhp.run.pipeline (layer 4 -> 5)"]
-    assert place("drlhp") == (1, "drlhp.runtime =drlhp") and place("drlhp.runtimes") is None
+        "pref_interface.human -> drlhp.run.pipeline (layer 5 -> 6)"]
+    assert place("drlhp") == (1, "drlhp.records =drlhp") and place("drlhp.recordsx") is None
 
 
 def test_a_role_importing_a_backend_is_found(tmp_path):
     modules = _tree(tmp_path, {
         "drlhp/__init__.py": "",
-        "drlhp/reward/process.py": "def close():\n    from drlhp.runtime.launcher import parent_gone\n",
-        "drlhp/run/pipeline.py": "from drlhp.runtime import launcher, ray_backend\n",  # the parent may
-        "drlhp/policy/process.py": "from drlhp.runtime.ports import PolicyPorts\n",
-        "pref_interface/process.py": "import drlhp.runtime.ray_channels\n",
+        "drlhp/reward/process.py": "def close():\n    from drlhp.processes.launcher import parent_gone\n",
+        "drlhp/run/pipeline.py": "from drlhp.processes import launcher, ray_backend\n",  # the parent may
+        "drlhp/policy/process.py": "from drlhp.processes.ports import PolicyPorts\n",
+        "pref_interface/process.py": "import drlhp.processes.ray_channels\n",
     })
     bad = [line for role in ROLES for line in forbidden_imports(modules, role, BACKENDS, root=tmp_path)]
-    assert bad == ["drlhp/reward/process.py: drlhp.runtime.launcher",
-                   "drlhp/reward/process.py: drlhp.runtime.launcher.parent_gone",
-                   "pref_interface/process.py: drlhp.runtime.ray_channels"]
+    assert bad == ["drlhp/reward/process.py: drlhp.processes.launcher",
+                   "drlhp/reward/process.py: drlhp.processes.launcher.parent_gone",
+                   "pref_interface/process.py: drlhp.processes.ray_channels"]
+
+
+def test_an_algorithm_importing_another_is_found(tmp_path):
+    modules = _tree(tmp_path, {  # the shape of discrete PPO on A2C's network and rollout before issue 60
+        "drlhp/policy/nets.py": "",
+        "drlhp/policy/a2c/update.py": "from drlhp.policy.nets import policy_network\n",  # a shared piece: fine
+        "drlhp/policy/a2c/rollout.py": "def f():\n    from drlhp.policy.ppo import batches\n",  # lazy, still an import
+        "drlhp/policy/ppo/discrete.py": "from drlhp.policy.a2c.network import policy_network\n",
+        "drlhp/policy/ppo/batches.py": "from drlhp.policy.nets import policy_network\n",
+    })
+    assert algorithm_crossings(modules, root=tmp_path) == [
+        "drlhp/policy/a2c/rollout.py: drlhp.policy.ppo", "drlhp/policy/a2c/rollout.py: drlhp.policy.ppo.batches",
+        "drlhp/policy/ppo/discrete.py: drlhp.policy.a2c.network",
+        "drlhp/policy/ppo/discrete.py: drlhp.policy.a2c.network.policy_network"]
+
+
+def test_an_algorithm_chosen_outside_the_table_is_found(tmp_path):
+    modules = _tree(tmp_path, {
+        "drlhp/policy/algorithms.py": ('T = {("ppo", "box"): "drlhp.policy.ppo.trainer:PPOTrainer"}\n'
+                                       'def pick(cfg):\n    return T["a2c" if cfg.algo == "auto" else cfg.algo]\n'),
+        "drlhp/policy/ppo/trainer.py": "from drlhp.policy.a2c import update\nALGO = 'ppo'\n",  # its own folder
+        # the shape of drlhp/run/modes.py before issue 60: the choice written out where a mode needs it
+        "drlhp/run/modes.py": ("def train(cfg, kind):\n    if cfg.algo == 'ppo' and kind == 'box':\n"
+                               "        from drlhp.policy.ppo.trainer import PPOTrainer\n"),
+        "drlhp/policy/process.py": ("def run(cfg, row, meta):\n"  # the row's kind, a checkpoint's algo: fine
+                                    "    if row.actions == 'box' or meta['algo'] != row.algo:\n"
+                                    "        return 'drlhp.policy.algorithms:pick'\n"),
+        "drlhp/run/checks.py": "def f(cfg):\n    return cfg.algo in ('a2c', 'ppo') or cfg.algo is None\n",
+        "drlhp/config/presets.py": "def g(algo):\n    return algo == 'ppo'\n",  # a name, not a config's --algo
+    })
+    assert algorithm_choices(modules, root=tmp_path) == [
+        "drlhp/run/checks.py:2: compares --algo with 'a2c'",
+        "drlhp/run/modes.py: imports drlhp.policy.ppo.trainer",
+        "drlhp/run/modes.py: imports drlhp.policy.ppo.trainer.PPOTrainer",
+        "drlhp/run/modes.py:2: compares --algo with 'ppo'"]
 
 
 def test_the_probe_sees_a_module_that_was_imported():
@@ -529,17 +620,17 @@ def test_the_probe_sees_a_module_that_was_imported():
 
 
 def test_the_local_backend_loads_no_ray():
-    """Ray is imported only with --backend ray (drlhp.runtime.ray_backend, inside run_processes)."""
+    """Ray is imported only with --backend ray (drlhp.processes.ray_backend, inside run_processes)."""
     code = """
-        import drlhp.run.cli, drlhp.config, drlhp.runtime.launcher, drlhp.run.pipeline, drlhp.runtime.queues
+        import drlhp.run.cli, drlhp.config, drlhp.processes.launcher, drlhp.run.pipeline, drlhp.processes.queues
         import floyd.seeds
         import run  # run.py
-        from drlhp.config import build_parser, config_from_args
+        from drlhp.config.cli import build_parser, config_from_args
         cfg = config_from_args(build_parser().parse_args(["--env", "MovingDot-v0", "--synthetic_prefs"]))
         assert cfg.backend == "local"
         """
     assert heavy_modules_after(code, heavy=("ray",)) == []
-    assert heavy_modules_after("import drlhp.runtime.ray_channels", heavy=("ray",)) == ["ray"]  # the probe sees it
+    assert heavy_modules_after("import drlhp.processes.ray_channels", heavy=("ray",)) == ["ray"]  # the probe sees it
 
 
 # ---- size: a module holds one thing ----------------------------------------------------------------------------

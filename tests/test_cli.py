@@ -210,7 +210,7 @@ def test_floyd_seeds_checks_the_arguments_once_before_starting_any_seed(tmp_path
 
 def _check(*argv):
     """run.py's checks on ``argv`` (MovingDot, synthetic labels), in this process; UsageError if refused."""
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
     from drlhp.run.checks import check_inputs
 
     check_inputs(config_from_args(build_parser().parse_args(["--env", "MovingDot-v0", "--synthetic_prefs", *argv])))
@@ -288,7 +288,7 @@ def test_the_console_scripts_work_from_any_directory(tmp_path):
 
 
 def test_presets_put_their_flags_first_and_the_command_line_wins():
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
     from drlhp.config.presets import PRESETS, default_preset, with_preset
 
     assert default_preset("MovingDot-v0") == "moving-dot" and default_preset("PongNoFrameskip-v4") == "atari"
@@ -313,7 +313,7 @@ def test_the_pong_preset_is_the_campaigns_recipe_and_slows_its_labels_for_a_pers
     import shlex
     from pathlib import Path
 
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
     from drlhp.config.presets import preset_flags, with_preset
 
     def cfg_of(argv):
@@ -358,7 +358,7 @@ def test_the_cartpole_preset_learns_from_preferences_with_ppo_and_the_penalty_ru
     """H40 (issue 39, docs/results/cartpole.md session 24): from preferences the `cartpole` preset picks PPO with
     CleanRL's CartPole settings and --fall_rule penalty; on the true reward it stays A2C under gymnasium's own
     episodes; the user's --algo a2c and --fall_rule win."""
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
     from drlhp.config.presets import with_preset
 
     def cfg_of(argv):
@@ -426,18 +426,21 @@ def test_every_config_field_is_one_flag_with_help_and_docs_flags_md_is_current()
     from pathlib import Path
 
     from drlhp import config
+    from drlhp.config import cli
+    from drlhp.config.a2c import A2CConfig
+    from drlhp.config.ppo import PPOConfig
+    from drlhp.config.reward import RewardConfig
 
-    flags = config.flags()
+    flags = cli.flags()
     names = [f.name for f in flags]
     assert len(names) == len(set(names)), "two fields share a flag name"
-    n_fields = sum(len(dataclasses.fields(c)) for c in (config.A2CConfig, config.PPOConfig, config.RewardConfig,
-                                                         config.PrefConfig))
+    n_fields = sum(len(dataclasses.fields(c)) for c in (A2CConfig, PPOConfig, RewardConfig, config.PrefConfig))
     n_fields += len(dataclasses.fields(config.RunConfig)) - 6  # mode (positional), preset, a2c, ppo, reward, prefs
     assert len(flags) == n_fields
     assert [f.name for f in flags if len(f.help) < 10] == []  # every field has its docstring entry
     assert {"n_predictors", "reward_tf_threads", "reward_batch_size", "lr", "reward_lr", "ppo_lr", "algo"} <= set(names)
     doc = Path(__file__).resolve().parents[1] / "docs" / "flags.md"
-    assert doc.read_text() == config.flags_markdown(), "docs/flags.md is stale: python -m drlhp.config > docs/flags.md"
+    assert doc.read_text() == cli.flags_markdown(), "docs/flags.md is stale: python -m drlhp.config > docs/flags.md"
 
 
 def test_every_mode_has_one_run_and_its_shape_is_the_configs_to_say():
@@ -463,11 +466,12 @@ def test_every_mode_has_one_run_and_its_shape_is_the_configs_to_say():
 
 def test_every_flag_reaches_its_field_and_its_default_is_the_fields():
     from drlhp import config
+    from drlhp.config import cli
 
-    parser = config.build_parser()
-    defaults = config.config_from_args(parser.parse_args(["--env", "MovingDot-v0"]))
+    parser = cli.build_parser()
+    defaults = cli.config_from_args(parser.parse_args(["--env", "MovingDot-v0"]))
     assert defaults == config.RunConfig(env="MovingDot-v0")  # the parser's defaults are the fields'
-    for flag in config.flags():
+    for flag in cli.flags():
         f, meta = flag.field, flag.field.metadata
         if flag.type is bool:
             value = not f.default
@@ -487,7 +491,7 @@ def test_every_flag_reaches_its_field_and_its_default_is_the_fields():
         else:
             value = "somewhere" if flag.name != "env" else "CartPole-v1"
             argv = [f"--{flag.name}", value]
-        cfg = config.config_from_args(parser.parse_args(["--env", "MovingDot-v0", *argv]))
+        cfg = cli.config_from_args(parser.parse_args(["--env", "MovingDot-v0", *argv]))
         got = cfg
         for attr in flag.place.split("."):
             got = getattr(got, attr)
@@ -499,7 +503,9 @@ def test_every_flag_reaches_its_field_and_its_default_is_the_fields():
 def test_config_checks_name_the_flag():
     from dataclasses import replace
 
-    from drlhp.config import RewardConfig, RunConfig, config_problem
+    from drlhp.config import RunConfig
+    from drlhp.config.cli import config_problem
+    from drlhp.config.reward import RewardConfig
 
     cfg = RunConfig(env="MovingDot-v0")
     assert config_problem(cfg) is None
@@ -509,10 +515,10 @@ def test_config_checks_name_the_flag():
 
 
 def test_every_checked_flag_refuses_a_bad_value_in_one_line_naming_it():
-    from drlhp import config
+    from drlhp.config import cli
     from drlhp.run.checks import UsageError
 
-    checked = [f for f in config.flags() if f.field.metadata["check"] and not f.field.metadata["choices"]]
+    checked = [f for f in cli.flags() if f.field.metadata["check"] and not f.field.metadata["choices"]]
     assert len(checked) >= 40
     for flag in checked:
         _, ok = flag.field.metadata["check"]
@@ -551,8 +557,8 @@ def test_resume_sees_a_relative_and_an_absolute_path_to_the_same_place_as_the_sa
 
 def test_a_resumed_run_goes_on_from_its_own_predictor_not_the_one_it_was_first_given(tmp_path):
     from drlhp.config import RunConfig
+    from drlhp.records.run_paths import RunPaths
     from drlhp.reward.checkpoint import predictor_to_load
-    from drlhp.runtime.run_paths import RunPaths
 
     cfg = RunConfig(env="MovingDot-v0", load_reward_predictor_ckpt_dir=str(tmp_path / "given"))
     run = tmp_path / "run"
@@ -579,8 +585,8 @@ def test_resume_lets_where_the_roles_run_change_but_not_what_they_learn(tmp_path
 
 def test_a_resumed_run_goes_on_from_its_own_preference_database(tmp_path):
     from drlhp.config import RunConfig
+    from drlhp.records.run_paths import RunPaths
     from drlhp.reward.checkpoint import prefs_to_load
-    from drlhp.runtime.run_paths import RunPaths
 
     given = tmp_path / "given.npz"
     given.write_bytes(b"")
@@ -596,7 +602,7 @@ def test_a_resumed_run_goes_on_from_its_own_preference_database(tmp_path):
 def test_the_labeller_flag_its_alias_and_the_table():
     """--labeller takes the table's names; --synthetic_prefs is --labeller oracle; the default is the window;
     each labeller's loop imports (Qt and the web server only in their own modules)."""
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
     from drlhp.config.labeller_names import LABELLER_NAMES
     from pref_interface.labellers import LABELLERS
 
@@ -616,8 +622,8 @@ def test_a_run_recorded_with_synthetic_prefs_resumes_as_the_oracle(tmp_path):
     """A run directory written before --labeller (prefs.synthetic_prefs: true) goes on with --synthetic_prefs
     (the same setting today) without --resume_with_changes, and refuses the window (another labeller)."""
     from drlhp.config import RunConfig
+    from drlhp.records.run_record import RunRecord
     from drlhp.run.checks import UsageError, check_resume
-    from drlhp.runtime.run_record import RunRecord
 
     record = RunRecord(tmp_path)
     old = RunConfig(env="MovingDot-v0", run_dir=str(tmp_path)).to_dict()
@@ -635,7 +641,7 @@ def test_a_recorded_config_is_read_in_todays_names(monkeypatch):
     """Every reader of a config.json (resume, the run record, the predictor's saved config, floyd) reads
     it through config_in_todays_names: a renamed setting under its new name (where the config does not
     hold that already), the config given left as it was."""
-    from drlhp.runtime import run_record
+    from drlhp.records import run_record
 
     monkeypatch.setattr(run_record, "RENAMED_SETTINGS", {"reward.old": "reward.new", "top": "a2c.moved"})
     old = {"mode": "m", "top": 1, "a2c": {"lr": 2}, "reward": {"old": 3, "kept": 4},
@@ -659,9 +665,9 @@ def test_a_run_recorded_before_a_setting_was_renamed_resumes_and_its_predictor_c
     --n_predictors): the run goes on without --resume_with_changes, a change of it is still one, and the
     predictor's saved config reads it."""
     from drlhp.config import RunConfig
+    from drlhp.records.run_record import RENAMED_SETTINGS, RunRecord
     from drlhp.reward.checkpoint import saved_reward_config
     from drlhp.run.checks import UsageError, check_resume
-    from drlhp.runtime.run_record import RENAMED_SETTINGS, RunRecord
 
     record = RunRecord(tmp_path)
     cfg = RunConfig(env="MovingDot-v0", run_dir=str(tmp_path))
@@ -685,7 +691,7 @@ PAPER_ATARI_GAMES = ("BeamRider", "Breakout", "Enduro", "Pong", "Qbert", "Seaque
 def test_every_game_of_the_papers_table_starts_from_the_atari_preset(game):
     """``run.py --env <Game>NoFrameskip-v4 --synthetic_prefs`` prints `preset atari` and plans PPO with Pong's
     predictor and labels (issue 59); nothing is run."""
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
     from drlhp.config.presets import with_preset
 
     argv, name, line = with_preset(["--env", f"{game}NoFrameskip-v4", "--synthetic_prefs", "--seed", "5"])

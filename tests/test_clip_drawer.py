@@ -187,7 +187,7 @@ def test_the_worker_leaves_idle_while_a_person_waits_and_returns_to_it():
     import os
     import time
 
-    from drlhp.runtime.messages import Segment
+    from drlhp.processes.messages import Segment
 
     worker = RenderWorker(size=8)
     try:
@@ -237,7 +237,7 @@ def test_a_fall_is_marked_on_the_frames_of_its_step_and_the_next_half_second_onl
 def test_the_drawer_marks_the_frames_of_a_segments_fall(worker):
     """Through the render worker: the same Hopper states drawn for a segment with a fall and without; the frames
     differ exactly where the fall's mark is."""
-    from drlhp.runtime.messages import Segment
+    from drlhp.processes.messages import Segment
 
     states = hopper_states(25, seed=2)
 

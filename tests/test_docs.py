@@ -122,32 +122,62 @@ def test_a_figure_no_entry_of_its_page_has_is_caught():
 DESIGN = REPO / "docs" / "design.md"
 
 
-def module_map(text: str) -> list[str]:
-    """The places (backticked paths) in the first column of design.md's newcomer's map, its "## Modules" table."""
+MAPPED = ("drlhp", "pref_interface", "envs", "floyd")  # every module of these is named in the map
+NAMED = re.compile(r"[\w.-]+(?:/[\w.-]+)*(?:\.py|/)")  # a backticked file or folder: `loop.py`, `a2c/`, `run/cli.py`
+
+
+def module_map(text: str) -> list[tuple[list[str], list[str]]]:
+    """Each row of design.md's newcomer's map, its "## Modules" table: (its places, the backticked paths of its first
+    column; the files and folders it names, the backticked ``*.py`` and ``folder/`` of its other columns)."""
     section = re.split(r"^## Modules *$", text, maxsplit=1, flags=re.M)[1].split("\n## ", 1)[0]
-    return [place for line in section.splitlines() if line.startswith("| `")
-            for place in re.findall(r"`([^`]+)`", line.split(" | ")[0])]
+    rows = []
+    for line in section.splitlines():
+        if line.startswith("| `"):
+            first, rest = line.split(" | ", 1)
+            rows.append((re.findall(r"`([^`]+)`", first),
+                         [t for t in re.findall(r"`([^`]+)`", rest) if NAMED.fullmatch(t)]))
+    return rows
 
 
-def unmapped(places: list[str], root: Path = REPO) -> list[str]:
-    """Places of the map that do not exist, and entries of drlhp/'s top level (but its __init__) that the map
-    does not name (a folder as ``drlhp/policy/``)."""
-    missing = [p for p in places if not (root / p).exists()]
-    top = [f"drlhp/{p.name}{'/' if p.is_dir() else ''}" for p in sorted((root / "drlhp").iterdir())
-           if p.name not in ("__init__.py", "__pycache__")]
-    return missing + [p for p in top if p not in places]
+def map_problems(rows: list[tuple[list[str], list[str]]], root: Path = REPO) -> list[str]:
+    """What the map gets wrong against the tree: each place or named file that is not there, and each module of
+    ``MAPPED`` (but an ``__init__.py``) that no row names. A name is read from the checkout's root where it starts
+    with a top-level folder (``drlhp/run/cli.py``, ``bench/``), else in its row's folder (``loop.py`` in the
+    ``drlhp/policy/`` row: drlhp/policy/loop.py; the row's first place is its folder, or a file's folder); so each
+    folder's modules are named in its own row."""
+    tops = {p.name for p in root.iterdir()}
+    named = set()
+    for places, names in rows:
+        named.update(places)
+        first = places[0]  # the row's folder: its first place, or that file's folder ("" at the root)
+        folder = first if first.endswith("/") else first.rpartition("/")[0] + "/" if "/" in first else ""
+        named.update(name if name.split("/")[0] in tops else folder + name for name in names)
+    gone = [f"{n}: not there" for n in sorted(named) if not (root / n).exists()]
+    modules = [str(p.relative_to(root)) for package in MAPPED for p in sorted((root / package).rglob("*.py"))
+               if p.name != "__init__.py" and "__pycache__" not in p.parts]
+    return gone + [f"{m}: not in the map" for m in modules if m not in named]
 
 
-def test_the_module_map_names_every_folder_of_drlhp_and_nothing_that_is_not_there():
-    places = module_map(DESIGN.read_text())
-    assert "drlhp/policy/" in places and unmapped(places) == []
+def test_the_module_map_names_every_module_and_nothing_that_is_not_there():
+    rows = module_map(DESIGN.read_text())
+    assert ["drlhp/policy/a2c/"] in [places for places, _ in rows]
+    assert map_problems(rows) == []
 
 
 def test_a_stale_or_incomplete_module_map_is_caught(tmp_path):
-    (tmp_path / "drlhp" / "policy").mkdir(parents=True)
-    (tmp_path / "drlhp" / "new").mkdir()
-    (tmp_path / "drlhp" / "__init__.py").write_text("")
-    text = ("## Modules\n| place | holds |\n|---|---|\n| `drlhp/policy/`, `drlhp/gone.py` | x |\n"
-            "## Next\n| `drlhp/new/` |")
-    assert module_map(text) == ["drlhp/policy/", "drlhp/gone.py"]
-    assert unmapped(module_map(text), tmp_path) == ["drlhp/gone.py", "drlhp/new/"]
+    for name in ("drlhp/__init__.py", "drlhp/policy/loop.py", "drlhp/policy/a2c/__init__.py",
+                 "drlhp/policy/a2c/trainer.py", "envs/atari.py", "envs/new.py", "bench/x.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    for package in ("pref_interface", "floyd"):
+        (tmp_path / package).mkdir()
+    text = ("## Modules\n| place | holds |\n|---|---|\n"
+            "| `drlhp/policy/`, `drlhp/gone.py` | the loop (`loop.py`), `a2c/` (`trainer.py`), `RunConfig`, `x.md` |\n"
+            "| `envs/` | Atari (`atari.py`; see `drlhp/policy/loop.py`, `bench/`) |\n"
+            "## Next\n| `envs/new.py` |")
+    rows = module_map(text)
+    assert rows == [(["drlhp/policy/", "drlhp/gone.py"], ["loop.py", "a2c/", "trainer.py"]),
+                    (["envs/"], ["atari.py", "drlhp/policy/loop.py", "bench/"])]
+    assert map_problems(rows, tmp_path) == [
+        "drlhp/gone.py: not there", "drlhp/policy/trainer.py: not there",  # a2c's file, named in the policy's row
+        "drlhp/policy/a2c/trainer.py: not in the map", "envs/new.py: not in the map"]

@@ -115,7 +115,7 @@ def test_the_goal_pays_a_car_alongside_charges_passes_and_crashes():
 
 
 def test_the_goal_oracle_labels_enduro_clips_by_their_ram_and_refuses_other_games():
-    from drlhp.runtime.messages import MU_LEFT, MU_RIGHT, Segment
+    from drlhp.processes.messages import MU_LEFT, MU_RIGHT, Segment
     from pref_interface.goal_oracle import check_goal, goal_oracle_for
 
     def clip(ram, rewards=None):
@@ -138,8 +138,8 @@ def test_a_short_enduro_run_labels_by_the_goal_and_watch_reports_its_measure(cli
     """A real three-process run on Enduro labelled by the goal: it says so, every label in its database is the goal's
     answer on the two stored clips (their RAM kept as their states), and watch on its policy reports the goal's
     figures per episode (passes, share of steps level with a car, crashes)."""
+    from drlhp.processes.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
     from drlhp.reward.pref_db import PrefDB
-    from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
     from pref_interface.goals import enduro_with_cars
 
     run_dir = tmp_path / "run"

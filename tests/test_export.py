@@ -4,12 +4,12 @@ import json
 import numpy as np
 import pytest
 
-from drlhp.runtime.tf_setup import configure_tensorflow
+from drlhp.processes.tf_setup import configure_tensorflow
 
 configure_tensorflow(1, 1)
 
-from drlhp.config import A2CConfig  # noqa: E402
-from drlhp.policy.a2c.update import A2CPolicy  # noqa: E402
+from drlhp.config.a2c import A2CConfig  # noqa: E402
+from drlhp.policy.a2c.policy import A2CPolicy  # noqa: E402
 from drlhp.policy.checkpoint import load_policy_checkpoint, save_policy_checkpoint  # noqa: E402
 from floyd.__main__ import main as floyd_main  # noqa: E402
 from floyd.export import RECORD  # noqa: E402
@@ -82,8 +82,8 @@ def test_export_refuses_with_one_line_and_exit_2(tmp_path, capsys, case):
 
 
 def test_export_includes_the_runs_reward_predictor_in_float32_without_its_optimizer(tmp_path, capsys):
+    from drlhp.records.run_paths import RunPaths
     from drlhp.reward.checkpoint import load_predictor_weights, save_predictor
-    from drlhp.runtime.run_paths import RunPaths
 
     run_dir, _ = _run(tmp_path)
     (run_dir / "config.json").write_text(json.dumps({"env": "MovingDot-v0", "reward": {"batchnorm": False}}))
@@ -112,7 +112,7 @@ def test_a_ppo_policy_exported_keeps_its_observation_normalization_and_acts_the_
     """A MuJoCo run's policy (PPO): its float16 copy keeps the observation normalization its network acts on (mean,
     variance and a count of millions, in float32), so watch's numpy policy acts as from the full checkpoint."""
     from drlhp.policy.checkpoint import save_weights_only
-    from drlhp.policy.watch import BoxMeanPolicy
+    from drlhp.policy.ppo.numpy_policy import BoxMeanPolicy
 
     rng = np.random.default_rng(0)
     d, a, h = 11, 3, 64

@@ -203,7 +203,7 @@ def test_bad_folders_are_listed_as_such_and_bad_names_are_one_line_errors(tmp_pa
 
 
 def test_runs_whose_parent_died_are_listed_by_what_their_children_wrote(tmp_path):
-    """After kill -9 of the parent the children write status.json (drlhp.runtime.run_record.record_parent_gone;
+    """After kill -9 of the parent the children write status.json (drlhp.records.run_record.record_parent_gone;
     the real kill: tests/test_shutdown.py): list shows it, with its duration (the run has ended), the roles
     that did not save, and a run left "saving" with none of its processes alive as "not all saved"."""
     import socket
@@ -323,7 +323,7 @@ def test_without_git_the_source_is_archived_and_rerun_unpacks_it(tmp_path):
     import shutil
     import tarfile
 
-    from drlhp.runtime.run_record import record_code_version, source_files
+    from drlhp.records.run_record import record_code_version, source_files
     from floyd.index import read_run
     from floyd.rerun import prepare_code
 
@@ -349,7 +349,7 @@ def test_without_git_the_source_is_archived_and_rerun_unpacks_it(tmp_path):
 def test_show_lists_each_sitting_and_what_it_changed(tmp_path):
     """A run resumed with another flag: run.json keeps both sittings' commands and the change, and
     `floyd show` prints them (RunRecord as run.py uses it; no training needed)."""
-    from drlhp.runtime.run_record import RunRecord
+    from drlhp.records.run_record import RunRecord
 
     run_dir = tmp_path / "runs" / "resumed"
     config = {"mode": "train_policy_with_preferences", "env": "PongNoFrameskip-v4", "seed": 0,
@@ -362,7 +362,7 @@ def test_show_lists_each_sitting_and_what_it_changed(tmp_path):
     assert first["command"].endswith("run.py --env PongNoFrameskip-v4") and "config_changes" not in first
     assert second["command"].endswith("--reward_tf_threads 2")
     assert second["config_changes"] == {"reward.tf_threads": [1, 2]}
-    from drlhp.runtime.run_record import ABSENT, config_changes
+    from drlhp.records.run_record import ABSENT, config_changes
 
     # an argument on one side only (another version) shows as absent; a None value is not absent
     assert config_changes({"a": 1, "r": {"x": None}}, {"a": 1, "r": {"x": None, "y": None}}) == {"r.y": [ABSENT, None]}
@@ -376,8 +376,8 @@ def test_show_lists_each_sitting_and_what_it_changed(tmp_path):
 
 
 def test_durations_and_numbers_are_written_one_way():
-    """drlhp.runtime.formatting: the policy's progress line, floyd's tables and the benchmarks share it."""
-    from drlhp.runtime.formatting import format_duration, format_number
+    """drlhp.records.formatting: the policy's progress line, floyd's tables and the benchmarks share it."""
+    from drlhp.records.formatting import format_duration, format_number
 
     assert [format_duration(s) for s in (0, 59.6, 303.4, 3599.4, 3725, 90061)] == \
         ["0m00s", "1m00s", "5m03s", "59m59s", "1h02m", "25h01m"]
@@ -388,7 +388,7 @@ def test_durations_and_numbers_are_written_one_way():
 
 
 def test_a_reader_that_stops_early_ends_floyd_quietly(tmp_path):
-    """run.py and python -m floyd share drlhp.runtime.interrupts.broken_pipe_exit: exit 1, no traceback,
+    """run.py and python -m floyd share drlhp.processes.interrupts.broken_pipe_exit: exit 1, no traceback,
     and no second error from the interpreter's flush at exit."""
     _write(tmp_path / "runs" / "r" / "status.json", json.dumps({"status": "finished"}))
     proc = subprocess.Popen([sys.executable, "-m", "floyd", "list", "--runs_dir", str(tmp_path / "runs")], cwd=REPO,

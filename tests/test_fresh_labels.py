@@ -2,8 +2,8 @@
 the ensemble's mean P[segment 1 better], ties not scored, the last 100 in the metrics, all of them in the summary."""
 import numpy as np
 
+from drlhp.processes.messages import Preference, Segment
 from drlhp.reward.fresh_labels import FreshLabels
-from drlhp.runtime.messages import Preference, Segment
 
 
 class Ensemble:

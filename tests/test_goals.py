@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment  # noqa: E402
+from drlhp.processes.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment  # noqa: E402
 from pref_interface.goal_oracle import GoalOracle, check_goal, goal_oracle_for, load_goal  # noqa: E402
 from pref_interface.goals import (  # noqa: E402
     HEIGHT_WEIGHT,

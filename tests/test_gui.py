@@ -16,9 +16,9 @@ from PyQt5.QtTest import QTest  # noqa: E402
 from PyQt5.QtWidgets import QApplication  # noqa: E402
 
 from drlhp.config import PrefConfig, RunConfig  # noqa: E402
+from drlhp.processes.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment  # noqa: E402
+from drlhp.processes.ports import PrefInterfacePorts  # noqa: E402
 from drlhp.reward.pref_db import PrefDB  # noqa: E402
-from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment  # noqa: E402
-from drlhp.runtime.ports import PrefInterfacePorts  # noqa: E402
 from pref_interface.answers import PairQueue  # noqa: E402
 from pref_interface.gui import LOOP_PAUSE_FRAMES, WINDOW_TITLE, LabelWindow, application  # noqa: E402
 
@@ -389,7 +389,7 @@ def test_the_window_says_why_no_pair_is_on_screen(app, tmp_path):
 
 
 def test_screenshot_of_a_saved_database(app, tmp_path):
-    from drlhp.runtime.messages import Preference
+    from drlhp.processes.messages import Preference
     from pref_interface.gui import main
 
     db = PrefDB(seed=0)
@@ -405,7 +405,7 @@ def test_screenshot_of_a_saved_database(app, tmp_path):
 
 # ---- the review tool ---------------------------------------------------------------------------------
 def test_review_relabels_deletes_undoes_and_saves(app, tmp_path):
-    from drlhp.runtime.messages import Preference
+    from drlhp.processes.messages import Preference
     from pref_interface.review import REVIEW_TITLE, Review, ReviewWindow
 
     db = PrefDB(seed=0)
@@ -455,7 +455,7 @@ def test_review_and_label_tools_need_a_display(tmp_path):
     import subprocess
     import sys
 
-    from drlhp.runtime.messages import Preference
+    from drlhp.processes.messages import Preference
 
     db = PrefDB(seed=0)
     db.add(Preference(seg(1), seg(2), MU_LEFT))

@@ -94,7 +94,7 @@ def test_the_parent_loads_neither_qt_nor_tensorflow(tmp_path):
     code = ("import sys; from drlhp.config import RunConfig; from drlhp.run.checks import check_inputs; "
             "check_inputs(RunConfig(mode='train_policy_with_preferences', env='MovingDot-v0', "
             f"run_dir={str(tmp_path)!r})); "
-            "import drlhp.runtime.launcher, pref_interface.display; "
+            "import drlhp.processes.launcher, pref_interface.display; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('PyQt5', 'tensorflow', 'keras')))")
     env = {**os.environ, "DISPLAY": "", "QT_QPA_PLATFORM": "offscreen"}  # a display "exists": the check passes
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
@@ -103,7 +103,7 @@ def test_the_parent_loads_neither_qt_nor_tensorflow(tmp_path):
 
 
 def test_episode_feed_publishes_worker_0s_finished_episodes():
-    from drlhp.policy.process import EpisodeFeed
+    from drlhp.policy.feeds import EpisodeFeed
 
     class Channel:
         def __init__(self):

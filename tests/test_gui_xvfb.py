@@ -109,8 +109,8 @@ def test_label_to_relabels_a_saved_database_by_key_presses(x_display, tmp_path):
     """python -m pref_interface.gui --label_to: a saved database's pairs, answered again from outside."""
     import numpy as np
 
+    from drlhp.processes.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Preference, Segment
     from drlhp.reward.pref_db import PrefDB
-    from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Preference, Segment
 
     def seg(v):
         obs = np.full((4, 8, 8, 4), v, np.uint8)

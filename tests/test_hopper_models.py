@@ -24,7 +24,8 @@ def test_the_committed_backflip_turns_over():
     """It plays as `watch` plays it (the policy's mean action, numpy only; `watch` also draws the video, minutes of
     software rendering, which this leaves out) and is measured by the goal's own measure, as `watch` reports it."""
     from drlhp.policy.checkpoint import load_policy_checkpoint
-    from drlhp.policy.watch import BoxMeanPolicy, play_box_episodes
+    from drlhp.policy.ppo.numpy_policy import BoxMeanPolicy
+    from drlhp.policy.watch import play_box_episodes
     from envs.fixed_length import any_vector_env
     from pref_interface.goal_oracle import measure_of
     from pref_interface.goals import hopper_backflip
@@ -59,7 +60,8 @@ def test_the_committed_prefs_policy_hops():
     this checkpoint played 2,032 on seed 100. A random policy falls about 46 times (near -3,800); a policy that only
     stands still is paid its healthy reward, 1 a step, less its falls: at most 1,000."""
     from drlhp.policy.checkpoint import load_policy_checkpoint
-    from drlhp.policy.watch import BoxMeanPolicy, play_box_episodes
+    from drlhp.policy.ppo.numpy_policy import BoxMeanPolicy
+    from drlhp.policy.watch import play_box_episodes
     from envs.fixed_length import any_vector_env
 
     arrays, meta = load_policy_checkpoint(PREFS)

@@ -1,5 +1,5 @@
 """A tiny MovingDot run's TensorBoard events, read back: Stable-Baselines3's metric names beside drlhp's,
-and the run's config and final figures in the HParams tab (drlhp/runtime/metrics.py, drlhp/policy/trainer.py)."""
+and the run's config and final figures in the HParams tab (drlhp/records/metrics.py, drlhp/policy/loop.py)."""
 import json
 
 
@@ -7,7 +7,7 @@ def test_sb3_names_and_hparams_land_in_tensorboard(tmp_path):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
     from tensorboard.plugins.hparams import plugin_data_pb2
 
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
     from drlhp.run.pipeline import run
 
     run_dir = tmp_path / "run"

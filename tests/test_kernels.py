@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 
 from conftest import REPO
-from drlhp.config import RewardConfig, RunConfig, build_parser, config_from_args
-from drlhp.runtime.cpu import choose_kernels, choose_precision, cpu_flags, cpu_model, default_kernels
+from drlhp.config import RunConfig
+from drlhp.config.cli import build_parser, config_from_args
+from drlhp.config.reward import RewardConfig
+from drlhp.processes.cpu import choose_kernels, choose_precision, cpu_flags, cpu_model, default_kernels
 
 XEON = """processor\t: 0
 vendor_id\t: GenuineIntel
@@ -127,7 +129,7 @@ def test_the_flag_is_auto_by_default_and_keeps_its_old_spellings():
 
 
 def test_a_process_runs_the_library_it_was_given():
-    code = ("import sys; from drlhp.runtime.tf_setup import configure_tensorflow, kernels_in_use; "
+    code = ("import sys; from drlhp.processes.tf_setup import configure_tensorflow, kernels_in_use; "
             "configure_tensorflow(1, 1, onednn=sys.argv[1]); print(kernels_in_use())")
     for setting, library in (("off", "Eigen"), ("on", "oneDNN")):
         out = subprocess.run([sys.executable, "-c", code, setting], cwd=REPO, capture_output=True, text=True,
@@ -154,8 +156,8 @@ def test_pretraining_records_and_says_the_library_it_ran(cli, tmp_path):
     """pretrain_reward_predictor (the predictor in run.py's own process) follows --reward_onednn, prints the
     choice at start and records it: run.json's sitting (what was chosen, and why) and summary.json (what
     TensorFlow reported)."""
+    from drlhp.processes.messages import Preference, Segment
     from drlhp.reward.pref_db import PrefDB
-    from drlhp.runtime.messages import Preference, Segment
 
     rng = np.random.default_rng(0)
     db = PrefDB(max_prefs=100, seed=0)

@@ -22,7 +22,7 @@ import pytest
 
 import envs  # noqa: F401 -- registers MovingDot with gymnasium
 from drlhp.learned_reward import TRUE_REWARD_KEY, LearnedReward, LearnedRewardError, LearnedRewardVector, SavedPredictor
-from drlhp.runtime.tf_setup import configure_tensorflow
+from drlhp.processes.tf_setup import configure_tensorflow
 
 configure_tensorflow(1, 1)  # drlhp.learned_reward loads no TensorFlow: its threads are still ours to set
 
@@ -34,7 +34,7 @@ CLIP = 25
 
 def _config(run_dir: Path, *args) -> None:
     """config.json as a run records it."""
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
 
     cfg = config_from_args(build_parser().parse_args([str(a) for a in args]))
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -69,11 +69,11 @@ def pong_run(tmp_path_factory):
     """A tiny Pong run directory: a saved preference database of random-play clips, a predictor (2 members,
     batch norm, clipped at 2 std) trained on it for a few steps and saved, the run's config.json; and the
     predictor's own reward for each database clip, computed by the trained ensemble before it was saved."""
-    from drlhp.config import RewardConfig
+    from drlhp.config.reward import RewardConfig
+    from drlhp.processes.messages import Preference, Segment
+    from drlhp.records.run_paths import RunPaths
     from drlhp.reward.pref_db import PrefDB
     from drlhp.reward.trainer import RewardTrainer
-    from drlhp.runtime.messages import Preference, Segment
-    from drlhp.runtime.run_paths import RunPaths
 
     run_dir = tmp_path_factory.mktemp("pong") / "run"
     raw, seen, true = _pong_clips()
@@ -175,11 +175,11 @@ def test_the_run_directory_a_predictor_file_and_an_export_give_the_same_reward(p
 def test_centring_as_the_run_recorded_and_off_on_request(tmp_path):
     """--reward_center_steps N: the reward less a running mean over about N steps, from the offset the run's
     policy checkpoint recorded (drlhp.policy.reward_source.PredictedReward's own state)."""
-    from drlhp.config import RewardConfig
+    from drlhp.config.reward import RewardConfig
     from drlhp.policy.checkpoint import save_policy_checkpoint
+    from drlhp.records.run_paths import RunPaths
     from drlhp.reward.checkpoint import save_predictor_weights
     from drlhp.reward.model import RewardEnsemble
-    from drlhp.runtime.run_paths import RunPaths
 
     run_dir = tmp_path / "run"
     _config(run_dir, "--env", "MovingDot-v0", "--n_predictors", 1, "--reward_center_steps", 4)
@@ -275,13 +275,14 @@ def test_a2c_through_the_wrapper_learns_moving_dot_from_a_saved_predictor(tmp_pa
     The policy's settings are make run's (the moving-dot preset; returns run through episode ends, as with the
     predictor's reward in a run). It stops once its last 100 episodes succeed 80% of the time (a random policy:
     1% of 300 episodes), or at 100k agent steps. Seeds 0, 1, 2 ended there at 8,960, 7,520 and 6,800 agent steps."""
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
     from drlhp.config.presets import preset_flags
-    from drlhp.policy.a2c.update import build_policy
+    from drlhp.policy.a2c.policy import build_policy
+    from drlhp.policy.a2c.trainer import A2CTrainer
+    from drlhp.policy.loop import Agent, Outputs
     from drlhp.policy.reward_source import RewardSource
-    from drlhp.policy.trainer import Agent, Outputs, PolicyTrainer
-    from drlhp.runtime.metrics import MetricsLogger
-    from drlhp.runtime.run_record import RunRecord
+    from drlhp.records.metrics import MetricsLogger
+    from drlhp.records.run_record import RunRecord
     from envs.gym_vec_env import GymVecEnv
 
     class WrappedMovingDot(GymVecEnv):
@@ -307,8 +308,8 @@ def test_a2c_through_the_wrapper_learns_moving_dot_from_a_saved_predictor(tmp_pa
     env = WrappedMovingDot(cfg.a2c.n_envs)
     logger = MetricsLogger(run_dir)
     try:
-        trainer = PolicyTrainer(cfg, Agent(env, build_policy(cfg, env), WrapperReward()),
-                                Outputs(RunRecord(run_dir), logger))
+        trainer = A2CTrainer(cfg, Agent(env, build_policy(cfg, env), WrapperReward()),
+                             Outputs(RunRecord(run_dir), logger))
         summary = trainer.train()
     finally:
         logger.close()

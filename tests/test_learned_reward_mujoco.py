@@ -31,7 +31,7 @@ from drlhp.learned_reward import (  # noqa: E402
     LearnedRewardVector,
     SavedPredictor,
 )
-from drlhp.runtime.tf_setup import configure_tensorflow  # noqa: E402
+from drlhp.processes.tf_setup import configure_tensorflow  # noqa: E402
 
 configure_tensorflow(1, 1)
 
@@ -41,7 +41,7 @@ D, A, T = 11, 3, 20  # Hopper's observation and action lengths; clip length
 
 def _config(run_dir: Path, *args) -> None:
     """config.json as a run records it."""
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
 
     cfg = config_from_args(build_parser().parse_args([str(a) for a in args]))
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -71,11 +71,11 @@ def hopper_run(tmp_path_factory):
     """A tiny Hopper run directory: a predictor of 2 members (the paper's MLP, no batch norm) trained for a few steps
     on oracle-labelled clips of random play and saved with the project's own code, and the run's config.json; and
     the trained ensemble, to score rows with."""
-    from drlhp.config import RewardConfig
+    from drlhp.config.reward import RewardConfig
+    from drlhp.processes.messages import MU_LEFT, MU_RIGHT, Preference, Segment
+    from drlhp.records.run_paths import RunPaths
     from drlhp.reward.pref_db import PrefDB
     from drlhp.reward.trainer import RewardTrainer
-    from drlhp.runtime.messages import MU_LEFT, MU_RIGHT, Preference, Segment
-    from drlhp.runtime.run_paths import RunPaths
 
     run_dir = tmp_path_factory.mktemp("hopper") / "run"
     xs, rs = _hopper_clips(12, seed=0)
@@ -264,7 +264,7 @@ def test_learned_reward_ppo_pays_ppo_the_predictor_s_reward_and_measures_the_tas
     predictor pays its (observation, clipped action), not the task's reward; summary.json's task_return_last100 is the
     mean of info["reward_task"] summed over each fixed-length episode; the ratio is to the baseline arm's finished
     rows; the run directory is a drlhp run's. Not a learning test: the script's full runs measure that."""
-    from drlhp.policy.trainer import RolloutObserver
+    from drlhp.policy.loop import RolloutObserver
 
     script = _learned_reward_ppo()  # it puts experiments on sys.path: mujoco_runs_csv imports after it
     from mujoco_runs_csv import upsert
@@ -319,7 +319,7 @@ def test_learned_reward_ppo_pays_ppo_the_predictor_s_reward_and_measures_the_tas
     header = (out / "progress.csv").read_text().splitlines()[0].split(",")
     assert "policy/task_return_last100" in header, header
     assert (out / "command.txt").is_file() and list((out / "checkpoints").glob("policy-*.npz"))
-    from drlhp.runtime.cpu import cpu_model
+    from drlhp.processes.cpu import cpu_model
 
     sitting = json.loads((out / "run.json").read_text())["sittings"][-1]
     assert sitting["machine"]["cpu"] == cpu_model()  # the CPU the table's row names (mujoco_record.py reads it)

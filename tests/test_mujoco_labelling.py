@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from drlhp.config import PrefConfig, RunConfig
-from drlhp.runtime.messages import MU_LEFT, Segment
-from drlhp.runtime.ports import PrefInterfacePorts
+from drlhp.processes.messages import MU_LEFT, Segment
+from drlhp.processes.ports import PrefInterfacePorts
 from pref_interface.shown_pairs import ShownPair
 
 T = 12  # Hopper steps per clip: 3 frames drawn (every 5th state: 25 a second of the task's 125)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from drlhp.policy.segments import SegmentCutter
-from drlhp.runtime.messages import Segment
+from drlhp.processes.messages import Segment
 
 
 def _empty_frames(obs):
@@ -33,7 +33,7 @@ def test_a_segment_takes_states_of_its_length_in_float64_or_none():
 def test_states_travel_in_the_segments_compact_wire_form(monkeypatch):
     from multiprocessing.reduction import ForkingPickler
 
-    from drlhp.runtime.segment_wire import register_compact_pickling
+    from drlhp.processes.segment_wire import register_compact_pickling
 
     monkeypatch.setattr(ForkingPickler, "_extra_reducers", dict(ForkingPickler._extra_reducers))
     register_compact_pickling()
@@ -100,7 +100,7 @@ def test_falls_go_with_the_states_through_the_cutter_and_the_wire(monkeypatch):
     with states, (T,) bool). (The states reach the database, which keeps them for review: tests/test_pref_db.py.)"""
     from multiprocessing.reduction import ForkingPickler
 
-    from drlhp.runtime.segment_wire import register_compact_pickling
+    from drlhp.processes.segment_wire import register_compact_pickling
 
     cutter = SegmentCutter("Hopper-v5", 2, (5,), segment_length=3, segments_per_cut=2, frames_to_watch=_empty_frames,
                            obs_dtype=np.float32, state_size=4)
@@ -123,8 +123,9 @@ def test_falls_go_with_the_states_through_the_cutter_and_the_wire(monkeypatch):
 def test_a_hopper_rollout_where_a_person_labels_records_each_steps_fall():
     """PPO's rollout on the fixed-length Hopper, recording states: its falls are info["fell"] step by step (a
     random policy's Hopper falls within a few dozen steps), and a rollout without states records none."""
+    from drlhp.config.ppo import PPOConfig
+    from drlhp.policy.ppo.policy import PPOPolicy
     from drlhp.policy.ppo.rollout import RolloutCollector
-    from drlhp.policy.ppo.update import PPOConfig, PPOPolicy
     from envs.fixed_length import any_vector_env
 
     envs = any_vector_env("Hopper-v5", 2, 100.0)

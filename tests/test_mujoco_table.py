@@ -506,7 +506,7 @@ def test_the_queue_names_its_preference_runs_by_their_settings_under_the_preset(
     import shlex
     import subprocess
 
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
     from drlhp.config.presets import with_preset
 
     log, env = _queue_stub(tmp_path)

@@ -68,7 +68,7 @@ def test_the_backflip_goal_brings_its_preset_budget():
     argv, name, line = with_preset(["--env", "Hopper-v5", "--labeller", "oracle", "--oracle_goal", BACKFLIP])
     assert name == "mujoco" and f"(for the goal {BACKFLIP}: --million_timesteps 2 --n_initial_prefs 250 " \
                                   f"--n_labels 750 --ppo_ent_coef 0.01)" in line
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
 
     cfg = config_from_args(build_parser().parse_args(argv))
     assert (cfg.million_timesteps, cfg.prefs.n_initial_prefs, cfg.prefs.n_labels) == (2.0, 250, 750)
@@ -95,8 +95,8 @@ def test_a_short_backflip_run_labels_by_the_goal_and_records_it(cli, tmp_path):
     """A real three-process run on Hopper-v5 with the backflip goal: it finishes, says and records the goal, its
     policy's envs never end early (the goal's terminate_when_unhealthy=False), and every label in its database is
     the goal's answer on the two stored segments (recomputed here from their observations)."""
+    from drlhp.processes.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
     from drlhp.reward.pref_db import PrefDB
-    from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
     from pref_interface.goals import hopper_backflip
 
     run_dir = tmp_path / "run"

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO
-from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
+from drlhp.processes.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
 from tests.support.browser import install_chromium
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("display")]  # a browser and a real run, as test_web_browser

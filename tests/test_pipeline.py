@@ -2,7 +2,7 @@
 three processes (policy, preference interface, reward predictor), real files.
 
 The end-to-end tests of the three roles run on both backends (``backend``: local processes, and Ray
-actors where Ray is installed), through the one child wrapper (drlhp.runtime.child): a run to its end,
+actors where Ray is installed), through the one child wrapper (drlhp.processes.child): a run to its end,
 a killed role, Ctrl-C.
 
 Each spawned process starts TensorFlow (several seconds on 2 cores), so a run costs ~15-30 s even
@@ -186,7 +186,7 @@ def test_default_mode_runs_three_processes_end_to_end(cli, tmp_path, backend):
                timeout=RUN_S[backend], check=True)
     assert "pretraining on" in proc.stdout and "[policy]" in proc.stdout
     # the predictor process says which kernel library it runs (--reward_onednn auto: by this CPU's flags)
-    from drlhp.runtime.cpu import choose_kernels
+    from drlhp.processes.cpu import choose_kernels
 
     library = {True: "oneDNN ", False: "Eigen "}.get(choose_kernels("auto").onednn, "")  # "": another CPU
     assert f"[reward] TensorFlow kernels: {library}(auto: " in proc.stdout
@@ -236,7 +236,7 @@ def test_default_mode_runs_three_processes_end_to_end(cli, tmp_path, backend):
 
 
 # every role killed on the local backend; on Ray one role: any actor's death reaches the parent by one path (ray.wait
-# on the roles' tasks, RayActorError: drlhp.runtime.ray_backend), and each Ray case costs about a minute
+# on the roles' tasks, RayActorError: drlhp.processes.ray_backend), and each Ray case costs about a minute
 KILLED = [*(pytest.param(role, "local", id=f"{role}-local") for role in ROLES),
           pytest.param("policy", "ray", marks=BACKENDS[1].marks, id="policy-ray")]
 

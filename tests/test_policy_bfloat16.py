@@ -8,8 +8,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from drlhp.config import RunConfig, build_parser, config_from_args
-from drlhp.runtime.cpu import KernelChoice, choose_policy_precision, cpu_flags
+from drlhp.config import RunConfig
+from drlhp.config.cli import build_parser, config_from_args
+from drlhp.processes.cpu import KernelChoice, choose_policy_precision, cpu_flags
 
 AVX2_ONLY = {"fpu", "sse2", "avx", "avx2", "fma"}
 ZEN4 = {"avx2", "fma", "avx512f", "avx512_bf16"}
@@ -44,8 +45,8 @@ def test_the_flag_is_auto_by_default_and_refuses_other_words():
 def test_the_start_line_says_what_the_policy_computes_in(monkeypatch):
     """An AVX2-only CPU: float32, said in the run's kernels line; one with AVX512_BF16: bfloat16; an MLP policy
     (vector observations): nothing said, it computes in float32 always."""
+    from drlhp.processes import cpu
     from drlhp.run import pipeline
-    from drlhp.runtime import cpu
 
     cfg = RunConfig(env="PongNoFrameskip-v4", mode="train_policy_with_original_rewards")
     for flags, word in ((AVX2_ONLY, "float32"), (SAPPHIRE, "bfloat16")):
@@ -59,10 +60,10 @@ def test_the_start_line_says_what_the_policy_computes_in(monkeypatch):
 
 def _policies(algo: str):
     """The same network (same seed: same float32 weights) in float32 and in bfloat16."""
-    from drlhp.config import A2CConfig
+    from drlhp.config.a2c import A2CConfig
     from drlhp.config.ppo import PPOConfig
-    from drlhp.policy.a2c.update import A2CPolicy
-    from drlhp.policy.ppo.discrete import DiscretePPOPolicy
+    from drlhp.policy.a2c.policy import A2CPolicy
+    from drlhp.policy.ppo.discrete_policy import DiscretePPOPolicy
 
     if algo == "a2c":
         return [A2CPolicy((84, 84, 4), 3, A2CConfig(n_envs=4, n_steps=2), seed=1, bfloat16=b) for b in (False, True)]
@@ -103,7 +104,7 @@ def test_a_ppo_update_in_bfloat16_moves_the_weights_as_float32_does():
     zeros = np.zeros((t, n), np.float32)
     rollout = DiscreteRollout(
         b_obs=rng.integers(0, 255, (t * n, 84, 84, 4), dtype=np.uint8), b_actions=rng.integers(0, 3, t * n, np.int32),
-        b_returns=None, rewards=rng.normal(size=(t, n)).astype(np.float32), true_rewards=zeros,
+        rewards=rng.normal(size=(t, n)).astype(np.float32), true_rewards=zeros,
         next_obs=np.zeros((t, n, 84, 84, 4), np.uint8), dones=zeros, values=zeros,
         log_probs=np.full((t, n), -np.log(3), np.float32), last_values=np.zeros(n, np.float32), cuts=zeros)
     before = [w.copy() for w in f32.model.get_weights()]

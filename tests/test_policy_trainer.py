@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 import envs
-from drlhp.policy.a2c.rollout import RolloutRunner
-from drlhp.policy.trainer import env_seed, episode_ends_for
+from drlhp.policy.a2c.rollout import A2CRunner
+from drlhp.policy.discrete_rollout import episode_ends_for
+from drlhp.policy.training_state import env_seed
 
 
 def test_env_seed_is_the_run_seed_then_new_31_bit_seeds_on_resume():
@@ -36,7 +37,7 @@ def test_episode_ends_stop_the_returns_only_when_asked(episode_ends):
     """With episode_ends off (the paper, on the predictor's reward) the returns run on through a reset:
     an episode's end is not a terminal state to seek or avoid."""
     env = envs.make_vec_env("MovingDot-v0", 2)
-    runner = RolloutRunner(env, _ZeroValue(), _ConstantReward(), 250, 0.9, seed=0, episode_ends=episode_ends)
+    runner = A2CRunner(env, _ZeroValue(), _ConstantReward(), 250, 0.9, seed=0, episode_ends=episode_ends)
     rollout = runner.run(random_actions=True)  # 250 steps: every worker's 200-step episode ends
     returns = rollout.b_returns.reshape(250, 2)
     t, w = np.argwhere(rollout.dones)[0]
@@ -65,7 +66,7 @@ def test_reward_centering_removes_the_running_mean_and_follows_a_jump_in_the_off
     """--reward_center_steps: the policy's reward loses its running mean (an exponential average over about
     center_steps agent steps), so a jump in the predictor's offset at a publication reaches the value
     function as a decaying transient, while the differences between steps are kept."""
-    from drlhp.config import RewardConfig
+    from drlhp.config.reward import RewardConfig
     from drlhp.policy.reward_figures import RewardFigures
     from drlhp.policy.reward_source import PredictedReward
 
@@ -103,7 +104,7 @@ def test_reward_centering_removes_the_running_mean_and_follows_a_jump_in_the_off
 def test_reward_centering_starts_after_the_given_agent_steps_and_a_resume_keeps_the_count():
     """--reward_center_from_million_timesteps: the reward is the predictor's as published until the policy has
     taken that many agent steps, then centred; a checkpoint keeps the count, so a resumed run starts on time."""
-    from drlhp.config import RewardConfig
+    from drlhp.config.reward import RewardConfig
     from drlhp.policy.reward_source import PredictedReward
 
     cfg = RewardConfig(n_members=1, batchnorm=False, center_steps=400, center_from_million_timesteps=0.0001)
@@ -142,20 +143,20 @@ class _Runner:
         self.returns, self.per_rollout, self.successes, self.calls = returns, per_rollout, successes, 0
 
     def run(self, random_actions=False):
-        from drlhp.policy.a2c.rollout import Rollout
+        from drlhp.policy.a2c.rollout import A2CRollout
         from envs import EpisodeStats
 
         ret, success = self.returns(self.calls), self.successes(self.calls)
         self.calls += 1
         empty = np.zeros((5, 2), np.float32)
-        return Rollout(b_obs=np.zeros((10, 2)), b_actions=np.zeros(10, np.int32), b_returns=np.zeros(10, np.float32),
-                       rewards=empty, true_rewards=empty, next_obs=np.zeros((5, 2, 2)), dones=empty,
-                       finished=[EpisodeStats(worker=0, true_return=ret, length=20, success=success)]
-                       * self.per_rollout)
+        return A2CRollout(b_obs=np.zeros((10, 2)), b_actions=np.zeros(10, np.int32), rewards=empty,
+                          true_rewards=empty, next_obs=np.zeros((5, 2, 2)), dones=empty,
+                          finished=[EpisodeStats(worker=0, true_return=ret, length=20, success=success)]
+                          * self.per_rollout, b_returns=np.zeros(10, np.float32))
 
 
 class _Env:
-    """What the trainer's own RolloutRunner asks of an env when it is built (the test replaces it)."""
+    """What the trainer's own runner (A2CRunner) asks of an env when it is built (the test replaces it)."""
 
     n_envs, obs_shape, obs_dtype = 2, (2,), np.float32
 
@@ -173,21 +174,22 @@ class _Logger:
 
 def _trainer(tmp_path, target, returns, successes=lambda i: True, reward_source=None, ports=None, observers=(),
              **changes):
-    """A PolicyTrainer of 100 updates of 10 agent steps (2 envs x 5 steps) on MovingDot, whose rollouts end
+    """An A2CTrainer of 100 updates of 10 agent steps (2 envs x 5 steps) on MovingDot, whose rollouts end
     10 episodes each (``returns``: the rollout's index -> their true return)."""
     from drlhp.config import RunConfig
+    from drlhp.policy.a2c.trainer import A2CTrainer
+    from drlhp.policy.loop import Agent, Outputs
     from drlhp.policy.reward_source import ClippedEnvReward
-    from drlhp.policy.trainer import Agent, Outputs, PolicyTrainer
-    from drlhp.runtime.ports import PolicyPorts
-    from drlhp.runtime.run_record import RunRecord
+    from drlhp.processes.ports import PolicyPorts
+    from drlhp.records.run_record import RunRecord
 
     cfg = RunConfig(mode="train_policy_with_original_rewards", env="MovingDot-v0", million_timesteps=0.001,
                     stop_at_true_return=target, log_interval=1e9, policy_ckpt_interval=0, **changes)
     cfg = replace(cfg, a2c=replace(cfg.a2c, n_envs=2, n_steps=5))
     logger = _Logger()
-    trainer = PolicyTrainer(cfg, Agent(_Env(), _Policy(), reward_source or ClippedEnvReward()),
-                            Outputs(RunRecord(tmp_path), logger, log=lambda *a, **k: None), ports or PolicyPorts(),
-                            observers)
+    trainer = A2CTrainer(cfg, Agent(_Env(), _Policy(), reward_source or ClippedEnvReward()),
+                         Outputs(RunRecord(tmp_path), logger, log=lambda *a, **k: None), ports or PolicyPorts(),
+                         observers)
     trainer.runner = _Runner(returns, successes=successes)
     trainer.write_hparams = lambda summary=None: None  # TensorBoard's HParams: not what is tested here
     return trainer, logger
@@ -196,8 +198,8 @@ def _trainer(tmp_path, target, returns, successes=lambda i: True, reward_source=
 def test_the_trainer_reads_its_ports_and_asks_its_observers(tmp_path):
     """The stop event (ports.stop_event) ends training; random play pauses while ports.random_play_over is set
     or an observer holds it back; an observer that paces is asked before each update, one that does not never."""
-    from drlhp.policy.trainer import RolloutObserver
-    from drlhp.runtime.ports import PolicyPorts
+    from drlhp.policy.loop import RolloutObserver
+    from drlhp.processes.ports import PolicyPorts
 
     stop, over = threading.Event(), threading.Event()
 
@@ -326,8 +328,8 @@ def test_a_run_that_reached_its_target_is_finished_and_says_so(tmp_path, capsys)
     import json
 
     from drlhp.config import RunConfig
+    from drlhp.records.run_record import RunRecord
     from drlhp.run.outcome import finish
-    from drlhp.runtime.run_record import RunRecord
 
     # with a --stop_at_million_timesteps too: reaching the goal is what ended it, so "finished", not "stopped"
     cfg = RunConfig(mode="train_policy_with_original_rewards", env="MovingDot-v0", million_timesteps=0.1,
@@ -356,8 +358,8 @@ def test_predictor_pace_reports_pair_updates_per_second_from_the_first_update():
     import multiprocessing
     import time
 
-    from drlhp.policy.process import PredictorPace
-    from drlhp.runtime.ports import PolicyPorts
+    from drlhp.policy.feeds import PredictorPace
+    from drlhp.processes.ports import PolicyPorts
 
     counter = multiprocessing.Value("q", 0)
     pace = PredictorPace(0.0, PolicyPorts(pair_updates=counter))

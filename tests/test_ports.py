@@ -12,9 +12,9 @@ import pytest
 
 from conftest import REPO
 from drlhp.config import RunConfig
+from drlhp.processes.child import Child, ChildFailed, run_child
+from drlhp.processes.ports import Channels, PolicyPorts, PredictorPorts, PrefInterfacePorts, cut
 from drlhp.run.roles import ROLES, children, unused_ports
-from drlhp.runtime.child import Child, ChildFailed, run_child
-from drlhp.runtime.ports import Channels, PolicyPorts, PredictorPorts, PrefInterfacePorts, cut
 
 CHANNELS = {f.name for f in fields(Channels)}
 
@@ -60,7 +60,7 @@ def test_each_labeller_loop_takes_the_interface_and_a_log_and_each_role_class_it
         args = _entry_def(labeller.run).args
         assert [a.arg for a in args.args[:2]] == ["iface", "log"], labeller.name
         assert len(args.defaults) == len(args.args) - 1, labeller.name  # after iface: defaults (test knobs)
-    for path, name, ports in (("drlhp/policy/trainer.py", "PolicyTrainer", "PolicyPorts"),
+    for path, name, ports in (("drlhp/policy/loop.py", "PolicyTrainer", "PolicyPorts"),
                               ("pref_interface/process.py", "PrefInterface", "PrefInterfacePorts"),
                               ("drlhp/reward/process.py", "RewardPredictorProcess", "PredictorPorts")):
         tree = ast.parse((REPO / path).read_text())
@@ -114,7 +114,7 @@ def test_the_child_wrapper_turns_a_role_into_its_report():
 
 @pytest.mark.parametrize("entry", ["made_up_role", "made_up_role_that_fails"])
 def test_the_local_backend_runs_a_role_in_a_process_through_the_child_wrapper(tmp_path, entry):
-    from drlhp.runtime.launcher import create
+    from drlhp.processes.launcher import create
 
     channels, group = create(RunConfig(env="MovingDot-v0"), str(tmp_path))
     group.start(Child("made_up", f"test_ports:{entry}", None, PolicyPorts(stop_event=channels.stop_event),

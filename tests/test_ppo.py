@@ -1,6 +1,6 @@
-"""PPO (drlhp/policy/ppo/update.py) and its running normalization (drlhp/policy/running_norm.py): the formulas against
-hand computations and numpy, acting in numpy against the Keras networks, one trace per compiled function, the
-state round trip, and a learning test on the true reward."""
+"""PPO (drlhp/policy/ppo/update.py, policy.py) and its running normalization (drlhp/policy/running_norm.py): the
+formulas against hand computations and numpy, acting in numpy against the Keras networks, one trace per compiled
+function, the state round trip, and a learning test on the true reward."""
 from __future__ import annotations
 
 import numpy as np
@@ -114,7 +114,8 @@ def test_gaussian_log_prob_and_entropy():
 
 # --- the policy ------------------------------------------------------------------------------------------------
 def small_policy(seed=0, **kw):
-    from drlhp.policy.ppo.update import PPOConfig, PPOPolicy
+    from drlhp.config.ppo import PPOConfig
+    from drlhp.policy.ppo.policy import PPOPolicy
 
     cfg = PPOConfig(n_envs=4, n_steps=16, n_minibatches=4, n_epochs=2, **kw)
     return PPOPolicy(5, 2, cfg, seed, action_low=-1.0, action_high=1.0)
@@ -122,7 +123,7 @@ def small_policy(seed=0, **kw):
 
 def fake_rollout(policy, seed=0):
     """A rollout of random observations acted on by ``policy`` (T=16, N=4), and its rewards."""
-    from drlhp.policy.ppo.rollout import PPORollout
+    from drlhp.policy.ppo.batches import PPORollout
 
     cfg, rng = policy.cfg, np.random.default_rng(seed)
     T, N = cfg.n_steps, cfg.n_envs
@@ -195,14 +196,16 @@ def test_the_state_round_trip_gives_the_same_policy():
     weights = small_policy(seed=9)
     weights.set_state(policy.weights_only())
     np.testing.assert_allclose(weights.act_deterministic(obs), policy.act_deterministic(obs), atol=2e-3)
-    from drlhp.policy.ppo.update import PPOConfig, PPOPolicy
+    from drlhp.config.ppo import PPOConfig
+    from drlhp.policy.ppo.policy import PPOPolicy
 
     with pytest.raises(ValueError, match="does not fit"):
         PPOPolicy(6, 2, PPOConfig(n_envs=4, n_steps=16, n_minibatches=4), 0).set_state(state)
 
 
 def test_the_batch_must_divide_into_minibatches():
-    from drlhp.policy.ppo.update import PPOConfig, PPOPolicy
+    from drlhp.config.ppo import PPOConfig
+    from drlhp.policy.ppo.policy import PPOPolicy
 
     cfg = PPOConfig(n_envs=3, n_steps=10, n_minibatches=4)
     assert "must divide into --ppo_n_minibatches (4)" in cfg.problem()
@@ -222,10 +225,12 @@ def test_ppo_learns_inverted_pendulum_on_the_true_reward(tmp_path):
     import threading
 
     from drlhp.config import RunConfig
-    from drlhp.policy.ppo.trainer import EnvReward, PPOTrainer, build_ppo
-    from drlhp.policy.trainer import Agent, Outputs, RolloutObserver
-    from drlhp.runtime.ports import PolicyPorts
-    from drlhp.runtime.run_record import RunRecord
+    from drlhp.policy.loop import Agent, Outputs, RolloutObserver
+    from drlhp.policy.ppo.policy import build_ppo
+    from drlhp.policy.ppo.trainer import PPOTrainer
+    from drlhp.policy.reward_source import EnvReward
+    from drlhp.processes.ports import PolicyPorts
+    from drlhp.records.run_record import RunRecord
     from envs.fixed_length import any_vector_env
 
     class StopOnceLearned(RolloutObserver):
@@ -266,8 +271,9 @@ def test_the_collector_on_hopper_reports_both_returns_and_bootstraps_the_time_li
     """Hopper-v5 cut to 50-step episodes: two envs each finish one at step 50 (index 49), a time limit, so the
     value of the last observation is added there; the task return (no control cost) is above the env's."""
     pytest.importorskip("mujoco")
+    from drlhp.config.ppo import PPOConfig
+    from drlhp.policy.ppo.policy import PPOPolicy
     from drlhp.policy.ppo.rollout import RolloutCollector
-    from drlhp.policy.ppo.update import PPOConfig, PPOPolicy
     from envs.fixed_length import fixed_length_vector_env
 
     envs = fixed_length_vector_env("Hopper-v5", 2, max_episode_steps=50)

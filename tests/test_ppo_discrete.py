@@ -1,4 +1,4 @@
-"""PPO on discrete actions (--algo ppo on MovingDot and Atari; drlhp.policy.ppo.discrete): its loss against
+"""PPO on discrete actions (--algo ppo on MovingDot and Atari; drlhp.policy.ppo.discrete_policy): its loss against
 hand-computed values, its state through a checkpoint, what the presets give it, and run.py's two policy-training
 modes with it (the true reward; synthetic preferences through the three processes)."""
 import csv
@@ -24,7 +24,7 @@ def test_the_loss_of_a_tiny_batch_is_the_hand_computed_one():
     clip range), advantage -1. Values (1, -0.5), as acted (0.8, 0), returns (2, -1)."""
     import tensorflow as tf
 
-    from drlhp.policy.ppo.discrete import categorical_entropy, categorical_log_prob, ppo_discrete_loss
+    from drlhp.policy.ppo.update import categorical_entropy, categorical_log_prob, ppo_discrete_loss
 
     logits = tf.constant([[0.0, math.log(3.0)], [0.0, 0.0]])
     actions = tf.constant([1, 0], tf.int32)
@@ -56,7 +56,7 @@ def test_the_loss_of_a_tiny_batch_is_the_hand_computed_one():
 
 
 def _policy(seed=0):
-    from drlhp.policy.ppo.discrete import DiscretePPOPolicy
+    from drlhp.policy.ppo.discrete_policy import DiscretePPOPolicy
 
     cfg = _cfg(n_envs=2, n_steps=8, n_epochs=2, n_minibatches=2)
     return DiscretePPOPolicy((6,), 3, cfg, seed, obs_dtype=np.float32)
@@ -64,7 +64,7 @@ def _policy(seed=0):
 
 def _rollout(policy, rng):
     """A rollout of random observations acted on by ``policy``, paid random rewards, with an episode end."""
-    from drlhp.policy.ppo.discrete_rollout import DiscreteRollout
+    from drlhp.policy.ppo.batches import DiscreteRollout
 
     cfg = policy.cfg
     T, N = cfg.n_steps, cfg.n_envs
@@ -73,7 +73,7 @@ def _rollout(policy, rng):
     dones = np.zeros((T, N), np.float32)
     dones[3, 1] = 1.0
     return DiscreteRollout(b_obs=obs.reshape(T * N, 6), b_actions=np.stack([a[0] for a in acted]).reshape(-1),
-                           b_returns=None, rewards=rng.normal(size=(T, N)).astype(np.float32),
+                           rewards=rng.normal(size=(T, N)).astype(np.float32),
                            true_rewards=np.zeros((T, N), np.float32), next_obs=obs, dones=dones,
                            values=np.stack([a[1] for a in acted]), log_probs=np.stack([a[2] for a in acted]),
                            last_values=policy.value(obs[-1]), cuts=dones)
@@ -114,7 +114,7 @@ def test_an_update_changes_the_policy_compiles_once_and_a_checkpoint_restores_ev
 
 
 def test_with_algo_ppo_the_discrete_presets_give_cleanrls_atari_settings_and_pong_from_preferences_picks_it():
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
     from drlhp.config.presets import PRESETS, with_preset
     from drlhp.run.checks import resolve_algo
 

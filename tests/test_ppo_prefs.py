@@ -1,6 +1,6 @@
 """The policy side of learning from preferences on a Box-action env (issue 29): float segments of
-x_t = (raw o_t, clipped a_t) cut by SegmentCutter, and PPO's policy process (drlhp.policy.ppo.prefs) with a stand-in
-reward source: the initial policy plays without learning before the first weights, segments carry the task's
+x_t = (raw o_t, clipped a_t) cut by SegmentCutter, and PPO's policy process (drlhp.policy.ppo.box_actions) with a
+stand-in reward source: the initial policy plays without learning before the first weights, segments carry the task's
 reward, and PPO trains on the source's rewards after."""
 import queue
 import threading
@@ -115,7 +115,7 @@ class _Queue(queue.Queue):
 
 
 def _ports(wanted, **more):
-    from drlhp.runtime.ports import PolicyPorts
+    from drlhp.processes.ports import PolicyPorts
 
     return PolicyPorts(segment_queue=_Queue(), segment_flow=_Flow(wanted), **more)
 
@@ -168,11 +168,12 @@ def test_ppo_policy_process_cuts_float_segments_of_the_task_reward_and_learns_on
 def test_ppo_plays_without_learning_before_the_first_weights_and_only_while_segments_are_wanted(tmp_path):
     """A reward source never ready: the initial policy plays until the 6 segments wanted are sent, then waits
     (the third wait stops the test); no update, no agent step counted, the weights untouched."""
-    from drlhp.policy.ppo.prefs import BoxSegments
-    from drlhp.policy.ppo.trainer import PPOTrainer, build_ppo
-    from drlhp.policy.process import SegmentFeed
-    from drlhp.policy.trainer import Agent, Outputs, RolloutObserver
-    from drlhp.runtime.run_record import RunRecord
+    from drlhp.policy.feeds import SegmentFeed
+    from drlhp.policy.loop import Agent, Outputs, RolloutObserver
+    from drlhp.policy.ppo.box_actions import BoxSegments
+    from drlhp.policy.ppo.policy import build_ppo
+    from drlhp.policy.ppo.trainer import PPOTrainer
+    from drlhp.records.run_record import RunRecord
     from envs.fixed_length import any_vector_env
 
     cfg, stop = _cfg(), threading.Event()
@@ -233,7 +234,7 @@ def test_mujoco_clips_are_one_and_a_half_seconds_of_each_tasks_own_time_step():
 
 
 def _preset_cfg(*argv):
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
     from drlhp.config.presets import with_preset
 
     expanded, name, line = with_preset(list(argv))
@@ -305,8 +306,9 @@ def test_the_diagnostic_fall_cost_charges_the_fall_steps_and_nothing_else():
     every 20 steps or so), with a predictor that pays 0 everywhere."""
     from types import SimpleNamespace
 
+    from drlhp.policy.ppo.policy import build_ppo
     from drlhp.policy.ppo.rollout import RolloutCollector
-    from drlhp.policy.ppo.trainer import PPOTrainer, build_ppo
+    from drlhp.policy.ppo.trainer import PPOTrainer
     from envs.fixed_length import any_vector_env
 
     cfg = _cfg()
@@ -357,8 +359,8 @@ def test_a_fall_on_the_time_limits_last_step_ends_the_episode_with_nothing_to_bo
     is bootstrapped from its last observation."""
     import gymnasium as gym
 
+    from drlhp.policy.ppo.policy import build_ppo
     from drlhp.policy.ppo.rollout import RolloutCollector
-    from drlhp.policy.ppo.trainer import build_ppo
 
     class EndsAt(gym.Env):  # a time limit of `limit` steps; with `falls`, a fall on its last step too
         observation_space = gym.spaces.Box(-1.0, 1.0, (11,), np.float32)
@@ -397,8 +399,8 @@ def test_with_next_obs_the_predictor_sees_each_fall_as_the_fallen_state_and_with
     steps or so; under the reset rule the fallen robot is put back at once, so with o_t (the default) the predictor
     never sees a state out of the healthy range (z > 0.7, |angle| < 0.2), and with o_{t+1} it sees one on exactly
     the steps that fell (at a fall the fallen state, not the fresh start)."""
+    from drlhp.policy.ppo.policy import build_ppo
     from drlhp.policy.ppo.rollout import RolloutCollector
-    from drlhp.policy.ppo.trainer import build_ppo
     from envs.fixed_length import any_vector_env
 
     cfg = _cfg()

@@ -7,8 +7,9 @@ import zlib
 import numpy as np
 import pytest
 
-from drlhp.reward.pref_db import PrefDB, PrefDBDamaged, PrefDBError, chunks_dir
-from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Preference, Segment
+from drlhp.processes.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Preference, Segment
+from drlhp.reward.pref_db import PrefDB
+from drlhp.reward.pref_db_files import PrefDBDamaged, PrefDBError, chunks_dir
 
 T = 5
 
@@ -534,7 +535,7 @@ def test_a_clips_fall_flags_are_kept_with_its_states_and_older_files_load_withou
     """Segment.falls (the steps where the robot fell: review marks them) come back as they were added, through
     appending saves; a clip without flags, or without states, comes back with None; a file from before the flags were
     kept (no "falls" in its meta) loads with None; flags that are no steps of the clip are damage, one line."""
-    from drlhp.runtime import npz_json
+    from drlhp.records import npz_json
 
     def with_falls(step: int, at) -> Segment:
         seg = mujoco_segment(step)

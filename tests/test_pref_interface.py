@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from drlhp.policy.segments import SegmentCutter
-from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
-from drlhp.runtime.ports import PrefInterfacePorts
-from drlhp.runtime.queues import LatestValue, put_or_drop
+from drlhp.processes.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
+from drlhp.processes.ports import PrefInterfacePorts
+from drlhp.processes.queues import LatestValue, put_or_drop
 from pref_interface.oracle import SyntheticOracle
 from pref_interface.pool import SegmentPool
 from pref_interface.schedule import LabelSchedule
@@ -127,7 +127,7 @@ def test_cutter_cuts_no_more_than_the_budget_and_counts_the_rest():
 
 
 def test_segment_flow_wants_only_more_and_carries_the_policy_step():
-    from drlhp.runtime.queues import SegmentFlow
+    from drlhp.processes.queues import SegmentFlow
 
     flow = SegmentFlow(mp.get_context("spawn"))
     assert flow.wanted() == 0 and flow.policy_step() == 0
@@ -147,7 +147,7 @@ def test_compact_pickling_gives_back_an_equal_segment(case):
     import pickle
     from multiprocessing.reduction import ForkingPickler
 
-    from drlhp.runtime.segment_wire import compact_nbytes_sent, register_compact_pickling
+    from drlhp.processes.segment_wire import compact_nbytes_sent, register_compact_pickling
 
     obs = _stacked(5)
     frames = obs[..., -1].copy()
@@ -178,7 +178,7 @@ def test_the_interface_asks_for_its_pools_room_then_two_segments_per_pair(tmp_pa
     import threading
 
     from drlhp.config import PrefConfig, RunConfig
-    from drlhp.runtime.queues import SegmentFlow
+    from drlhp.processes.queues import SegmentFlow
     from pref_interface.process import PrefInterface
 
     cfg = RunConfig(mode="train_policy_with_preferences", env="MovingDot-v0", million_timesteps=0.001,
@@ -222,7 +222,7 @@ def test_a_persons_labels_set_the_step_the_policy_waits_at_and_the_oracles_set_n
     import threading
 
     from drlhp.config import PrefConfig, RunConfig
-    from drlhp.runtime.queues import SegmentFlow
+    from drlhp.processes.queues import SegmentFlow
     from pref_interface.process import PrefInterface
     from pref_interface.schedule import LabelSchedule
 
@@ -273,8 +273,8 @@ class _Flow:
 def test_label_pace_waits_at_the_limit_and_at_the_end_until_the_labels_move_it():
     import threading
 
-    from drlhp.policy.process import LabelPace
-    from drlhp.runtime.ports import PolicyPorts
+    from drlhp.policy.feeds import LabelPace
+    from drlhp.processes.ports import PolicyPorts
 
     flow = _Flow([500])
     pace = LabelPace(PolicyPorts(segment_flow=flow, stop_event=threading.Event()), total_timesteps=1000)

@@ -1,9 +1,9 @@
-"""drlhp.runtime.profiling (--profile) in-process; the end-to-end pipeline test checks the files of a real run."""
+"""drlhp.processes.profiling (--profile) in-process; the end-to-end pipeline test checks the files of a real run."""
 import pstats
 
 import pytest
 
-from drlhp.runtime.profiling import profiled
+from drlhp.processes.profiling import profiled
 
 
 def _busy():

@@ -1,13 +1,13 @@
 """A quiet start (issue 32, item 4): a run's terminal shows drlhp's lines, not TensorFlow's or absl's own
 (`I0000 ... oneDNN custom operations are on`, `E0000 ... remapper failed`, absl's `WARNING: All log messages
 before absl::InitializeLog()`); a real error still shows; DRLHP_TF_LOGS=1 brings them back; the run's
-stderr.log keeps them all (drlhp.runtime.tf_setup, drlhp.runtime.output_tee)."""
+stderr.log keeps them all (drlhp.processes.tf_setup, drlhp.processes.output_tee)."""
 import re
 
 import pytest
 
-from drlhp.runtime.output_tee import TfLogFilter
-from drlhp.runtime.tf_setup import is_tf_log_line
+from drlhp.processes.output_tee import TfLogFilter
+from drlhp.processes.tf_setup import is_tf_log_line
 
 BANNER = (b"WARNING: All log messages before absl::InitializeLog() is called are written to STDERR\n"
           b"I0000 00:00:1795681165.272870    8161 port.cc:153] oneDNN custom operations are on. You may see "
@@ -75,7 +75,7 @@ def test_a_run_prints_only_drlhps_lines_and_its_log_keeps_tensorflows(cli, tmp_p
 
 ERROR_SCRIPT = r"""
 import multiprocessing as mp, os, sys
-from drlhp.runtime.output_tee import OutputTee
+from drlhp.processes.output_tee import OutputTee
 
 def child(banner):
     os.write(2, banner)  # as TensorFlow's C++ side does, into the pipe the child inherits

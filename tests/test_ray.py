@@ -37,7 +37,7 @@ ARGS = ["--env", "MovingDot-v0", "--synthetic_prefs", *SMALL, "--n_initial_prefs
 
 def _run_in_process(*argv) -> int:
     """run.py's argument parsing and pipeline.run in this process, on the Ray this test started."""
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
     from drlhp.config.presets import with_preset
     from drlhp.run.pipeline import run
 
@@ -55,7 +55,7 @@ def no_ray_left():
 def test_two_node_cluster_with_the_predictor_pinned_by_a_custom_resource(tmp_path, no_ray_left):
     from ray.cluster_utils import Cluster
 
-    from drlhp.runtime.ray_backend import init_kwargs
+    from drlhp.processes.ray_backend import init_kwargs
 
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
     try:
@@ -141,7 +141,7 @@ def test_floyd_seeds_on_ray_leaves_the_run_directories_and_the_table(tmp_path):
 def test_a_seed_run_on_another_node_comes_back_to_the_driver(tmp_path, no_ray_left):
     """floyd seeds --backend ray's way back for a run directory written on another node (here: a task told that
     the driver's node is another one), without a real second machine."""
-    from drlhp.runtime.ray_backend import init_kwargs
+    from drlhp.processes.ray_backend import init_kwargs
     from floyd.seeds import _collect, _run_one
 
     ray.init(num_cpus=1, **init_kwargs())
@@ -165,7 +165,7 @@ def test_the_runs_own_ray_is_shut_down_without_the_graceful_waits(monkeypatch):
     import ray._private.node
     import ray._private.worker
 
-    from drlhp.runtime.ray_backend import shutdown_masked_ray
+    from drlhp.processes.ray_backend import shutdown_masked_ray
 
     assert "allow_graceful" in inspect.signature(ray._private.node.Node.kill_all_processes).parameters
 

@@ -10,7 +10,7 @@ from drlhp.policy.checkpoint import (
     load_policy_checkpoint,
     save_policy_checkpoint,
 )
-from drlhp.runtime.metrics import MetricsLogger
+from drlhp.records.metrics import MetricsLogger
 
 
 def test_easy_tf_log_events_land_and_progress_csv(tmp_path):
@@ -55,10 +55,10 @@ def test_checkpoint_never_needs_pickle(tmp_path):
 
 
 def test_a_runs_curves_are_drawn_from_its_progress_files(tmp_path):
-    """drlhp.runtime.curves (called by the pipeline at the end of every run; floyd draws its compare
+    """drlhp.records.curves (called by the pipeline at the end of every run; floyd draws its compare
     figure with the same helpers): curves.png from progress.csv and progress_reward.csv, titled from the
     run's records; no panel, no file."""
-    from drlhp.runtime.curves import _title, read_progress_csv, write_run_curves
+    from drlhp.records.curves import _title, read_progress_csv, write_run_curves
 
     run = tmp_path / "dot-run"
     run.mkdir()
@@ -80,7 +80,7 @@ def test_a_runs_curves_are_drawn_from_its_progress_files(tmp_path):
 def test_children_write_the_status_once_the_parent_is_gone(tmp_path):
     """record_parent_gone: several children merge their outcomes into status.json under one lock, in any
     order; "saved" once every role of pids.json has saved; a final outcome is never set back to stopping."""
-    from drlhp.runtime.run_record import record_parent_gone
+    from drlhp.records.run_record import record_parent_gone
 
     (tmp_path / "pids.json").write_text(json.dumps({"parent": 1, "policy": 2, "pref_interface": 3,
                                                     "reward_predictor": 4}))
@@ -101,7 +101,7 @@ def test_concurrent_children_lose_no_outcome(tmp_path):
     """Many processes at once (the flock on the run directory): every outcome lands."""
     import multiprocessing as mp
 
-    from drlhp.runtime.run_record import record_parent_gone
+    from drlhp.records.run_record import record_parent_gone
 
     roles = [f"role{i}" for i in range(8)]
     (tmp_path / "pids.json").write_text(json.dumps({"parent": 1, **{r: i for i, r in enumerate(roles)}}))
@@ -122,8 +122,9 @@ def test_a_planned_stop_during_an_atomic_write_waits_for_the_whole_file(tmp_path
     import signal
     import time
 
-    from drlhp.runtime import atomic
-    from drlhp.runtime.interrupts import SittingOver, interrupts_deferred, sigterm_as_interrupt, sitting_timer
+    from drlhp.processes.interrupts import SittingOver, sigterm_as_interrupt, sitting_timer
+    from drlhp.records import atomic
+    from drlhp.records.atomic import interrupts_deferred
 
     arrays = {"w": np.arange(1000, dtype=np.float32)}
 

@@ -80,8 +80,8 @@ def test_stop_and_resume_continues_the_run(cli, tmp_path):
 def _database_of_three_chunks(path, per_chunk=12):
     """A preference database of MovingDot-shaped segments saved three times (chunks 000000-000002), the
     synthetic oracle's labels (the segment with the larger true return preferred)."""
+    from drlhp.processes.messages import MU_LEFT, MU_RIGHT, Preference, Segment
     from drlhp.reward.pref_db import PrefDB
-    from drlhp.runtime.messages import MU_LEFT, MU_RIGHT, Preference, Segment
 
     rng = np.random.default_rng(0)
 
@@ -100,7 +100,8 @@ def _database_of_three_chunks(path, per_chunk=12):
 
 @pytest.mark.slow
 def test_a_cut_middle_chunk_is_one_line_before_anything_starts_or_skipped_with_the_flag(cli, tmp_path):
-    from drlhp.reward.pref_db import PrefDB, chunks_dir
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.reward.pref_db_files import chunks_dir
 
     run_dir = tmp_path / "run"
     prefs = run_dir / "prefs" / "prefs.npz"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO
-from drlhp.runtime.messages import MU_LEFT, MU_RIGHT, Preference, Segment
+from drlhp.processes.messages import MU_LEFT, MU_RIGHT, Preference, Segment
 
 T = 30  # Hopper steps per clip: 6 frames drawn (every 5th state)
 

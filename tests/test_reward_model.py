@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from drlhp.config import RewardConfig
+from drlhp.config.reward import RewardConfig
 from drlhp.reward.model import RewardEnsemble, adapt_l2, preference_loss
 
 OBS = (84, 84, 4)
@@ -151,9 +151,9 @@ def test_pretraining_stopped_midway_resumes_with_the_steps_left(tmp_path):
     when resumed, instead of starting the policy on a half-trained predictor."""
     import threading
 
+    from drlhp.processes.messages import Preference, Segment
     from drlhp.reward.pref_db import PrefDB
     from drlhp.reward.trainer import RewardTrainer
-    from drlhp.runtime.messages import Preference, Segment
 
     rng = np.random.default_rng(0)
     db = PrefDB(max_prefs=100, seed=0)
@@ -190,9 +190,9 @@ def test_bootstrap_counts_follow_the_training_entries():
     leave, and a removal from the middle (the review tool) is followed too."""
     import threading
 
+    from drlhp.processes.messages import Preference, Segment
     from drlhp.reward.pref_db import PrefDB
     from drlhp.reward.trainer import RewardTrainer
-    from drlhp.runtime.messages import Preference, Segment
 
     rng = np.random.default_rng(0)
 
@@ -262,8 +262,8 @@ def test_clip_bounds_each_members_normalized_reward():
 def _vector_db(n_prefs: int, seed: int = 0, t: int = 3):
     """A PrefDB of ``n_prefs`` pairs of (t, 6) uint8 clips, the larger sum of feature 0 preferred (ties
     none): a vector-observation predictor (an MLP) learns it in a few hundred steps."""
+    from drlhp.processes.messages import Preference, Segment
     from drlhp.reward.pref_db import PrefDB
-    from drlhp.runtime.messages import Preference, Segment
 
     rng = np.random.default_rng(seed)
     db = PrefDB(max_prefs=10 * n_prefs, seed=seed)
@@ -320,8 +320,8 @@ def test_the_validation_pairs_stay_the_same_while_the_validation_set_does():
     the accuracy curve and the early stop follow the predictor, not the draw; a changed set is drawn anew."""
     import threading
 
+    from drlhp.processes.messages import Preference
     from drlhp.reward.trainer import RewardTrainer
-    from drlhp.runtime.messages import Preference
 
     db = _vector_db(80)
     trainer = RewardTrainer((6,), RewardConfig(n_members=1, batch_size=8), db, threading.Lock(), seed=0)
@@ -409,7 +409,7 @@ def test_early_stopped_pretraining_still_teaches():
 def test_dropout_follows_the_first_n_convolutions():
     """--reward_dropout_layers N: dropout after the first N of the 4 convolutions (paper 4, the original
     reproduction 3), the convolutions themselves unchanged."""
-    from drlhp.reward.model import PairedDropout, reward_network
+    from drlhp.reward.networks import PairedDropout, reward_network
 
     def dropouts(n):
         model = reward_network((84, 84, 4), seed=0, dropout=0.5, batchnorm=False, dropout_layers=n)

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import envs
-from drlhp.policy.a2c.rollout import RolloutRunner
+from drlhp.policy.a2c.rollout import A2CRunner
+from drlhp.policy.discrete_rollout import RolloutRunner
 from drlhp.policy.reward_source import ClippedEnvReward, RewardSource
 from drlhp.policy.segments import SegmentCutter
 from envs.atari_ids import atari_env_id
@@ -41,7 +42,7 @@ class RecordingReward(RewardSource):
 def play_through_hook(env_id: str, seed: int = 0) -> dict:
     env = envs.make_vec_env(env_id, 1, n_threads=1)
     reward = RecordingReward()
-    runner = RolloutRunner(env, None, reward, N_STEPS, 0.99, seed)  # random actions: no policy needed
+    runner = RolloutRunner(env, None, reward, N_STEPS, seed)  # random actions: no policy needed
     cutter = SegmentCutter(env_id, 1, env.obs_shape, SEGMENT_LENGTH, 1, env.frames_to_watch)
     raw, next_obs, rewards, dones, segments = [], [], [], [], []
     try:
@@ -152,7 +153,7 @@ def test_original_rewards_and_the_policys_input_keep_the_score():
 
     env = envs.make_vec_env("PongNoFrameskip-v4", 2, n_threads=1)
     try:
-        runner = RolloutRunner(env, ZeroValue(), ClippedEnvReward(), 100, 0.99, seed=1)
+        runner = A2CRunner(env, ZeroValue(), ClippedEnvReward(), 100, 0.99, seed=1)
         rollout = runner.run(random_actions=True)
     finally:
         env.close()

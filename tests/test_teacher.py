@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from drlhp.config import PrefConfig, RunConfig
-from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
+from drlhp.processes.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
 from pref_interface.oracle import SyntheticOracle, label_with_oracle
 from pref_interface.teacher import Teacher, teacher_rng
 

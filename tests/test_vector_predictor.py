@@ -6,9 +6,9 @@ import threading
 import numpy as np
 import pytest
 
-from drlhp.config import RewardConfig
+from drlhp.config.reward import RewardConfig
+from drlhp.processes.messages import MU_LEFT, MU_RIGHT, Preference, Segment
 from drlhp.reward.pref_db import PrefDB
-from drlhp.runtime.messages import MU_LEFT, MU_RIGHT, Preference, Segment
 
 D, T = 15, 50
 
@@ -156,7 +156,7 @@ def test_the_mlp_learns_a_linear_reward_of_features_of_unlike_scales_and_needs_i
     """400 oracle-labelled pairs of 50-step clips (synthetic_db): with its input normalization the ensemble
     reaches validation accuracy 0.85 within 300 steps (measured: 25 to 75 steps on seeds 0-3, 2026-11-26);
     without it, after as many steps, it is well behind (measured: 0.13 to 0.23 lower on seeds 0-3)."""
-    from drlhp.runtime.tf_setup import configure_tensorflow
+    from drlhp.processes.tf_setup import configure_tensorflow
 
     configure_tensorflow(1, 1, seed=0)
     db = synthetic_db(0, 400)

@@ -5,8 +5,9 @@ import pickle
 import numpy as np
 import pytest
 
-from drlhp.reward.pref_db import PrefDB, PrefDBError
-from drlhp.runtime.messages import MU_LEFT, MU_RIGHT, Preference, Segment
+from drlhp.processes.messages import MU_LEFT, MU_RIGHT, Preference, Segment
+from drlhp.reward.pref_db import PrefDB
+from drlhp.reward.pref_db_files import PrefDBError
 
 T, D = 6, 5
 
@@ -48,7 +49,7 @@ def test_segment_ids_are_stable_and_preferences_want_one_dtype():
 def test_compact_pickling_round_trips_a_float_segment_exactly(monkeypatch):
     from multiprocessing.reduction import ForkingPickler
 
-    from drlhp.runtime.segment_wire import compact_nbytes_sent, register_compact_pickling
+    from drlhp.processes.segment_wire import compact_nbytes_sent, register_compact_pickling
 
     # registration is process-wide: undone after this test (other tests measure pickling without it)
     monkeypatch.setattr(ForkingPickler, "_extra_reducers", dict(ForkingPickler._extra_reducers))
@@ -118,7 +119,7 @@ def test_float_database_saves_appends_and_loads_without_pickle(tmp_path):
 
 
 def test_a_segment_meta_without_a_dtype_means_uint8_and_a_bad_dtype_is_refused(tmp_path):
-    from drlhp.runtime import npz_json
+    from drlhp.records import npz_json
 
     path = tmp_path / "prefs.npz"
     db = PrefDB(seed=0)

@@ -17,7 +17,7 @@ import time
 import pytest
 
 from conftest import REPO, default_sigint
-from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
+from drlhp.processes.messages import MU_EQUAL, MU_LEFT, MU_RIGHT
 from tests.support.browser import chromium, install_chromium
 
 pytestmark = [pytest.mark.slow,  # a browser (apt-get installs it on a fresh machine) and real runs

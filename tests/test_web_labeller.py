@@ -14,8 +14,8 @@ import pytest
 import requests
 
 from drlhp.config import PrefConfig, RunConfig
-from drlhp.runtime.messages import MU_EQUAL, MU_LEFT, Segment
-from drlhp.runtime.ports import PrefInterfacePorts
+from drlhp.processes.messages import MU_EQUAL, MU_LEFT, Segment
+from drlhp.processes.ports import PrefInterfacePorts
 from pref_interface.process import PrefInterface
 from pref_interface.web import WebLabeller
 from pref_interface.web_server import MAX_BODY, clip_png
@@ -310,8 +310,8 @@ def test_the_address_has_the_token_and_a_taken_port_is_one_line(served):
 
 # ---- the review tool's page (python -m pref_interface.review --web) ------------------------------------
 def _saved_db(path, n=4):
+    from drlhp.processes.messages import MU_RIGHT, Preference
     from drlhp.reward.pref_db import PrefDB
-    from drlhp.runtime.messages import MU_RIGHT, Preference
 
     db = PrefDB(seed=0)
     for i, mu in zip(range(n), (MU_LEFT, MU_RIGHT, MU_EQUAL, MU_LEFT)):
@@ -321,8 +321,8 @@ def _saved_db(path, n=4):
 
 
 def test_the_review_page_lists_relabels_deletes_undoes_and_saves(tmp_path):
+    from drlhp.processes.messages import MU_RIGHT
     from drlhp.reward.pref_db import PrefDB
-    from drlhp.runtime.messages import MU_RIGHT
     from pref_interface.review import Review
     from pref_interface.review_web import ReviewServer
 

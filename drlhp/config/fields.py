@@ -67,7 +67,7 @@ def opt(default, *, check=None, choices=None, flag: str | None = None, negatable
 class Flag:
     name: str  # without the dashes; argparse's dest
     place: str  # in a RunConfig: "seed", "a2c.lr", ...
-    group: str  # its group's title in drlhp.config.GROUPS
+    group: str  # its group's title in drlhp.config.cli.GROUPS
     field: dataclasses.Field
     type: type
     help: str
@@ -89,7 +89,7 @@ def field_docs(cls) -> dict[str, str]:
 
 def flags_of(groups) -> list[Flag]:
     """Every flag made from the fields of ``groups`` ((title, config class, its place in the whole config,
-    flag prefix), as drlhp.config.GROUPS), in --help's order."""
+    flag prefix), as drlhp.config.cli.GROUPS), in --help's order."""
     out = []
     for title, cls, place, prefix in groups:
         hints, docs = typing.get_type_hints(cls), field_docs(cls)

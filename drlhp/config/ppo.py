@@ -1,6 +1,6 @@
 """PPO's hyper-parameters (PPOConfig): the policy's algorithm for Box (continuous) actions, and with --algo ppo for
-discrete ones, beside A2C's (drlhp.config.learning.A2CConfig). Each field is a flag ``--ppo_<field>`` (drlhp.config
-combines them into RunConfig.ppo; import it from there or from drlhp.policy.ppo.update)."""
+discrete ones, beside A2C's (drlhp.config.a2c). Each field is a flag ``--ppo_<field>`` (drlhp.config.cli;
+RunConfig.ppo, drlhp.config)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,9 +14,9 @@ FALL_RULES = ("reset", "penalty", "end", "none")  # envs/fixed_length.py's FALL_
 class PPOConfig:
     """PPO (Schulman et al., 2017; drlhp.policy.ppo.update). Defaults: the paper's discount and GAE lambda (its TRPO's),
     the rest CleanRL's and SB3's for MuJoCo, but 8 envs x 256 steps for CleanRL's 1 x 2048 (the same batch; fewer
-    Python calls per agent step). On discrete actions (drlhp.policy.ppo.discrete) the presets of the discrete envs
-    (moving-dot, paper, pong) set CleanRL's Atari values with --algo ppo (drlhp/config/presets.py, DISCRETE_PPO); there
-    the fields of the Gaussian policy and of MuJoCo's episodes (obs_clip, reward_clip, init_log_std, hidden,
+    Python calls per agent step). On discrete actions (drlhp.policy.ppo.discrete_policy) the presets of the discrete
+    envs (moving-dot, paper, pong) set CleanRL's Atari values with --algo ppo (drlhp/config/presets.py, DISCRETE_PPO);
+    there the fields of the Gaussian policy and of MuJoCo's episodes (obs_clip, reward_clip, init_log_std, hidden,
     fall_penalty, control_cost) mean nothing, and the update is always fused.
 
     Attributes:

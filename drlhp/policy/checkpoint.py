@@ -11,13 +11,13 @@ from pathlib import Path
 
 import numpy as np
 
-from drlhp.runtime import npz_json
-from drlhp.runtime.run_paths import RunPaths
+from drlhp.records import npz_json
+from drlhp.records.run_paths import RunPaths
 
 CKPT_PATTERN = re.compile(r"^policy-(\d+)\.npz$")
 FORMAT_VERSION = 1
 KEEP = 3
-# PPO's observation normalization in a policy state (drlhp.policy.ppo.update.PPOPolicy.get_state)
+# PPO's observation normalization in a policy state (drlhp.policy.ppo.policy.PPOPolicy.get_state)
 OBS_NORM_PREFIX = "obs_rms_"
 
 

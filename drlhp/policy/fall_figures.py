@@ -46,7 +46,7 @@ class _Moments:
 
 
 class FallFigures:
-    """A rollout observer (drlhp.policy.trainer.RolloutObserver's three methods) reading ``rewards``,
+    """A rollout observer (drlhp.policy.loop.RolloutObserver's three methods) reading ``rewards``,
     ``true_rewards`` and ``fell`` ((T, N) bool) of each rollout."""
 
     def __init__(self):

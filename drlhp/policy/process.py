@@ -1,265 +1,35 @@
-"""The policy process: A2C (or with --algo ppo discrete PPO, drlhp.policy.ppo.discrete_trainer) on the predictor's
-reward, feeding segments to the labeller (on a Box-action env PPO does, with the same observers but EpisodeFeed:
-drlhp.policy.ppo.prefs).
+"""The policy process: the policy trained on the predictor's reward, feeding segments to the labeller. Its algorithm
+is the table's row for --algo and the env's action kind (drlhp.policy.algorithms: A2C or PPO on discrete actions, PPO
+on Box actions); what differs by action kind (the envs, the predictor's input, the feeds) is the row's side.
 
-    PolicyTrainer (drlhp.policy.trainer) with
+    the row's trainer (a PolicyTrainer, drlhp.policy.loop) with
       reward source  PredictedReward: newest weights pulled from weights_to_policy, one batch per rollout
-      observer       SegmentFeed: cuts as many segments as the preference interface still wants
-                     (segment_flow), offers them to segment_queue (full queue: dropped, counted), and
-                     measures the predictor on fresh segments (correlation of predicted and true segment
-                     returns) and per-episode predicted returns
-      observer       EpisodeFeed (--show_agent): worker 0's frames of its newest finished episode to the
-                     labelling window (agent_episode, latest wins)
-    observer       PredictorPace (--reward_updates_per_step): waits for the predictor's pair-updates
-    observer       LabelPace: where a person labels, waits for their labels (the run lasts as long as they do)
+      observers      the side's feeds (drlhp.policy.feeds.SegmentFeed: segments for the labeller, offered to
+                     segment_queue as many as the preference interface wants; on discrete actions EpisodeFeed,
+                     --show_agent; on Box actions FallFigures)
+      observer       PredictorPace (--reward_updates_per_step): waits for the predictor's pair-updates
+      observer       LabelPace: where a person labels, waits for their labels (the run lasts as long as they do)
     before the first weights: random play (segments for the initial preferences), only while the
     preference interface wants segments, and paused while the predictor pretrains
 """
 from __future__ import annotations
 
-import collections
-import time
-
-import numpy as np
-
 from drlhp.config import RunConfig
-from drlhp.config.labeller_names import PERSON_LABELLERS
-from drlhp.policy.reward_source import RewardSource
-from drlhp.policy.segments import SegmentCutter
-from drlhp.policy.trainer import RolloutObserver, TrainingState
-from drlhp.runtime.ports import PolicyPorts
-from drlhp.runtime.queues import feeder_cpu_s, put_or_drop
-from drlhp.runtime.segment_wire import compact_nbytes_sent, register_compact_pickling
-
-RECENT_SEGMENTS = 200
-MAX_EPISODE_FRAMES = 1500  # an episode sent to the window keeps its last 1,500 frames (100 s at 15 fps)
+from drlhp.processes.ports import PolicyPorts
+from drlhp.processes.segment_wire import register_compact_pickling
 
 
-class SegmentFeed(RolloutObserver):
-    """Segments for the labeller (``ports.segment_queue``), as many as it wants (``ports.segment_flow``;
-    None: ``segments_per_cut`` every cut), and what they cost: bytes on the wire, and the time spent
-    cutting, offering and (the queue's feeder thread) pickling and writing them. It holds random play back
-    while the labeller wants no segments."""
+def pacers(cfg: RunConfig, ports: PolicyPorts) -> list:
+    """The observers that pace the policy: the predictor's pair-updates (PredictorPace), a person's labels
+    (LabelPace), each where its channel is given."""
+    from drlhp.policy.feeds import LabelPace, PredictorPace
 
-    def __init__(self, cfg: RunConfig, env, reward_source: RewardSource, ports: PolicyPorts):
-        p = cfg.prefs
-        self.cutter = SegmentCutter(cfg.env, env.n_envs, env.obs_shape, p.segment_length, p.segments_per_cut,
-                                    env.frames_to_watch, env.predictor_dtype, getattr(env, "state_size", 0),
-                                    getattr(env, "watch", None))
-        self.queue, self.reward_source, self.flow = ports.segment_queue, reward_source, ports.segment_flow
-        self.sent = self.dropped = 0
-        self.steps_seen = 0  # agent steps of every rollout seen, random play included
-        self.nbytes_at_start = compact_nbytes_sent()
-        self.cut_send_s = 0.0  # this thread's time cutting and offering segments
-        self.t_start = time.perf_counter()
-        self._last = self._totals()
-        self.recent = collections.deque(maxlen=RECENT_SEGMENTS)  # (predicted, true) segment returns
-        self.pred_episode = np.zeros(env.n_envs)
-        self.recent_pred_episodes = collections.deque(maxlen=100)
-
-    def budget(self) -> int | None:
-        """Segments the preference interface wants and has not been sent (None: no flow control)."""
-        if self.queue is None:
-            return 0
-        return None if self.flow is None else max(0, self.flow.wanted() - self.sent)
-
-    def holds_random_play(self) -> bool:
-        return self.budget() == 0
-
-    def on_rollout(self, rollout, state: TrainingState) -> None:
-        if self.flow is not None:
-            self.flow.report_step(state.timesteps)
-        t0 = time.perf_counter()
-        segments, cut_returns = self.cutter.add(rollout.next_obs, rollout.true_rewards, rollout.rewards,
-                                                state.timesteps, budget=self.budget(),
-                                                states=getattr(rollout, "states", None),
-                                                falls=getattr(rollout, "falls", None))
-        for seg in segments:
-            if put_or_drop(self.queue, seg):
-                self.sent += 1
-            else:
-                self.dropped += 1
-        self.cut_send_s += time.perf_counter() - t0
-        self.steps_seen += rollout.true_rewards.size
-        for pred, true in cut_returns:
-            ok = np.isfinite(pred)
-            self.recent.extend(zip(pred[ok], true[ok]))
-        if rollout.rewards is not None:
-            for t in range(len(rollout.rewards)):
-                self.pred_episode += rollout.rewards[t]
-                for i in np.flatnonzero(rollout.dones[t]):
-                    self.recent_pred_episodes.append(self.pred_episode[i])
-                    self.pred_episode[i] = 0.0
-
-    def _totals(self) -> tuple:
-        """(time, agent steps, bytes pickled for segment_queue, seconds spent on segments) so far."""
-        feeder = (feeder_cpu_s(self.queue) or 0.0) if self.queue is not None else 0.0
-        return (time.perf_counter(), self.steps_seen, compact_nbytes_sent() - self.nbytes_at_start,
-                self.cut_send_s + feeder)
-
-    def transport(self, since: tuple) -> dict:
-        """Bytes per agent step on segment_queue and the share of wall time spent on segments since
-        ``since`` (a ``_totals()``)."""
-        now = self._totals()
-        return {"bytes_per_agent_step": (now[2] - since[2]) / max(1, now[1] - since[1]),
-                "transport_time_frac": (now[3] - since[3]) / max(1e-9, now[0] - since[0]),
-                "transport_s": now[3] - since[3]}
-
-    def correlation(self) -> float | None:
-        """Pearson correlation of predicted and true returns of the last segments (None if undefined)."""
-        if len(self.recent) < 10:
-            return None
-        pred, true = np.array(self.recent).T
-        if pred.std() == 0 or true.std() == 0:
-            return None
-        return float(np.corrcoef(pred, true)[0, 1])
-
-    def metrics(self) -> dict:
-        since, self._last = self._last, self._totals()
-        transport = self.transport(since)
-        out = {"policy/predictor_version": self.reward_source.version,
-               "policy/pred_true_corr": self.correlation(),
-               "system/segments_sent": self.sent, "system/segments_dropped": self.dropped,
-               "system/segments_not_cut": self.cutter.not_cut,
-               "system/segment_bytes_per_agent_step": transport["bytes_per_agent_step"],
-               "system/segment_transport_time_frac": transport["transport_time_frac"]}
-        if self.recent_pred_episodes:
-            out["policy/predicted_return_last100"] = float(np.mean(self.recent_pred_episodes))
-        return out
-
-    def summary(self) -> dict:
-        corr = self.correlation()
-        transport = self.transport((self.t_start, 0, 0, 0.0))
-        return {"pred_true_corr": None if corr is None else round(corr, 4), "segments_sent": self.sent,
-                "segments_dropped": self.dropped, "segments_not_cut": self.cutter.not_cut,
-                "segment_bytes_per_agent_step": round(transport["bytes_per_agent_step"], 1),
-                "segment_transport_s": round(transport["transport_s"], 2),
-                "segment_transport_time_frac": round(transport["transport_time_frac"], 4),
-                "predictor_version": self.reward_source.version}
-
-
-class EpisodeFeed(RolloutObserver):
-    """Worker 0's frames (what a person watches) of each finished episode, published latest-wins."""
-
-    def __init__(self, env, agent_episode, max_frames: int = MAX_EPISODE_FRAMES):
-        self.env, self.agent_episode = env, agent_episode
-        self.frames = collections.deque(maxlen=max_frames)
-        self.published = 0
-
-    def on_rollout(self, rollout, state: TrainingState) -> None:
-        for t in range(len(rollout.dones)):
-            self.frames.append(self.env.frames_to_watch(rollout.next_obs[t, 0]))
-            if rollout.dones[t, 0]:
-                self.agent_episode.publish(np.ascontiguousarray(np.stack(self.frames)))
-                self.published += 1
-                self.frames.clear()
-
-
-class PredictorPace(RolloutObserver):
-    """--reward_updates_per_step: before each update the policy waits until the predictor has made that
-    many pair-updates per agent step, both counted from the policy's first update (``ports.pair_updates``:
-    the predictor's shared count; ``ports.stop_event`` ends a wait). Its metrics say how fed the loop is,
-    with or without waiting (ratio 0)."""
-
-    paces = True
-
-    def __init__(self, ratio: float, ports: PolicyPorts):
-        self.ratio, self.pair_updates, self.stop_event = ratio, ports.pair_updates, ports.stop_event
-        self.start_steps = self.start_updates = None
-        self.steps = 0
-        # (time, pair-updates) at the first update, at the last metrics and at the last progress line
-        self._first = self._last = self._line_at = None
-
-    def should_stop(self) -> bool:
-        return self.stop_event is not None and self.stop_event.is_set()
-
-    def before_update(self, timesteps: int) -> None:
-        if self.start_steps is None:
-            self.start_steps, self.start_updates = timesteps, self.pair_updates.value
-            self._first = self._last = self._line_at = self._mark()
-        self.steps = timesteps - self.start_steps
-        need = self.start_updates + self.ratio * self.steps
-        while self.ratio > 0 and self.pair_updates.value < need and not self.should_stop():
-            time.sleep(0.005)
-
-    def per_step(self) -> float | None:
-        if not self.steps:
-            return None
-        return (self.pair_updates.value - self.start_updates) / self.steps
-
-    def per_second(self, since: tuple[float, int] | None) -> float | None:
-        """The predictor's pair-updates per second of wall time since ``since`` (time, count), or None."""
-        if since is None:
-            return None
-        now = (time.perf_counter(), self.pair_updates.value)
-        return (now[1] - since[1]) / max(now[0] - since[0], 1e-9)
-
-    def _mark(self) -> tuple[float, int]:
-        return time.perf_counter(), self.pair_updates.value
-
-    def metrics(self) -> dict:
-        rate = self.per_second(self._last)
-        self._last = self._mark() if self._last is not None else None
-        return {"feed/pair_updates_per_agent_step": self.per_step(), "feed/pair_updates_per_s": rate}
-
-    def progress_text(self) -> str:
-        rate = self.per_second(self._line_at)
-        self._line_at = self._mark() if self._line_at is not None else None
-        return "" if rate is None else f" | predictor {rate:,.0f} pair-updates/s"
-
-    def summary(self) -> dict:
-        value, rate = self.per_step(), self.per_second(self._first)
-        return {"pair_updates_per_agent_step": None if value is None else round(value, 5),
-                "pair_updates_per_s": None if rate is None else round(rate, 1)}
-
-
-class LabelPace(RolloutObserver):
-    """A person's labels pace the policy (issue 40; why pacing and not training on: pref_interface.process's
-    docstring): where a person labels, the preference interface publishes on ``ports.segment_flow`` the step the
-    policy may not pass until more labels are given (its ``step_limit``; None: no limit, as in every oracle's run,
-    which never sets one). Before an update at or past that step, and at the end of the run's budget, the policy
-    reports its step (the schedule's clock, so the labels it waits for are allowed) and waits until the limit moves
-    on or the stop event is set (Ctrl-C: saved and resumable as ever). Its figures: the seconds it waited."""
-
-    paces = True
-    POLL_S = 0.05
-
-    def __init__(self, ports: PolicyPorts, total_timesteps: int):
-        self.flow, self.stop_event, self.total = ports.segment_flow, ports.stop_event, total_timesteps
-        self.waited_s = 0.0
-        self.waits = 0
-
-    def _held(self, timesteps: int) -> bool:
-        limit = self.flow.step_limit()
-        stopping = self.stop_event is not None and self.stop_event.is_set()
-        return limit is not None and timesteps >= limit and not stopping
-
-    def wait(self, timesteps: int) -> None:
-        if not self._held(timesteps):
-            return
-        self.flow.report_step(timesteps)
-        self.waits += 1
-        t0 = time.perf_counter()
-        while self._held(timesteps):
-            time.sleep(self.POLL_S)
-        self.waited_s += time.perf_counter() - t0
-
-    def before_update(self, timesteps: int) -> None:
-        self.wait(timesteps)
-
-    def before_end(self, timesteps: int) -> None:
-        """At the end of the budget (not of a sitting cut short): the labels still planned come first."""
-        if timesteps >= self.total:
-            self.wait(timesteps)
-
-    def metrics(self) -> dict:
-        return {"feed/waited_for_labels_s": self.waited_s}
-
-    def progress_text(self) -> str:
-        return f" | waited for labels {self.waited_s:,.0f} s" if self.waits else ""
-
-    def summary(self) -> dict:
-        return {"waited_for_labels_s": round(self.waited_s, 1), "waits_for_labels": self.waits}
+    out = []
+    if ports.pair_updates is not None:
+        out.append(PredictorPace(cfg.reward.updates_per_step, ports))
+    if ports.segment_flow is not None:
+        out.append(LabelPace(ports, cfg.total_timesteps))
+    return out
 
 
 def _train(trainer) -> dict:
@@ -283,100 +53,27 @@ def _close(ports: PolicyPorts, logger, env) -> None:
 
 def run_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixed_weights=None) -> dict:
     """Train the policy until the budget or the stop event; returns the summary figures. ``ports``
-    (drlhp.runtime.ports.PolicyPorts): its channels; every one None (``PolicyPorts()``): the policy alone,
+    (drlhp.processes.ports.PolicyPorts): its channels; every one None (``PolicyPorts()``): the policy alone,
     on ``fixed_weights`` (--no_labelling). With ``segment_flow`` it cuts and sends only the segments the
     preference interface wants, and reports the agent-step count it schedules labels by; without, it
-    cuts ``segments_per_cut`` every cut. With --algo ppo on discrete actions the same with PPO's trainer
-    (drlhp.policy.ppo.discrete_trainer); on a Box-action env PPO, drlhp.policy.ppo.prefs."""
-    from envs import action_kind, make_vec_env
+    cuts ``segments_per_cut`` every cut."""
+    from drlhp.policy.algorithms import algorithm
+    from drlhp.policy.loop import Agent, Outputs
+    from drlhp.records.metrics import MetricsLogger
+    from drlhp.records.run_record import RunRecord
 
-    if cfg.algo == "ppo" and action_kind(cfg.env) == "box":
-        return run_ppo_policy(cfg, ports, run_dir, log, fixed_weights)
-    from drlhp.policy.reward_source import PredictedReward
-    from drlhp.policy.trainer import Agent, Outputs
-    from drlhp.runtime.metrics import MetricsLogger
-    from drlhp.runtime.run_record import RunRecord
-    from envs.fixed_length import FALLING_ENV_IDS, describe
-
-    trainer_class, build = discrete_trainer(cfg)
-    n_envs = cfg.ppo.n_envs if cfg.algo == "ppo" else cfg.a2c.n_envs
-    # an env whose episode ends on a fall (CartPole-v1) plays fixed-length episodes here, as PPO's (issue 39): the
-    # oracle and the predictor then see a fall as reward, not as an episode's end
-    # where a person labels (or a goal reads the game), Atari keeps a few workers' colour frames and RAM of a rollout
-    # and a clip (envs/atari_watch.py)
-    watched = cfg.labels and (cfg.prefs.labeller in PERSON_LABELLERS or bool(cfg.prefs.oracle_goal))
-    n_steps = cfg.ppo.n_steps if cfg.algo == "ppo" else cfg.a2c.n_steps
-    env = make_vec_env(cfg.env, n_envs, n_threads=cfg.n_env_threads, score_visible=cfg.score_visible,
-                       falls=cfg.ppo.falls, watch_steps=n_steps + cfg.prefs.segment_length if watched else 0)
-    if cfg.env in FALLING_ENV_IDS:
-        log(f"[policy] {describe(cfg.env, **cfg.ppo.falls)}", flush=True)
+    row = algorithm(cfg)
+    side = row.side(cfg)
+    envs = side.preference_envs(log)
     logger = None
     try:
-        policy = build(cfg, env)
-        reward = PredictedReward(env.obs_shape, cfg.reward, cfg.seed, ports.weights_to_policy, weights=fixed_weights)
+        policy = row.load("build_policy")(cfg, envs)
+        reward = side.predicted_reward(envs, ports.weights_to_policy, fixed_weights)
         register_compact_pickling()  # segments leave this process without what the receiver can rebuild
         logger = MetricsLogger(run_dir)
-        observers = [SegmentFeed(cfg, env, reward, ports)]
-        if ports.agent_episode is not None:
-            observers.append(EpisodeFeed(env, ports.agent_episode))
-        if ports.pair_updates is not None:
-            observers.append(PredictorPace(cfg.reward.updates_per_step, ports))
-        if ports.segment_flow is not None:
-            observers.append(LabelPace(ports, cfg.total_timesteps))
-        trainer = trainer_class(cfg, Agent(env, policy, reward), Outputs(RunRecord(run_dir), logger, log), ports,
-                                observers)
-        return _train(trainer)
-    finally:
-        _close(ports, logger, env)
-
-
-def discrete_trainer(cfg: RunConfig):
-    """(trainer class, policy builder) on discrete actions: A2C's, or with --algo ppo PPO's
-    (drlhp.policy.ppo.discrete_trainer)."""
-    if cfg.algo == "ppo":
-        from drlhp.policy.ppo.discrete_trainer import DiscretePPOTrainer, build_discrete_ppo
-
-        return DiscretePPOTrainer, build_discrete_ppo
-    from drlhp.policy.a2c.update import build_policy
-    from drlhp.policy.trainer import PolicyTrainer
-
-    return PolicyTrainer, build_policy
-
-
-def run_ppo_policy(cfg: RunConfig, ports: PolicyPorts, run_dir: str, log=print, fixed_weights=None) -> dict:
-    """run_policy on a Box-action env (drlhp.policy.ppo.prefs): PPO on the predictor's reward until the budget or
-    the stop event; returns the summary figures (``ports``, ``fixed_weights`` as run_policy's). Its envs are made
-    with --oracle_goal's goal's ``gym.make`` kwargs, if the run has a goal."""
-    from drlhp.policy.fall_figures import FallFigures
-    from drlhp.policy.ppo.prefs import BoxSegments, predictor_shape, states_to_record
-    from drlhp.policy.ppo.trainer import PPOTrainer, build_ppo
-    from drlhp.policy.reward_source import PredictedReward
-    from drlhp.policy.trainer import Agent, Outputs
-    from drlhp.runtime.metrics import MetricsLogger
-    from drlhp.runtime.run_record import RunRecord
-    from envs.fixed_length import any_vector_env, describe
-    from envs.goal_kwargs import goal_env_kwargs
-
-    env_kwargs = goal_env_kwargs(cfg.prefs.oracle_goal)
-    episodes = describe(cfg.env, make_kwargs=env_kwargs, **cfg.ppo.falls)
-    log(f"[policy] PPO on the predictor's reward; {episodes}", flush=True)
-    envs = any_vector_env(cfg.env, cfg.ppo.n_envs, **cfg.ppo.falls, **env_kwargs)
-    logger = None
-    try:
-        policy = build_ppo(cfg, envs)
-        shape = predictor_shape(envs)
-        reward = PredictedReward(shape, cfg.reward, cfg.seed, ports.weights_to_policy, weights=fixed_weights,
-                                 obs_dtype=np.float32)
-        register_compact_pickling()  # segments leave this process without what the receiver can rebuild
-        logger = MetricsLogger(run_dir)
-        n_state = states_to_record(cfg, envs)  # a person labels MuJoCo clips: each step's state, to draw them from
-        observers = [SegmentFeed(cfg, BoxSegments(cfg.ppo.n_envs, shape, n_state), reward, ports), FallFigures()]
-        if ports.pair_updates is not None:
-            observers.append(PredictorPace(cfg.reward.updates_per_step, ports))
-        if ports.segment_flow is not None:
-            observers.append(LabelPace(ports, cfg.total_timesteps))
-        trainer = PPOTrainer(cfg, Agent(envs, policy, reward), Outputs(RunRecord(run_dir), logger, log), ports,
-                             observers, episodes=episodes, record_states=n_state > 0)
+        observers = [*side.feeds(envs, reward, ports), *pacers(cfg, ports)]
+        trainer = row.load("trainer")(cfg, Agent(envs, policy, reward), Outputs(RunRecord(run_dir), logger, log), ports,
+                                      observers, **side.preference_options(envs))
         return _train(trainer)
     finally:
         _close(ports, logger, envs)

@@ -17,7 +17,7 @@ BEFORE_STEPS = 3  # the steps before a conceded point: the ball passing the padd
 
 
 class RewardFigures:
-    """A rollout observer (drlhp.policy.trainer.RolloutObserver's three methods)."""
+    """A rollout observer (drlhp.policy.loop.RolloutObserver's three methods)."""
 
     def __init__(self, reward_source):
         self.reward_source = reward_source

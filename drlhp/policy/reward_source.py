@@ -4,9 +4,9 @@ A reward source turns one rollout into training rewards, in ONE batch per rollou
     rewards(next_obs (T, N, ...) uint8 or float32, true_rewards (T, N) float32) -> (T, N) float32
       (next_obs[t]: the observation after action t, which shows what the action did)
     ready() -> bool: whether it can give rewards now (the predictor: once its first weights arrived)
-Sources: the environment's reward clipped to its sign (DQN/A2C convention), and the reward
-predictor's normalized output (PredictedReward), computed by the policy process from the newest
-published weights.
+Sources: the environment's reward clipped to its sign (DQN/A2C convention) or as it comes (PPO's on Box
+actions), and the reward predictor's normalized output (PredictedReward), computed by the policy process from
+the newest published weights.
 """
 from __future__ import annotations
 
@@ -38,6 +38,17 @@ class ClippedEnvReward(RewardSource):
 
     def rewards(self, obs: np.ndarray, true_rewards: np.ndarray) -> np.ndarray:
         return np.sign(true_rewards).astype(np.float32)
+
+
+class EnvReward(RewardSource):
+    """The env's reward as the trainer hands it over, unchanged: PPO on a Box-action env's own reward (PPOTrainer.play:
+    the env's own, the control cost and any fall penalty in it, or with --no-ppo_control_cost the same without the
+    control cost, info["reward_task"]: the paper's tasks, A.1). PPOPolicy scales it itself."""
+
+    name = "env"
+
+    def rewards(self, obs, true_rewards: np.ndarray) -> np.ndarray:
+        return true_rewards
 
 
 class ScaledEnvReward(RewardSource):

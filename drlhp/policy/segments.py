@@ -8,20 +8,20 @@ contribute over time. Segments may span an episode boundary (the env resets in t
 The observations are the rollout's ``next_obs``, already as the predictor and the labeller may see
 them (``env.predictor_view``: on Atari the score blanked), so ``Segment.obs`` and the frames a person
 watches show no score: uint8. On a Box-action env (PPO) they are float32 (D + A,) per step, the raw
-observation and the clipped action (drlhp.policy.ppo.prefs), and ``frames_to_watch`` may give an empty
+observation and the clipped action (drlhp.policy.ppo.box_actions), and ``frames_to_watch`` may give an empty
 (T, 0, 0) array (nothing rendered). A cutter takes only the dtype it was built for (``obs_dtype``). A cutter
 built with ``state_size`` S > 0 also cuts each step's recorded simulator state ((T, N, S) float64 given to ``add``:
 a MuJoCo env's, recorded where a person labels) into ``Segment.states``, for the labeller to draw the clip from, and
 each step's fall flag (``falls``, (T, N) bool, where given) into ``Segment.falls``, for the drawn clip to show a fall.
 A cutter built with a ``watch`` (an Atari env's colour frames where a person labels: envs/atari_watch.py) cuts only the
 watched workers, each segment's frames the watch's colour frames of its steps, its states the console's RAM after each.
-Their compact form on the wire: drlhp.runtime.segment_wire.
+Their compact form on the wire: drlhp.processes.segment_wire.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from drlhp.runtime.messages import Segment
+from drlhp.processes.messages import Segment
 
 
 class SegmentCutter:

@@ -1,4 +1,4 @@
-"""A policy training loop's clocks over one sitting (drlhp.policy.trainer's A2C loop, ppo_trainer's PPO loop)."""
+"""A policy training loop's clocks over one sitting (drlhp.policy.loop, every algorithm's)."""
 from __future__ import annotations
 
 import time

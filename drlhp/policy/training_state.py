@@ -1,5 +1,5 @@
 """What a policy's training keeps across checkpoints (TrainingState) and the envs' seed on resume (env_seed);
-drlhp.policy.trainer's loops (A2C's, PPO's) count into it."""
+the policy loop (drlhp.policy.loop, every algorithm's) counts into it."""
 from __future__ import annotations
 
 import collections

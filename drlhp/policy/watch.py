@@ -29,34 +29,12 @@ def play_episodes(env, policy, n_episodes: int, seed: int, max_steps: int = 30_0
     return frames, returns
 
 
-class BoxMeanPolicy:
-    """A PPO checkpoint's policy acting by its Gaussian's mean, in numpy alone, as PPOPolicy acts: watch renders
-    MuJoCo by EGL, and TensorFlow loaded in the same process with an EGL context crashes it (a segmentation
-    fault, either order, on this machine: 2026-11-26). ValueError where the checkpoint does not fit the env."""
-
-    def __init__(self, arrays: dict, obs_dim: int, low, high, obs_clip: float):
-        from drlhp.policy.running_norm import RunningMeanStd
-
-        self.actor = [np.asarray(arrays[f"weight_{i}"], np.float32) for i in range(6)]  # 2 tanh layers, the mean
-        if self.actor[0].shape[0] != obs_dim or self.actor[-1].shape[0] != np.shape(low)[0]:
-            raise ValueError(f"its network maps {self.actor[0].shape[0]} observations to {self.actor[-1].shape[0]} "
-                             f"actions, the env has {obs_dim} and {np.shape(low)[0]}")
-        self.obs_rms = RunningMeanStd((obs_dim,))
-        self.obs_rms.restore({k[8:]: v for k, v in arrays.items() if k.startswith("obs_rms_")})
-        self.low, self.high, self.obs_clip = low, high, obs_clip
-
-    def act_deterministic(self, obs: np.ndarray) -> np.ndarray:
-        from drlhp.policy.ppo.numpy_mlp import tanh_mlp
-
-        x = self.obs_rms.normalize(obs, self.obs_clip).astype(np.float32)
-        return np.clip(tanh_mlp(self.actor, x), self.low, self.high)
-
-
 def play_box_episodes(env, policy, n_episodes: int, seed: int, see=None):
-    """PPO's watch: what ``see(env)`` gives at each frame (the episode's start and after every step: e.g.
+    """PPO's watch on Box actions: what ``see(env)`` gives at each frame (the episode's start and after every step: e.g.
     ``record_state``, the simulator's state a video is drawn from, or ``env.render``; nothing where ``see`` is
     None), the returns, and each episode's observations ((T + 1, D): every one the env gave, its first to its last,
-    for a goal's measure) of n episodes of one gymnasium env, the policy acting by its mean (``act_deterministic``)."""
+    for a goal's measure) of n episodes of one gymnasium env, the policy acting by its mean (``act_deterministic``:
+    drlhp.policy.ppo.numpy_policy.BoxMeanPolicy)."""
     seen_at, returns, observations = [], [], []
     obs, _ = env.reset(seed=seed)
     seen = [obs]

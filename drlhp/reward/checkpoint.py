@@ -3,7 +3,7 @@ database a run starts from.
 
     <run_dir>/reward_predictor/reward_predictor.npz: weights, normalization, Adam state, L2 coefficients,
     counters (RewardTrainer.save); or weights and normalization only (save_predictor_weights: what the
-    policy was trained on, kept at milestones). JSON meta, no pickle, written atomically (drlhp.runtime.npz_json).
+    policy was trained on, kept at milestones). JSON meta, no pickle, written atomically (drlhp.records.npz_json).
     The meta's ``obs_dtype`` says what the predictor takes: "uint8" (absent in files from before float inputs)
     or "float32" (a Box-action env's (D,) vectors; the input normalization is among the weights).
 
@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
-from drlhp.config import RewardConfig
-from drlhp.runtime import npz_json
-from drlhp.runtime.messages import RewardWeights
-from drlhp.runtime.run_paths import RunPaths
-from drlhp.runtime.run_record import config_in_todays_names, with_values_before
+from drlhp.config.reward import RewardConfig
+from drlhp.processes.messages import RewardWeights
+from drlhp.records import npz_json
+from drlhp.records.run_paths import RunPaths
+from drlhp.records.run_record import config_in_todays_names, with_values_before
 
 PREFS_FILE = RunPaths.PREFS  # relative to a run directory (find_file)
 PREDICTOR_FILE = RunPaths.PREDICTOR

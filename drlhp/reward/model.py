@@ -25,11 +25,11 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from drlhp.config import RewardConfig
-from drlhp.reward.networks import OBS_SCALE, PairedDropout, reward_network  # noqa: F401 (re-exported)
+from drlhp.config.reward import RewardConfig
+from drlhp.processes.cpu import choose_precision
+from drlhp.processes.messages import RewardWeights
+from drlhp.reward.networks import reward_network
 from drlhp.reward.norm import RewardNorm
-from drlhp.runtime.cpu import choose_precision
-from drlhp.runtime.messages import RewardWeights
 
 
 def preference_loss(sum_r1, sum_r2, mu, random_answer_prob: float = 0.1):

@@ -23,20 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from drlhp.reward.pref_db_files import (
-    Contents,
-    DamagedChunk,
-    PrefDBDamaged,
-    PrefDBError,
-    PrefDBFiles,
-    SegmentRecord,
-    chunks_dir,
-    lost_text,
-)
+from drlhp.processes.messages import VALID_MU, Preference, Segment
+from drlhp.reward.pref_db_files import Contents, DamagedChunk, PrefDBFiles, SegmentRecord
 from drlhp.reward.pref_store import SPLITS, Entry, _RowStore, _Stored, _unzip
-from drlhp.runtime.messages import VALID_MU, Preference, Segment
-
-__all__ = ["SPLITS", "DamagedChunk", "Entry", "PrefDB", "PrefDBDamaged", "PrefDBError", "chunks_dir", "lost_text"]
 
 
 def _key(id1: str, id2: str, mu) -> tuple:

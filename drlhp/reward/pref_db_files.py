@@ -13,7 +13,7 @@ fell (``Segment.falls``), absent in a file from before fall flags were kept: no 
 and the log of changes since the previous save (``add``, ``remove``, ``relabel``).
 A save writes one chunk (what is new) and the manifest, so it costs the same at 500 and at 10,000
 preferences; when the log holds more than twice what is live (evictions), the save writes one
-compacted chunk instead and deletes the old ones. Both writes are atomic (``drlhp.runtime.npz_json``: temp
+compacted chunk instead and deletes the old ones. Both writes are atomic (``drlhp.records.npz_json``: temp
 file + rename, chunk first): a crash loses at most what came after the last save. Every file loads
 with ``allow_pickle=False``; ``load`` checks every segment's hash and every entry, and any damage
 raises ``PrefDBError`` with a one-line message naming the file. Format 1 files (one .npz) still load.
@@ -31,9 +31,9 @@ from typing import Callable, NamedTuple, TypeVar
 
 import numpy as np
 
+from drlhp.processes.messages import VALID_MU, segment_id
+from drlhp.records import npz_json
 from drlhp.reward.pref_store import SPLITS, Entry, _unzip
-from drlhp.runtime import npz_json
-from drlhp.runtime.messages import VALID_MU, segment_id
 
 DB = TypeVar("DB")
 

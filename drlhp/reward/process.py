@@ -20,13 +20,13 @@ from pathlib import Path
 import numpy as np
 
 from drlhp.config import RunConfig
+from drlhp.processes.lifeline import parent_gone
+from drlhp.processes.ports import PredictorPorts
+from drlhp.records.run_paths import RunPaths
 from drlhp.reward.checkpoint import predictor_to_load, prefs_to_load
 from drlhp.reward.fresh_labels import FreshLabels
 from drlhp.reward.pref_db import PrefDB
 from drlhp.reward.trainer import RewardTrainer
-from drlhp.runtime.lifeline import parent_gone
-from drlhp.runtime.ports import PredictorPorts
-from drlhp.runtime.run_paths import RunPaths
 
 
 def run_reward_predictor(cfg: RunConfig, ports: PredictorPorts, run_dir: str, log=print, *,
@@ -40,7 +40,7 @@ class RewardPredictorProcess:
     """The reward-predictor process's main loop: ``run`` = ``start``, then ``step`` until the stop event,
     then ``close``; returns its figures for the summary.
 
-    ``ports`` (drlhp.runtime.ports.PredictorPorts): preferences in (``preference_queue``), weights out
+    ``ports`` (drlhp.processes.ports.PredictorPorts): preferences in (``preference_queue``), weights out
     (``weights_to_policy``, and ``weights_to_prefs`` with --query_selection variance), ``random_play_over``
     set when pretraining starts; ``predictor_version``, ``db_size``: shared integers kept up to date for
     the labelling window; ``pair_updates``: one the policy reads (--reward_updates_per_step): pairs
@@ -87,8 +87,8 @@ class RewardPredictorProcess:
     # ---- start ----------------------------------------------------------------------------------
     def start(self) -> None:
         """TensorFlow configured, the database loaded (or a new one), the drain thread started."""
-        from drlhp.runtime.metrics import MetricsLogger
-        from drlhp.runtime.tf_setup import configure_tensorflow, kernels_in_use
+        from drlhp.processes.tf_setup import configure_tensorflow, kernels_in_use
+        from drlhp.records.metrics import MetricsLogger
 
         cfg, p = self.cfg, self.cfg.prefs
         configure_tensorflow(cfg.reward.tf_threads, 1, seed=cfg.seed, onednn=cfg.reward.onednn)
@@ -183,7 +183,7 @@ class RewardPredictorProcess:
             self.ports.predictor_version.value = weights.version
 
     def _log_metrics(self, losses: np.ndarray, accs: np.ndarray, step_s: float) -> None:
-        from drlhp.runtime.metrics import memory_mb
+        from drlhp.records.metrics import memory_mb
 
         db, trainer = self.db, self.trainer
         with self.lock:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from drlhp.config import RewardConfig
+from drlhp.config.reward import RewardConfig
 from drlhp.reward.checkpoint import PredictorCheckpointError, load_predictor, save_predictor
 from drlhp.reward.pref_db import PrefDB
 

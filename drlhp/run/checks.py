@@ -15,9 +15,11 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from drlhp.config import RunConfig, config_problem
-from drlhp.runtime.run_paths import RunPaths
-from drlhp.runtime.run_record import RunRecord
+from drlhp.config import RunConfig
+from drlhp.config.cli import config_problem
+from drlhp.policy.algorithms import algo_for
+from drlhp.records.run_paths import RunPaths
+from drlhp.records.run_record import RunRecord
 from pref_interface.labellers import LABELLERS
 
 
@@ -36,7 +38,7 @@ def check_inputs(cfg: RunConfig) -> None:
     if cfg.reward.next_obs and kind != "box":
         raise UsageError("--reward_next_obs sets the observation in a Box-action env's predictor input ((observation, "
                          "action)); on discrete actions the predictor sees the observation each step led to already")
-    _check_settings(cfg, algo_for(cfg, kind))  # every number in range: --oracle_mistake_rate in [0, 0.5] among them
+    _check_settings(cfg, algo_for(cfg.algo, kind))  # every number in range: --oracle_mistake_rate in [0, 0.5] too
     _check_teacher(cfg)
     _check_labeller(cfg)
     _check_goal(cfg, kind)
@@ -48,18 +50,12 @@ def check_inputs(cfg: RunConfig) -> None:
 BOX_ACTION_LABELLERS = ("oracle",)
 
 
-def algo_for(cfg: RunConfig, action_kind: str) -> str:
-    """The policy's algorithm: --algo, or for "auto" PPO on Box actions and A2C on any other."""
-    if cfg.algo != "auto":
-        return cfg.algo
-    return "ppo" if action_kind == "box" else "a2c"
-
-
 def resolve_algo(cfg: RunConfig) -> RunConfig:
-    """``cfg`` with --algo auto replaced by the algorithm the env's action space takes (after check_inputs)."""
-    import envs
+    """``cfg`` with --algo auto replaced by the algorithm the env's action space takes (after check_inputs; the
+    table's pick, drlhp.policy.algorithms.AUTO); any other --algo as it is (no env made to learn its kind)."""
+    from drlhp.policy.algorithms import resolved_algo
 
-    return cfg if cfg.algo != "auto" else replace(cfg, algo=algo_for(cfg, envs.action_kind(cfg.env)))
+    return replace(cfg, algo=resolved_algo(cfg.algo, cfg.env))
 
 
 def _check_env(cfg: RunConfig) -> str:
@@ -81,9 +77,11 @@ def _check_env(cfg: RunConfig) -> str:
         raise UsageError(f"unknown env {cfg.env!r}; list valid ids with: python run.py --list_envs") from None
     except envs.UnsupportedEnvError as e:  # "FrozenLake-v1: Discrete observations are not supported: ..."
         raise UsageError(str(e)) from None
-    if cfg.algo == "a2c" and kind == "box":
-        raise UsageError(f"--algo a2c picks discrete actions; {cfg.env} has continuous (Box) actions: use --algo "
-                         f"ppo or auto")
+    from drlhp.policy.algorithms import algorithm_problem
+
+    problem = algorithm_problem(cfg.algo, kind, cfg.env)  # the table has no row for them
+    if problem:
+        raise UsageError(problem)
     return kind
 
 
@@ -137,7 +135,7 @@ def _check_settings(cfg: RunConfig, algo: str) -> None:
     if problem:
         raise UsageError(problem)
     if cfg.backend == "ray" and cfg.uses_processes:  # before ray.init, which waits on and on
-        from drlhp.runtime.ray_backend import address_problem
+        from drlhp.processes.ray_backend import address_problem
 
         problem = address_problem(cfg.ray_address)
         if problem:
@@ -190,7 +188,7 @@ def _check_labeller(cfg: RunConfig) -> None:
         if problem:
             raise UsageError(problem)
     if cfg.labels and cfg.prefs.labeller == "web":  # the page's address: taken, or not this machine's?
-        from pref_interface.web import address_problem
+        from pref_interface.web_server import address_problem
 
         problem = address_problem(cfg.prefs.web_host, cfg.prefs.web_port)
         if problem:
@@ -242,7 +240,8 @@ def _check_files(cfg: RunConfig) -> None:
     """Checkpoints and databases to load: read now, so a wrong file costs one line."""
     from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
     from drlhp.reward.checkpoint import PredictorCheckpointError, find_file, load_predictor
-    from drlhp.reward.pref_db import PrefDB, PrefDBDamaged, PrefDBError
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.reward.pref_db_files import PrefDBDamaged, PrefDBError
 
     if cfg.load_policy_ckpt_dir:  # checkpoints and databases: read now, so a wrong file costs one line
         try:
@@ -268,7 +267,7 @@ def _check_files(cfg: RunConfig) -> None:
         given = Path(cfg.load_reward_predictor_ckpt_dir)
         if not given.exists():  # the path as the user gave it, not the file a run directory would hold
             raise UsageError(f"--load_reward_predictor_ckpt_dir {given}: no such file or directory")
-        try:  # its own one-line reason for a missing, foreign or damaged file (drlhp.runtime.npz_json);
+        try:  # its own one-line reason for a missing, foreign or damaged file (drlhp.records.npz_json);
             load_predictor(given)  # load_predictor finds the file in a run directory itself
         except PredictorCheckpointError as e:
             raise UsageError(str(e)) from None
@@ -292,7 +291,7 @@ PATH_SETTINGS = ("run_dir", "load_policy_ckpt_dir", "load_prefs_dir", "load_rewa
 def check_resume(cfg: RunConfig, record: RunRecord, derived: tuple[str, ...]) -> None:
     """A run directory that already holds a run of other settings goes on only with
     --resume_with_changes (else the weights would be recorded as trained with settings they were not)."""
-    from drlhp.runtime.run_record import ABSENT, config_changes, config_in_todays_names, flatten, with_values_before
+    from drlhp.records.run_record import ABSENT, config_changes, config_in_todays_names, flatten, with_values_before
 
     before = record.read_json(RunPaths.CONFIG)
     if before is None or cfg.watches or cfg.resume_with_changes:
@@ -333,7 +332,7 @@ def drop_damaged_prefs(cfg: RunConfig, record: RunRecord) -> None:
 
 def lost_line(db) -> str:
     """What --skip_damaged_prefs left out of a loaded PrefDB, for the user."""
-    from drlhp.reward.pref_db import lost_text
+    from drlhp.reward.pref_db_files import lost_text
 
     damaged = ", ".join(f"{d.path} ({d.why})" for d in db.damaged)
     return f"[run] --skip_damaged_prefs: {lost_text(db.lost)} lost with {damaged}"

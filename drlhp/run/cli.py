@@ -16,7 +16,7 @@ def command(python: str = sys.executable) -> list[str]:
     """The start of a command line that runs this code's CLI in a child process, from any working
     directory: the checkout's run.py where there is one (the child then imports this checkout, not another
     copy on the path), else ``python -m drlhp.run.cli`` (an installed copy without the checkout)."""
-    from drlhp.runtime.run_record import REPO_ROOT
+    from drlhp.records.run_record import REPO_ROOT
 
     script = REPO_ROOT / "run.py"
     return [python, str(script)] if script.is_file() else [python, "-m", "drlhp.run.cli"]
@@ -24,7 +24,7 @@ def command(python: str = sys.executable) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    from drlhp.config import build_parser, config_from_args
+    from drlhp.config.cli import build_parser, config_from_args
 
     parser = build_parser()
 
@@ -65,7 +65,7 @@ def console_main() -> int:
     try:
         return main()
     except BrokenPipeError:
-        from drlhp.runtime.interrupts import broken_pipe_exit
+        from drlhp.processes.interrupts import broken_pipe_exit
 
         return broken_pipe_exit()
 

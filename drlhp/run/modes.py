@@ -16,45 +16,39 @@ from dataclasses import replace
 from pathlib import Path
 
 from drlhp.config import RunConfig
+from drlhp.processes.interrupts import SittingOver, end_sitting, mark_interrupted, sitting_timer
+from drlhp.records.run_paths import RunPaths
+from drlhp.records.run_record import RunRecord
 from drlhp.run.checks import UsageError, lost_line
 from drlhp.run.outcome import finish
-from drlhp.runtime.interrupts import SittingOver, end_sitting, mark_interrupted, sitting_timer
-from drlhp.runtime.run_paths import RunPaths
-from drlhp.runtime.run_record import RunRecord
 
 
 def train_policy_with_original_rewards(cfg: RunConfig, record: RunRecord) -> int:
-    """A2C, or with --algo ppo PPO, on the env's reward (discrete actions: clipped to its sign, or --original_reward
-    scaled); on Box actions PPO (``_train_ppo``)."""
-    from envs import action_kind, make_vec_env
+    """The policy on the env's reward, trained by the table's row for --algo and the env's action kind
+    (drlhp.policy.algorithms): A2C or PPO on discrete actions (the reward clipped to its sign, or --original_reward
+    scaled), PPO on Box actions (the env's own reward, in fixed-length episodes where the task would end on a fall)."""
+    from drlhp.policy.algorithms import algorithm
+    from drlhp.policy.loop import Agent, Outputs
 
-    if cfg.algo == "ppo" and action_kind(cfg.env) == "box":
-        return _train_ppo(cfg, record)
-    from drlhp.policy.process import discrete_trainer
-    from drlhp.policy.reward_source import ClippedEnvReward, ScaledEnvReward
-    from drlhp.policy.trainer import Agent, Outputs
+    row = algorithm(cfg)
+    side = row.side(cfg)
+    problem = side.env_reward_problem()
+    if problem:
+        raise UsageError(problem)
+    print(side.start_line(row.title, record.dir), flush=True)
 
-    ppo = cfg.algo == "ppo"
-    print(f"[run] {cfg.mode} on {cfg.env} with {'PPO (discrete actions)' if ppo else 'A2C'} (--algo {cfg.algo}), "
-          f"seed {cfg.seed}, {cfg.total_timesteps:,} agent steps -> {record.dir}", flush=True)
+    def make_trainer(envs, logger):
+        agent = Agent(envs, row.load("build_policy")(cfg, envs), side.env_reward())
+        return row.load("trainer")(cfg, agent, Outputs(record, logger), **side.env_reward_options())
 
-    def make_env():
-        n_envs = cfg.ppo.n_envs if ppo else cfg.a2c.n_envs
-        return make_vec_env(cfg.env, n_envs, n_threads=cfg.n_env_threads, score_visible=cfg.score_visible)
-
-    def make_trainer(env, logger):
-        source = ScaledEnvReward(cfg.reward.norm_std) if cfg.a2c.original_reward == "scaled" else ClippedEnvReward()
-        trainer, build = discrete_trainer(cfg)
-        return trainer(cfg, Agent(env, build(cfg, env), source), Outputs(record, logger))
-
-    return _train_in_this_process(cfg, record, make_env, make_trainer)
+    return _train_in_this_process(cfg, record, side.env_reward_envs, make_trainer)
 
 
 def _train_in_this_process(cfg: RunConfig, record: RunRecord, make_env, make_trainer) -> int:
     """A policy trained in this process on the env's reward (A2C or PPO): the env, the metrics, the trainer (a
     checkpoint it cannot resume is a usage error), and how the sitting ends; the env and the metrics closed."""
     from drlhp.policy.checkpoint import CheckpointError
-    from drlhp.runtime.metrics import MetricsLogger
+    from drlhp.records.metrics import MetricsLogger
 
     env = logger = trainer = None
     try:
@@ -76,27 +70,6 @@ def _train_in_this_process(cfg: RunConfig, record: RunRecord, make_env, make_tra
             env.close()
 
 
-def _train_ppo(cfg: RunConfig, record: RunRecord) -> int:
-    """train_policy_with_original_rewards on Box actions: PPO on the env's own reward, in fixed-length episodes
-    (envs/fixed_length.py) where the task would end on a fall."""
-    from drlhp.policy.ppo.trainer import EnvReward, PPOTrainer, build_ppo
-    from drlhp.policy.trainer import Agent, Outputs
-    from envs.fixed_length import any_vector_env, describe
-
-    if cfg.stop_at_success_rate is not None:
-        raise UsageError(f"--stop_at_success_rate: {cfg.env} reports no success for its episodes here; use "
-                         f"--stop_at_true_return")
-    episodes = describe(cfg.env, **cfg.ppo.falls)
-    paid = ("the env's reward, its control cost included" if cfg.ppo.control_cost else
-            "the env's reward without its control cost (--no-ppo_control_cost: the paper's tasks)")
-    print(f"[run] {cfg.mode} on {cfg.env} with PPO (--algo {cfg.algo}; Box actions), seed {cfg.seed}, "
-          f"{cfg.total_timesteps:,} agent steps -> {record.dir}\n[run] {episodes}\n[run] paid: {paid}", flush=True)
-    return _train_in_this_process(
-        cfg, record, lambda: any_vector_env(cfg.env, cfg.ppo.n_envs, **cfg.ppo.falls),
-        lambda envs, logger: PPOTrainer(cfg, Agent(envs, build_ppo(cfg, envs), EnvReward()),
-                                        Outputs(record, logger), episodes=episodes))
-
-
 def _stopped(e: KeyboardInterrupt, trainer, cfg: RunConfig, record: RunRecord) -> int:
     """Ctrl-C, SIGTERM or --stop_after_hours in a policy's training: checkpoint, summary and HParams saved."""
     if trainer is not None:
@@ -110,15 +83,16 @@ def _stopped(e: KeyboardInterrupt, trainer, cfg: RunConfig, record: RunRecord) -
 
 
 def watch(cfg: RunConfig, record: RunRecord) -> int:
-    """A saved policy plays into a video. On discrete actions A2C's and PPO's checkpoints hold the same network
-    (drlhp.policy.a2c.network.policy_network): A2C's policy plays either, sampling its actions. With an Atari goal
-    (--oracle_goal, or the watched run's: pref_interface.goals' ``reads = "atari"``), the env keeps worker 0's RAM
-    (envs/atari_watch.py) and each episode's figures of the goal's measure are reported (``_GameRecord``)."""
-    from envs import action_kind
+    """A saved policy plays into a video, played by its row's player (drlhp.policy.algorithms). On discrete actions
+    A2C's and PPO's checkpoints hold the same network (drlhp.policy.nets.policy_network): A2C's policy plays either,
+    sampling its actions; on Box actions, ``_watch_box``. With an Atari goal (--oracle_goal, or the watched run's:
+    pref_interface.goals' ``reads = "atari"``), the env keeps worker 0's RAM (envs/atari_watch.py) and each episode's
+    figures of the goal's measure are reported (``_GameRecord``)."""
+    from drlhp.policy.algorithms import algorithm
 
-    if cfg.algo == "ppo" and action_kind(cfg.env) == "box":
-        return _watch_ppo(cfg, record)
-    from drlhp.policy.a2c.update import build_policy
+    row = algorithm(cfg)
+    if row.actions == "box":
+        return _watch_box(cfg, record, row)
     from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
     from drlhp.policy.watch import play_episodes, write_video
     from envs import make_vec_env
@@ -134,7 +108,7 @@ def watch(cfg: RunConfig, record: RunRecord) -> int:
     env = make_vec_env(cfg.env, 1, n_threads=1, watch_steps=1 if goal is not None else 0)
     played = env if goal is None else _GameRecord(env)
     try:
-        policy = build_policy(cfg, env, replace(cfg.a2c, n_envs=1))
+        policy = row.load("player")(cfg, env)
         try:
             policy.set_state(arrays)
         except (KeyError, ValueError) as e:
@@ -193,17 +167,17 @@ def _atari_goal_figures(spec: str, goal, episodes: list) -> dict:
     return out
 
 
-def _watch_ppo(cfg: RunConfig, record: RunRecord) -> int:
-    """watch on Box actions: a PPO checkpoint plays by its mean in one env, with the fixed-length episodes it
-    trained in; a run with an oracle goal (its config.json's, or --oracle_goal) plays in the env made with the goal's
-    kwargs, and each episode's measure of the goal is reported (``_goal_figures``). A MuJoCo env's video is drawn
-    from the simulator's states it recorded, following the robot as a person's clips do
+def _watch_box(cfg: RunConfig, record: RunRecord, row) -> int:
+    """watch on Box actions: a PPO checkpoint plays by its mean (the row's player, BoxMeanPolicy) in one env, with
+    the fixed-length episodes it trained in; a run with an oracle goal (its config.json's, or --oracle_goal) plays in
+    the env made with the goal's kwargs, and each episode's measure of the goal is reported (``_goal_figures``). A
+    MuJoCo env's video is drawn from the simulator's states it recorded, following the robot as a person's clips do
     (drlhp.policy.watch.followed_frames; check_inputs has made sure this machine draws); another env's is its
     ``render()``."""
     import os
 
     from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint
-    from drlhp.policy.watch import BoxMeanPolicy, followed_frames, play_box_episodes, write_video
+    from drlhp.policy.watch import followed_frames, play_box_episodes, write_video
     from envs.fixed_length import any_vector_env
     from envs.mujoco_state import is_mujoco, record_state
 
@@ -212,15 +186,17 @@ def _watch_ppo(cfg: RunConfig, record: RunRecord) -> int:
         arrays, meta = load_policy_checkpoint(cfg.load_policy_ckpt_dir)
     except CheckpointError as e:
         raise UsageError(str(e)) from None
-    if meta.get("algo", "a2c") != "ppo":
-        raise UsageError(f"policy checkpoint {meta['path']} is {meta.get('algo', 'a2c')}'s; {cfg.env} needs PPO's")
+    if meta.get("algo", "a2c") != row.algo:
+        raise UsageError(f"policy checkpoint {meta['path']} is {meta.get('algo', 'a2c')}'s; {cfg.env} needs "
+                         f"{row.algo.upper()}'s")
     spec, goal, env_kwargs = _watched_goal(cfg, meta["path"])
     env = any_vector_env(cfg.env, 1, render_mode="rgb_array", **cfg.ppo.falls, **env_kwargs).envs[0]
     mujoco = is_mujoco(env)
     try:
         space = env.action_space
         try:
-            policy = BoxMeanPolicy(arrays, env.observation_space.shape[0], space.low, space.high, cfg.ppo.obs_clip)
+            policy = row.load("player")(arrays, env.observation_space.shape[0], space.low, space.high,
+                                        cfg.ppo.obs_clip)
         except (KeyError, ValueError) as e:
             raise UsageError(f"checkpoint {meta['path']} does not fit {cfg.env}: {e}") from None
         seen, returns, observations = play_box_episodes(env, policy, cfg.episodes, cfg.seed,
@@ -234,7 +210,7 @@ def _watch_ppo(cfg: RunConfig, record: RunRecord) -> int:
     shown = (f", {figures['goal_measure']} per episode {figures['goal_measures']} (mean "
              f"{figures['goal_measure_mean']:g}; goal {spec})" if "goal_measure" in figures else "")
     print(f"[watch] {len(returns)} episode(s), true returns {returns}{shown}, {n_frames} frames -> {video}")
-    return finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "algo": "ppo",
+    return finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "algo": row.algo,
                             "episodes": len(returns), "true_returns": returns,
                             "true_return_mean": float(sum(returns) / len(returns)) if returns else None,
                             **figures, "checkpoint": str(meta["path"]), "video": str(video)})
@@ -289,11 +265,11 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
     Metrics (every evaluation): progress_reward.csv and tb/reward/, as in the three-process modes."""
     import threading
 
+    from drlhp.processes.tf_setup import configure_tensorflow, kernels_in_use
+    from drlhp.records.metrics import MetricsLogger
     from drlhp.reward.checkpoint import find_file
     from drlhp.reward.pref_db import PrefDB
     from drlhp.reward.trainer import RewardTrainer
-    from drlhp.runtime.metrics import MetricsLogger
-    from drlhp.runtime.tf_setup import configure_tensorflow, kernels_in_use
 
     db = PrefDB.load(find_file(cfg.load_prefs_dir, RunPaths.PREFS), max_prefs=cfg.prefs.max_prefs,
                      skip_damaged=cfg.skip_damaged_prefs)
@@ -326,8 +302,8 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
 def train_policy_without_labelling(cfg: RunConfig, record: RunRecord) -> int:
     """--no_labelling: the policy alone, on a saved predictor's reward; no labeller, no predictor training."""
     from drlhp.policy.process import run_policy
+    from drlhp.processes.ports import PolicyPorts
     from drlhp.reward.checkpoint import load_predictor_weights, predictor_batchnorm
-    from drlhp.runtime.ports import PolicyPorts
 
     weights, meta = load_predictor_weights(cfg.load_reward_predictor_ckpt_dir)
     batchnorm = predictor_batchnorm(meta)  # the saved network's shape, whatever this command's flags say

@@ -12,10 +12,10 @@ import sys
 from dataclasses import dataclass
 
 from drlhp.config import RunConfig
+from drlhp.processes.child import ChildFailed
+from drlhp.processes.interrupts import end_sitting, mark_interrupted
+from drlhp.records.run_record import RunRecord
 from drlhp.run.roles import summary_roles
-from drlhp.runtime.child import ChildFailed
-from drlhp.runtime.interrupts import end_sitting, mark_interrupted
-from drlhp.runtime.run_record import RunRecord
 
 
 def finish(record: RunRecord, summary: dict, cfg: RunConfig | None = None) -> int:

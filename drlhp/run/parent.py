@@ -9,12 +9,12 @@ import sys
 from contextlib import contextmanager
 
 from drlhp.config import RunConfig
+from drlhp.processes.child import ChildFailed
+from drlhp.processes.interrupts import SittingOver, sigterm_ignored, sitting_timer
+from drlhp.records.atomic import write_json
+from drlhp.records.run_record import RunRecord
 from drlhp.run.outcome import Ending, conclude, summarize
 from drlhp.run.roles import children, finishing_role
-from drlhp.runtime.atomic import write_json
-from drlhp.runtime.child import ChildFailed
-from drlhp.runtime.interrupts import SittingOver, sigterm_ignored, sitting_timer
-from drlhp.runtime.run_record import RunRecord
 
 
 def run_processes(cfg: RunConfig, record: RunRecord) -> int:
@@ -32,11 +32,11 @@ def run_processes(cfg: RunConfig, record: RunRecord) -> int:
 
 
 def _open_backend(cfg: RunConfig, record: RunRecord):
-    """The run's channels and its group of children (drlhp.runtime.child.ChildGroup), of --backend."""
+    """The run's channels and its group of children (drlhp.processes.child.ChildGroup), of --backend."""
     if cfg.backend == "ray":  # the roles as Ray actors; Ray is imported only here
-        from drlhp.runtime.ray_backend import create
+        from drlhp.processes.ray_backend import create
     else:
-        from drlhp.runtime.launcher import create
+        from drlhp.processes.launcher import create
     return create(cfg, str(record.dir))
 
 

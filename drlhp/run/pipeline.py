@@ -10,7 +10,7 @@
     watch                                play a saved policy, write a video
 
 Every mode is a recorded run (``run``): its inputs are checked (drlhp.run.checks), its run directory gets the
-record (drlhp.runtime.run_record; stdout and stderr too when run.py asks), the mode runs (``RUNS``: the
+record (drlhp.records.run_record; stdout and stderr too when run.py asks), the mode runs (``RUNS``: the
 parent's run of the processes, drlhp.run.parent, or a mode of this process, drlhp.run.modes), and whatever happens
 its status ends finished / interrupted / crashed (with the error; drlhp.run.outcome) and its curves are drawn
 (curves.png).
@@ -29,6 +29,10 @@ from drlhp.config import (
     WATCH,
     RunConfig,
 )
+from drlhp.processes.interrupts import mark_interrupted, sigterm_as_interrupt
+from drlhp.processes.profiling import profiled
+from drlhp.records.run_paths import RunPaths
+from drlhp.records.run_record import RunRecord, default_run_dir
 from drlhp.run.checks import UsageError, check_inputs, check_resume, drop_damaged_prefs, resolve_algo
 from drlhp.run.modes import (
     pretrain_reward_predictor,
@@ -37,10 +41,6 @@ from drlhp.run.modes import (
     watch,
 )
 from drlhp.run.parent import run_processes
-from drlhp.runtime.interrupts import mark_interrupted, sigterm_as_interrupt
-from drlhp.runtime.profiling import profiled
-from drlhp.runtime.run_paths import RunPaths
-from drlhp.runtime.run_record import RunRecord, default_run_dir
 
 
 def train_policy_with_preferences(cfg: RunConfig, record: RunRecord) -> int:
@@ -76,7 +76,7 @@ def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False,
     record.start(cfg.to_dict(), argv, derived=derived, machine=kernels)
     tee = None
     if tee_output:
-        from drlhp.runtime.output_tee import OutputTee
+        from drlhp.processes.output_tee import OutputTee
 
         if cfg.uses_processes:
             # multiprocessing's resource tracker outlives this process: started before the tee, it keeps
@@ -119,10 +119,10 @@ def run(cfg: RunConfig, argv: list[str] | None = None, tee_output: bool = False,
 
 
 def tf_kernels(cfg: RunConfig) -> dict:
-    """The CPU and the kernel library each of this run's TensorFlow roles takes on it (drlhp.runtime.cpu):
+    """The CPU and the kernel library each of this run's TensorFlow roles takes on it (drlhp.processes.cpu):
     the predictor's by --reward_onednn, the policy's TensorFlow's default. Chosen from this machine's
     flags; a process elsewhere (--backend ray) chooses by its own and says so in its log and the summary."""
-    from drlhp.runtime.cpu import (
+    from drlhp.processes.cpu import (
         choose_kernels,
         choose_policy_precision,
         choose_precision,
@@ -137,9 +137,9 @@ def tf_kernels(cfg: RunConfig) -> dict:
     if cfg.trains_predictor:
         out["predictor_kernels"] = choose_kernels(cfg.reward.onednn, flags).to_dict()
         precision = choose_precision(cfg.reward.bfloat16, cfg.reward.onednn, flags)
-        from envs import action_kind
+        from drlhp.policy.algorithms import algorithm
 
-        box = cfg.algo == "ppo" and action_kind(cfg.env) == "box"  # the predictor's MLP on x_t = (o_t, a_t)
+        box = algorithm(cfg).actions == "box"  # the predictor's MLP on x_t = (o_t, a_t)
         out["predictor_precision"] = (precision.for_mlp() if box else precision).to_dict()
     if cfg.runs_policy:
         out["policy_kernels"] = default_kernels().to_dict()
@@ -155,11 +155,11 @@ def tf_kernels_line(kernels: dict) -> str:
                       (("predictor", kernels.get("predictor_kernels")), ("policy", kernels.get("policy_kernels")))
                       if k)
     if kernels.get("predictor_precision"):
-        from drlhp.runtime.cpu import PrecisionChoice
+        from drlhp.processes.cpu import PrecisionChoice
 
         roles += f"; the reward network's {PrecisionChoice(**kernels['predictor_precision']).describe()}"
     if kernels.get("policy_precision"):
-        from drlhp.runtime.cpu import PrecisionChoice
+        from drlhp.processes.cpu import PrecisionChoice
 
         roles += f"; the policy's {PrecisionChoice(**kernels['policy_precision']).describe()}"
     return f"[run] TensorFlow kernels on {kernels['cpu']} ({' '.join(kernels['cpu_flags']) or 'no x86 flags'}): {roles}"
@@ -180,7 +180,7 @@ def _resolve_run_dir(cfg: RunConfig) -> RunConfig:
 def _draw_curves(record: RunRecord) -> None:
     """<run_dir>/curves.png from the run's metrics; a failure here costs a warning, never the run."""
     try:
-        from drlhp.runtime.curves import write_run_curves
+        from drlhp.records.curves import write_run_curves
 
         path = write_run_curves(record.dir)
     except Exception as e:  # noqa: BLE001 -- plotting must not turn a finished run into a crash

@@ -5,9 +5,9 @@
     pref_interface    pref_interface.process:run_pref_interface   PrefInterfacePorts  --labeller_resources
     policy            drlhp.policy.process:run_policy             PolicyPorts         --policy_resources
 
-Each runs in a child of its own (drlhp.runtime.child.run_child, on either backend) as
+Each runs in a child of its own (drlhp.processes.child.run_child, on either backend) as
 ``entry(cfg, ports, run_dir, log=..., **extra)``, which returns its figures for the run's summary: its
-ports are cut from the run's channels by name (drlhp.runtime.ports), and ``extra`` is what the parent
+ports are cut from the run's channels by name (drlhp.processes.ports), and ``extra`` is what the parent
 works out for it from the env's id (so the child does not make an env to learn a shape). The entry point
 is imported in the child, never here: the parent stays TensorFlow-free. Roles start in the table's order.
 """
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from drlhp.config import RunConfig
-from drlhp.runtime.child import Child
-from drlhp.runtime.ports import Channels, PolicyPorts, PredictorPorts, PrefInterfacePorts, cut
+from drlhp.processes.child import Child
+from drlhp.processes.ports import Channels, PolicyPorts, PredictorPorts, PrefInterfacePorts, cut
 from pref_interface.labellers import LABELLERS
 
 
@@ -51,7 +51,7 @@ def _pref_interface_extra(cfg: RunConfig) -> dict:
 class Role:
     name: str
     entry: str  # "module:function", imported in the child
-    ports: type  # its ports class (drlhp.runtime.ports)
+    ports: type  # its ports class (drlhp.processes.ports)
     resources: str  # the RunConfig field of its Ray resources (--backend ray)
     extra: Callable[[RunConfig], dict] = _nothing
 

@@ -1,4 +1,5 @@
-"""A2C, the policy's algorithm for discrete actions (the paper's for Atari): ``network`` (the Nature CNN, an MLP on
-vectors; discrete PPO's too), ``update`` (A2CPolicy: acting, the train step, n-step returns; ``build_policy``),
-``rollout`` (RolloutRunner: n_steps on the vector env, the reward source's rewards in one batch). The loop that
-runs them is drlhp.policy.trainer's."""
+"""A2C, the policy's algorithm for discrete actions (the paper's for Atari): ``policy`` (A2CPolicy: acting and the
+compiled train step on the discrete algorithms' network, drlhp.policy.nets; ``build_policy``), ``update`` (the loss,
+n-step returns, RMSprop), ``rollout`` (A2CRunner: the discrete algorithms' rollout loop with the n-step returns),
+``trainer`` (A2CTrainer: the policy loop, drlhp.policy.loop, with them). drlhp.policy.algorithms is where a run picks
+it."""

@@ -1,7 +1,7 @@
 """What PPO's rollouts hand its updates: ``PPORollout`` (Box actions, drlhp.policy.ppo.rollout's collector) with its
 finished ``Episode`` sums, and ``DiscreteRollout`` (discrete actions, drlhp.policy.ppo.discrete_rollout's). Here,
-apart from the collectors and the policies, so that each can import them (the ``learn`` of drlhp.policy.ppo.update
-and of drlhp.policy.ppo.discrete read them; the collectors make them) without importing the other.
+apart from the collectors and the policies, so that each can import them (the ``learn`` of drlhp.policy.ppo.policy
+and of drlhp.policy.ppo.discrete_policy read them; the collectors make them) without importing the other.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from drlhp.policy.a2c.rollout import Rollout
+from drlhp.policy.discrete_rollout import Rollout
 
 
 class Episode(NamedTuple):
@@ -56,8 +56,8 @@ class PPORollout:
 
 @dataclass
 class DiscreteRollout(Rollout):
-    """A2C's Rollout (b_obs, b_actions flattened time-major; b_returns None: PPO makes its own targets) and PPO's
-    per-step arrays, (T, N) time first."""
+    """The discrete algorithms' Rollout (drlhp.policy.discrete_rollout: b_obs, b_actions flattened time-major) and
+    PPO's per-step arrays, (T, N) time first."""
 
     values: np.ndarray | None = None  # V(s_t) as acted
     log_probs: np.ndarray | None = None  # log pi_old(a_t|s_t)

@@ -1,9 +1,9 @@
-"""Training discrete PPO (--algo ppo on Atari or MovingDot): PolicyTrainer's loop (drlhp.policy.trainer) with
-PPO's rollout (drlhp.policy.ppo.discrete_rollout), update (drlhp.policy.ppo.discrete) and learning rate; the rest,
-A2C's: the envs (envs.make_vec_env, --ppo_n_envs of them), the reward sources (the env's reward clipped, or the
-predictor's: PredictedReward, its centring and clipping), random play before the predictor's first weights, the
-observers (SegmentFeed and the rest, drlhp.policy.process), episodes and returns per game, milestones, checkpoints
-(``policy-<updates>.npz``, algo "ppo" in their meta), the progress line and metrics.
+"""Training discrete PPO (--algo ppo on Atari or MovingDot): the policy loop (drlhp.policy.loop.PolicyTrainer) with
+PPO's rollout (drlhp.policy.ppo.discrete_rollout), policy and update (drlhp.policy.ppo.discrete_policy) and learning
+rate; the rest as A2C's runs: the envs (envs.make_vec_env, --ppo_n_envs of them), the reward sources (the env's
+reward clipped, or the predictor's: PredictedReward, its centring and clipping), random play before the predictor's
+first weights, the observers (SegmentFeed and the rest, drlhp.policy.feeds), episodes and returns per game,
+milestones, checkpoints (``policy-<updates>.npz``, algo "ppo" in their meta), the progress line and metrics.
 
     DiscretePPOTrainer.train (PolicyTrainer.train), per update:
         rollout = collector.run()              (--ppo_n_steps x --ppo_n_envs agent steps; the rewards in one batch)
@@ -12,27 +12,18 @@ observers (SegmentFeed and the rest, drlhp.policy.process), episodes and returns
 """
 from __future__ import annotations
 
-from drlhp.config import RunConfig
-from drlhp.policy.ppo.discrete import DiscretePPOPolicy
+from drlhp.policy.discrete_rollout import episode_ends_for
+from drlhp.policy.loop import PolicyTrainer
 from drlhp.policy.ppo.discrete_rollout import DiscreteRolloutCollector
-from drlhp.policy.ppo.trainer import ALGO, PPOParts
-from drlhp.policy.trainer import PolicyTrainer, env_seed, episode_ends_for
+from drlhp.policy.ppo.trainer import ppo_learning_rate
+from drlhp.policy.training_state import env_seed
 
 
-def build_discrete_ppo(cfg: RunConfig, env) -> DiscretePPOPolicy:
-    """Discrete PPO's policy for ``env`` (an envs.VecEnv of --ppo_n_envs workers), after setting this process's
-    TensorFlow threads and seeds (as drlhp.policy.a2c.update.build_policy)."""
-    from drlhp.runtime.cpu import choose_policy_precision
-    from drlhp.runtime.tf_setup import configure_tensorflow
-
-    configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed)
-    return DiscretePPOPolicy(env.obs_shape, env.n_actions, cfg.ppo, cfg.seed, obs_dtype=env.obs_dtype,
-                             bfloat16=choose_policy_precision(cfg.policy_bfloat16).bfloat16)
-
-
-class DiscretePPOTrainer(PPOParts, PolicyTrainer):
+class DiscretePPOTrainer(PolicyTrainer):
     """PPO on discrete actions in PolicyTrainer's loop: the rollout and the update are discrete PPO's; the learning
-    rate and entropy bonus (--ppo_lr, --ppo_ent_coef) and the checkpoint (algo "ppo") both PPOs' (PPOParts)."""
+    rate and entropy bonus (--ppo_lr, --ppo_ent_coef) and the checkpoint (algo "ppo") both PPOs'."""
+
+    algo = "ppo"
 
     def make_runner(self) -> DiscreteRolloutCollector:
         cfg = self.cfg
@@ -43,5 +34,8 @@ class DiscretePPOTrainer(PPOParts, PolicyTrainer):
     def learn(self, rollout) -> dict:
         return self.policy.learn(rollout, self.learning_rate(), self.entropy_coef())
 
-    def summary(self) -> dict:
-        return {**super().summary(), "algo": ALGO}
+    def learning_rate(self) -> float:
+        return ppo_learning_rate(self.cfg, self.state.timesteps)
+
+    def entropy_coef(self) -> float:
+        return self.cfg.ppo.ent_coef

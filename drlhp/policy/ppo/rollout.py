@@ -1,5 +1,5 @@
 """PPO's rollouts on a gymnasium vector env: ``RolloutCollector`` (n_steps x n_envs agent steps with the policy
-acting: a ``PPORollout``, drlhp.policy.ppo.batches). The algorithm itself is drlhp.policy.ppo.update; the loop that
+acting: a ``PPORollout``, drlhp.policy.ppo.batches). The algorithm itself is drlhp.policy.ppo.policy's; the loop that
 runs them, on the env's reward or the predictor's, PolicyTrainer's (drlhp.policy.ppo.trainer.PPOTrainer).
 """
 from __future__ import annotations
@@ -8,8 +8,8 @@ import time
 
 import numpy as np
 
-from drlhp.policy.ppo.batches import Episode, PPORollout  # noqa: F401 -- Episode: importers' old home
-from drlhp.policy.ppo.update import PPOPolicy
+from drlhp.policy.ppo.batches import Episode, PPORollout
+from drlhp.policy.ppo.policy import PPOPolicy
 from envs.fixed_length import led_to
 
 

@@ -1,6 +1,6 @@
 """Training PPO on a Box-action env: on its own reward (train_policy_with_original_rewards, EnvReward) or on the
 reward predictor's (drlhp.policy.process.run_policy, PredictedReward): rollout -> PPO update, in
-PolicyTrainer's loop (drlhp.policy.trainer): the same random play before the predictor's first weights,
+PolicyTrainer's loop (drlhp.policy.loop): the same random play before the predictor's first weights,
 observers, pacing, progress line, metrics (``policy/``, ``system/`` and SB3's names), checkpoints
 (``policy-<updates>.npz``, npz + JSON meta, atomic, no pickle), targets, HParams record and summary.
 
@@ -31,26 +31,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from drlhp.config import RunConfig
-from drlhp.policy.checkpoint import FORMAT_VERSION, CheckpointError, load_policy_checkpoint
-from drlhp.policy.ppo.rollout import PPORollout, RolloutCollector
-from drlhp.policy.ppo.update import PPOPolicy
-from drlhp.policy.reward_source import RewardSource
-from drlhp.policy.trainer import Agent, Outputs, PolicyTrainer, RolloutObserver, env_seed
-from drlhp.runtime import npz_json
-from drlhp.runtime.ports import PolicyPorts
-
-ALGO = "ppo"  # in a checkpoint's meta: what wrote it
-
-
-def build_ppo(cfg: RunConfig, envs) -> PPOPolicy:
-    """PPO's policy for ``envs`` (a gymnasium vector env of Box actions), after setting this process's
-    TensorFlow threads and seeds (as drlhp.policy.a2c.update.build_policy)."""
-    from drlhp.runtime.tf_setup import configure_tensorflow
-
-    configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed)
-    space = envs.single_action_space
-    return PPOPolicy(envs.single_observation_space.shape[0], space.shape[0], cfg.ppo, cfg.seed, space.low,
-                     space.high)
+from drlhp.policy.checkpoint import FORMAT_VERSION
+from drlhp.policy.loop import Agent, Outputs, PolicyTrainer, RolloutObserver
+from drlhp.policy.ppo.batches import PPORollout
+from drlhp.policy.ppo.rollout import RolloutCollector
+from drlhp.policy.reward_source import EnvReward
+from drlhp.policy.training_state import env_seed
+from drlhp.processes.ports import PolicyPorts
+from drlhp.records import npz_json
 
 
 def ppo_learning_rate(cfg: RunConfig, timesteps: int) -> float:
@@ -59,49 +47,6 @@ def ppo_learning_rate(cfg: RunConfig, timesteps: int) -> float:
     if not cfg.ppo.anneal_lr:
         return cfg.ppo.lr
     return cfg.ppo.lr * max(1.0 - timesteps / max(1, cfg.lr_horizon_timesteps), 0.0)
-
-
-def load_ppo_checkpoint(path) -> tuple[dict, dict]:
-    """(arrays, meta) of the newest policy checkpoint at ``path``; CheckpointError where it is not PPO's."""
-    arrays, meta = load_policy_checkpoint(path)
-    if meta.get("algo", "a2c") != ALGO:
-        raise CheckpointError(f"policy checkpoint {meta['path']} is {meta.get('algo', 'a2c')}'s; this run is PPO's")
-    return arrays, meta
-
-
-class PPOParts:
-    """What both PPO trainers (Box actions: PPOTrainer; discrete: drlhp.policy.ppo.discrete_trainer) put in
-    PolicyTrainer's loop the same way: the checkpoint they resume (PPO's, algo "ppo" in its meta) and how its arrays
-    go into the policy, the learning rate and entropy bonus (--ppo_lr, --ppo_ent_coef), the meta they save."""
-
-    def load_checkpoint(self, path) -> tuple[dict, dict]:
-        return load_ppo_checkpoint(path)
-
-    def restore_policy(self, arrays: dict, meta: dict) -> None:
-        try:
-            self.policy.set_state(arrays)
-        except (KeyError, ValueError) as e:
-            raise CheckpointError(f"checkpoint {meta['path']} does not fit {self.cfg.env}: {e}") from None
-
-    def learning_rate(self) -> float:
-        return ppo_learning_rate(self.cfg, self.state.timesteps)
-
-    def entropy_coef(self) -> float:
-        return self.cfg.ppo.ent_coef
-
-    def _meta(self) -> dict:
-        return {**super()._meta(), "algo": ALGO}
-
-
-class EnvReward(RewardSource):
-    """The true reward as the trainer hands it over (PPOTrainer.play: the env's own, the control cost and any fall
-    penalty in it, or with --no-ppo_control_cost the same without the control cost, info["reward_task"]: the paper's
-    tasks, A.1): PPO on the true reward. PPOPolicy scales it itself."""
-
-    name = "env"
-
-    def rewards(self, obs, true_rewards: np.ndarray) -> np.ndarray:
-        return true_rewards
 
 
 @dataclass
@@ -154,10 +99,12 @@ class PaidRollout:
         return self.rollout.act_s
 
 
-class PPOTrainer(PPOParts, PolicyTrainer):
-    """PPO in PolicyTrainer's loop and services: the rollout (RolloutCollector), its rewards, the update, the
-    checkpoint's algorithm and the milestone are PPO's; the rest is PolicyTrainer's."""
+class PPOTrainer(PolicyTrainer):
+    """PPO in PolicyTrainer's loop and services: the rollout (RolloutCollector) and its random play, its rewards, the
+    update, its learning rate and entropy bonus (--ppo_lr, --ppo_ent_coef), the episodes' figures, the targets and
+    the milestone are PPO's; the rest is PolicyTrainer's."""
 
+    algo = "ppo"
     figures_around_points = False
 
     def __init__(self, cfg: RunConfig, agent: Agent, out: Outputs, ports: PolicyPorts = PolicyPorts(),
@@ -191,6 +138,12 @@ class PPOTrainer(PPOParts, PolicyTrainer):
     def learn(self, paid: PaidRollout) -> dict:
         return self.policy.learn(paid.rollout, paid.rewards, self.learning_rate(), self.entropy_coef())
 
+    def learning_rate(self) -> float:
+        return ppo_learning_rate(self.cfg, self.state.timesteps)
+
+    def entropy_coef(self) -> float:
+        return self.cfg.ppo.ent_coef
+
     def milestone(self, before: int) -> None:
         """A copy kept for good (float16 weights and the observation statistics, which the weights need) when
         the last update crossed a multiple of --milestone_million_timesteps."""
@@ -208,7 +161,7 @@ class PPOTrainer(PPOParts, PolicyTrainer):
             "true return": (cfg.stop_at_true_return, self.state.recent_returns)}
 
     def summary(self) -> dict:
-        return {**super().summary(), "algo": ALGO, "episodes_are": self.episodes_line}
+        return {**super().summary(), "episodes_are": self.episodes_line}
 
     def _count_episodes(self, finished) -> None:
         for episode in finished:  # drlhp.policy.ppo.rollout.Episode

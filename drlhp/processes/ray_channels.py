@@ -1,4 +1,4 @@
-"""The channels of drlhp.runtime.ports.Channels on Ray (--backend ray): one hub actor holds every queue,
+"""The channels of drlhp.processes.ports.Channels on Ray (--backend ray): one hub actor holds every queue,
 flag and value; the roles get small proxies with the methods they already call on the
 multiprocessing versions, so the roles' code is the same on both backends.
 
@@ -23,7 +23,7 @@ import time
 
 import ray
 
-from drlhp.runtime.ports import Channels, queue_sizes
+from drlhp.processes.ports import Channels, queue_sizes
 
 FLAG_CACHE_S = 0.02
 
@@ -205,7 +205,7 @@ PROXIES = {"queue": RayQueue, "latest": RayLatest, "flag": RayFlag, "int": RayIn
 
 
 def create_channels(segment_queue_size: int):
-    """A hub actor on this (the driver's) node and the run's Channels (drlhp.runtime.ports): proxies to
+    """A hub actor on this (the driver's) node and the run's Channels (drlhp.processes.ports): proxies to
     it, each of its channel's kind, under the channel's name."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 

@@ -1,7 +1,7 @@
 """The one child wrapper, and the one interface both backends give the parent.
 
     Child        one role to run: its name, its entry point ("module:function"), the config, its ports
-                 (drlhp.runtime.ports), its run directory, what the parent worked out for it (``extra``),
+                 (drlhp.processes.ports), its run directory, what the parent worked out for it (``extra``),
                  --profile's directory and its Ray resources (--backend ray)
     run_child    the child wrapper, in the role's process on either backend: import the entry point
                  (there: the parent stays TensorFlow-free), run ``entry(cfg, ports, run_dir, log=log,
@@ -9,8 +9,8 @@
                  returned, or "error" with the traceback (logged, and the stop event set: the others stop)
     ChildGroup   what the parent uses of a backend: start(child), pids(), watch(until_done),
                  shutdown() -> the roles it had to kill; figures and stopped_by_signal per role. Report
-                 handling and the shutdown's wait are here; a backend (drlhp.runtime.launcher.ProcessGroup,
-                 drlhp.runtime.ray_backend.RayGroup) says how a child is started, how its report comes
+                 handling and the shutdown's wait are here; a backend (drlhp.processes.launcher.ProcessGroup,
+                 drlhp.processes.ray_backend.RayGroup) says how a child is started, how its report comes
                  back, and how a straggler is killed
     ChildFailed  a child that reported an error or died: ends the run with its message
 """
@@ -23,8 +23,8 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from drlhp.runtime.messages import Report
-from drlhp.runtime.profiling import profiled
+from drlhp.processes.messages import Report
+from drlhp.processes.profiling import profiled
 
 STOPPED_BY_SIGTERM = "stopped by SIGTERM"  # a "done" report's text when SIGTERM stopped the child
 

@@ -1,5 +1,5 @@
 """TensorFlow set-up in one place: quiet logs, thread pools per process, seeds, the CPU kernel library
-(oneDNN or Eigen: drlhp.runtime.cpu.choose_kernels) and the easy-tf-log import fix.
+(oneDNN or Eigen: drlhp.processes.cpu.choose_kernels). The easy-tf-log import fix: drlhp.records.metrics.
 
 Quiet logs. TensorFlow's C++ side writes its own lines to stderr in absl's format
 (``I0000 00:00:1795681165.27 8161 port.cc:153] oneDNN custom operations are on ...``), and until
@@ -10,16 +10,12 @@ pair twice (at import and again seconds later), and the reward predictor's train
 ``E0000 ... meta_optimizer.cc:967] remapper failed: INVALID_ARGUMENT ...`` where grappler's remapper
 cannot fuse the convolution's gradient: harmless (grappler keeps the graph as it was before a failed
 pass, meta_optimizer.cc's RunOptimizer), so the remapper stays on for the fusions that succeed.
-No setting reaches absl from Python, so a run's output tee (drlhp.runtime.output_tee) leaves these
+No setting reaches absl from Python, so a run's output tee (drlhp.processes.output_tee) leaves these
 lines out of what reaches the terminal (``is_tf_log_line``), whichever process wrote them (a Ray
 worker's reach the parent with a "(... pid=N) " prefix, which the pattern allows; not tested here);
 <run_dir>/stderr.log keeps them. A fatal line (``F0000``) and anything else, tracebacks included,
 always shows. DRLHP_TF_LOGS=1 shows them (``tf_logs_shown``); TF_CPP_MIN_LOG_LEVEL (drlhp's default
 2: no info or warning from TensorFlow's own logging) is the user's where set.
-
-easy-tf-log 1.12 imports ``tensorflow.python._pywrap_events_writer``, which current TensorFlow
-moved to ``tensorflow.python.client._pywrap_events_writer``; ``import_easy_tf_log`` aliases the
-old name before importing it. Import easy_tf_log only through this function.
 """
 from __future__ import annotations
 
@@ -28,7 +24,7 @@ import random
 import re
 import sys
 
-from drlhp.runtime.cpu import KernelChoice, choose_kernels, default_kernels
+from drlhp.processes.cpu import KernelChoice, choose_kernels, default_kernels
 
 TF_LOGS_ENV = "DRLHP_TF_LOGS"  # "1": TensorFlow's and absl's own lines reach the terminal too
 _TF_LOG_LINE = re.compile(
@@ -58,7 +54,7 @@ _kernels: KernelChoice | None = None  # what configure_tensorflow chose in this 
 def configure_tensorflow(intra_op_threads: int, inter_op_threads: int, seed: int | None = None,
                          onednn: bool | str | None = None):
     """Set this process's TF thread pools (before any TF op runs) and seed Python, numpy and TF.
-    ``onednn``: the CPU kernel library: "auto" (by the CPU's flags: drlhp.runtime.cpu.choose_kernels),
+    ``onednn``: the CPU kernel library: "auto" (by the CPU's flags: drlhp.processes.cpu.choose_kernels),
     "on" / True (oneDNN), "off" / False (Eigen); None leaves TensorFlow's default. It takes effect only
     before TensorFlow is first imported in this process (it reads TF_ENABLE_ONEDNN_OPTS then):
     ``kernels_in_use`` says what the process really runs."""
@@ -93,15 +89,3 @@ def kernels_in_use() -> str:
     if _kernels is None:
         return f"{library} (TensorFlow was imported before configure_tensorflow)"
     return f"{library} ({_kernels.reason})"
-
-
-def import_easy_tf_log():
-    """Import easy_tf_log on current TensorFlow (see the module docstring)."""
-    old_name = "tensorflow.python._pywrap_events_writer"
-    if old_name not in sys.modules:
-        from tensorflow.python.client import _pywrap_events_writer
-
-        sys.modules[old_name] = _pywrap_events_writer
-    import easy_tf_log
-
-    return easy_tf_log

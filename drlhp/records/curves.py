@@ -16,8 +16,8 @@ import json
 import math
 from pathlib import Path
 
-from drlhp.runtime.atomic import write_bytes
-from drlhp.runtime.run_paths import RunPaths
+from drlhp.records.atomic import write_bytes
+from drlhp.records.run_paths import RunPaths
 
 TRUE_RETURN = "policy/true_return_last100"
 SUCCESS = "policy/success_rate_last100"

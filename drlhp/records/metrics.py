@@ -3,25 +3,41 @@ run's HParams record.
 
 Scalar names are namespaced by role: ``policy/``, ``reward/``, ``prefs/``, ``system/``. The policy also
 logs the usual Stable-Baselines3 names (``rollout/ep_rew_mean``, ``rollout/ep_len_mean``,
-``rollout/success_rate``, ``train/entropy_loss``, ``time/fps``; ``drlhp.policy.trainer``), so runs can
+``rollout/success_rate``, ``train/entropy_loss``, ``time/fps``; ``drlhp.policy.loop``), so runs can
 be compared with SB3's in one TensorBoard.
 
 ``write_hparams``: at the end of a policy's training, the run's config (flattened, ``a2c.lr``) and its
 final figures (``HPARAM_METRICS``) go to TensorBoard's HParams tab, through
 ``tensorboard.plugins.hparams.api`` and a ``tf.summary`` writer, in the process that trains the policy
 (it has TensorFlow already; the parent process of the three-process modes never imports it).
+
+easy-tf-log 1.12 imports ``tensorflow.python._pywrap_events_writer``, which current TensorFlow
+moved to ``tensorflow.python.client._pywrap_events_writer``; ``import_easy_tf_log`` aliases the
+old name before importing it. Import easy_tf_log only through this function.
 """
 from __future__ import annotations
 
 import csv
 import math
 import os
+import sys
 from pathlib import Path
 
 import psutil
 
-from drlhp.runtime.run_paths import RunPaths
-from drlhp.runtime.tf_setup import import_easy_tf_log
+from drlhp.records.run_paths import RunPaths
+
+
+def import_easy_tf_log():
+    """Import easy_tf_log on current TensorFlow (see the module docstring)."""
+    old_name = "tensorflow.python._pywrap_events_writer"
+    if old_name not in sys.modules:
+        from tensorflow.python.client import _pywrap_events_writer
+
+        sys.modules[old_name] = _pywrap_events_writer
+    import easy_tf_log
+
+    return easy_tf_log
 
 
 class MetricsLogger:
@@ -92,7 +108,7 @@ def write_hparams(log_dir: str | os.PathLike, config: dict, summary: dict, trial
     import tensorflow as tf
     from tensorboard.plugins.hparams import api as hp
 
-    from drlhp.runtime.run_record import flatten
+    from drlhp.records.run_record import flatten
 
     hparams = {k: _hparam_value(v) for k, v in sorted(flatten(config).items())}
     step = int(summary.get("timesteps") or 0)

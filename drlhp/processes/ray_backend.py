@@ -1,12 +1,12 @@
-"""--backend ray: the three roles as Ray actors, in place of drlhp.runtime.launcher's processes. The same
+"""--backend ray: the three roles as Ray actors, in place of drlhp.processes.launcher's processes. The same
 interface to drlhp.run.pipeline.run_processes: ``create(cfg, run_dir) -> (Channels, RayGroup)``, and RayGroup
-is a drlhp.runtime.child.ChildGroup, as the local backend's ProcessGroup.
+is a drlhp.processes.child.ChildGroup, as the local backend's ProcessGroup.
 
     actors     one per role, its class named after the role: PolicyActor, RewardPredictorActor,
                PrefInterfaceActor (Ray names a worker process ray::<class>: the policy's says "Policy");
-               each runs the one child wrapper (drlhp.runtime.child.run_child, as the local backend's
+               each runs the one child wrapper (drlhp.processes.child.run_child, as the local backend's
                processes) in one long task whose return value is its Report
-    channels   drlhp.runtime.ray_channels: one hub actor, same policies (segments dropped when full and counted,
+    channels   drlhp.processes.ray_channels: one hub actor, same policies (segments dropped when full and counted,
                preferences blocking, weights latest-wins, the stop flag)
     placement  --policy_resources / --predictor_resources / --labeller_resources: JSON dicts of Ray resources
                ("CPU" -> num_cpus, "GPU" -> num_gpus, anything else a custom resource)
@@ -34,9 +34,9 @@ import time
 import ray
 from ray.exceptions import GetTimeoutError, RayError
 
-from drlhp.runtime.child import Child, ChildGroup, run_child
-from drlhp.runtime.messages import Report
-from drlhp.runtime.ray_channels import create_channels
+from drlhp.processes.child import Child, ChildGroup, run_child
+from drlhp.processes.messages import Report
+from drlhp.processes.ray_channels import create_channels
 
 START_TIMEOUT_S = 180.0  # an actor not started by then: no node has its resources, or the cluster is stuck
 ADDRESS_TIMEOUT_S = 5.0  # --ray_address: a TCP connection to it, tried before ray.init
@@ -85,7 +85,7 @@ def actor_options(resources: dict | None) -> dict:
 
 def init_kwargs(address: str | None = None) -> dict:
     """ray.init's arguments: the workers import this checkout (not another copy on their path)."""
-    from drlhp.runtime.run_record import REPO_ROOT
+    from drlhp.records.run_record import REPO_ROOT
 
     path = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p)
     return {"address": address, "include_dashboard": False, "log_to_driver": True,
@@ -158,7 +158,7 @@ class RayGroup(ChildGroup):
                 except RayError as e:
                     self._fail(role, f"its Ray actor died: {type(e).__name__}")
         if self.run_dir:
-            from drlhp.runtime.atomic import write_json
+            from drlhp.records.atomic import write_json
 
             write_json(os.path.join(self.run_dir, "ray_nodes.json"),
                        {"driver": ray.get_runtime_context().get_node_id(), **self.nodes})

@@ -149,7 +149,7 @@ def choose_precision(setting, onednn="auto", flags: set[str] | None = None) -> P
 
 def choose_policy_precision(setting, flags: set[str] | None = None, kernels: KernelChoice | None = None
                             ) -> PrecisionChoice:
-    """--policy_bfloat16's choice for the policy's Nature CNN (its torso: drlhp.policy.a2c.network): "on", "off", or
+    """--policy_bfloat16's choice for the policy's Nature CNN (its torso: drlhp.policy.nets): "on", "off", or
     "auto": bfloat16 where the CPU has AVX512_BF16 or AMX and the policy's TensorFlow runs oneDNN's kernels (its
     default on x86-64: ``default_kernels``), float32 elsewhere (AVX2 only: no bfloat16 units, and Eigen's bfloat16
     is slower than its float32). Measured on Pong's PPO update (1,024 agent steps, 4 epochs of 4 minibatches, 2

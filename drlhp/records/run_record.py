@@ -9,18 +9,18 @@
     <run_dir>/status.json        running / finished / crashed (with the error) / interrupted / stopped, or,
                                  once the parent has died, "parent gone: saving" / "... saved" / "... not all
                                  saved", written by the children themselves (record_parent_gone)
-    <run_dir>/stdout.log, stderr.log  the output of the run and of its child processes (drlhp.runtime.output_tee)
-    <run_dir>/progress*.csv, tb/ metrics (drlhp.runtime.metrics)
+    <run_dir>/stdout.log, stderr.log  the output of the run and of its child processes (drlhp.processes.output_tee)
+    <run_dir>/progress*.csv, tb/ metrics (drlhp.records.metrics)
     <run_dir>/checkpoints/       policy checkpoints (drlhp.policy.checkpoint)
     <run_dir>/summary.json       final figures, written at the end
-    <run_dir>/curves.png         the main curves, drawn at the end (drlhp.runtime.curves)
+    <run_dir>/curves.png         the main curves, drawn at the end (drlhp.records.curves)
 
 A resumed run (same --run_dir) keeps run.json's first start time and adds a sitting; config.json,
 command.txt and code_version.json then describe the latest sitting, and each sitting in run.json keeps
 its own command line, git commit and the arguments that changed from the sitting before
 ("config_changes": {name: [before, after]}).
 
-Every path above is spelled once, in drlhp.runtime.run_paths.RunPaths (``RunRecord(...).paths``).
+Every path above is spelled once, in drlhp.records.run_paths.RunPaths (``RunRecord(...).paths``).
 This module must not import TensorFlow: the run archive (floyd/) reads run directories with it.
 """
 from __future__ import annotations
@@ -37,10 +37,10 @@ import sys
 import tarfile
 from pathlib import Path
 
-from drlhp.runtime.atomic import write_bytes, write_json, write_text
-from drlhp.runtime.run_paths import RunPaths
+from drlhp.records.atomic import write_bytes, write_json, write_text
+from drlhp.records.run_paths import RunPaths
 
-REPO_ROOT = Path(__file__).resolve().parents[2]  # drlhp/runtime/run_record.py -> the checkout
+REPO_ROOT = Path(__file__).resolve().parents[2]  # drlhp/records/run_record.py -> the checkout
 # run.json's format. 1: run.json, stdout/stderr logs, untracked files and source archives. Run
 # directories without run.json were written by older versions (config, command, code version, status).
 RUN_FORMAT_VERSION = 1

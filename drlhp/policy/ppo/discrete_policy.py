@@ -1,16 +1,18 @@
-"""PPO for discrete actions (Atari, MovingDot): the policy's categorical form and its update, beside PPO for Box
-actions (drlhp.policy.ppo.update), whose formulas it reuses (gae, clipped_surrogate, ppo_value_loss, adam_update).
+"""PPO's policy for discrete actions (Atari, MovingDot): the categorical policy and its value on one network, and its
+compiled update, on PPO's formulas (drlhp.policy.ppo.update: gae, ppo_discrete_loss, adam_update);
+``build_discrete_ppo``, the one way a run makes it.
 
 Settings: CleanRL's ``ppo_atari.py`` and the SB3 zoo's Atari PPO (8 envs x 128 steps, 4 epochs of 4 minibatches,
 lr 2.5e-4 annealed, clip 0.1 on the surrogate and the value, entropy 0.01, vf_coef 0.5, max_grad_norm 0.5, gamma
 0.99, lambda 0.95, Adam eps 1e-5): PPOConfig's fields, which the presets set for --algo ppo on a discrete-action
 env (drlhp/config/presets.py, FOR_DISCRETE_PPO).
 
-The network is A2C's (drlhp.policy.a2c.network.policy_network): the Nature CNN on uint8 84x84x4 frames, /255 inside
-the graph (an MLP for vector observations), one torso under the policy's logits and the value, orthogonal init
-(sqrt 2 torso, 0.01 logits, 1 value) as CleanRL's. No observation normalization and no reward scaling by a running
-return: the frames are scaled in the graph, and the rewards come clipped to their sign (the true reward) or
-normalized by the predictor (mean 0, std 0.05, centred and clipped as A2C gets them): the same reward A2C learns on.
+The network is A2C's (drlhp.policy.nets.policy_network, both discrete algorithms'): the Nature CNN on uint8 84x84x4
+frames, /255 inside the graph (an MLP for vector observations), one torso under the policy's logits and the value,
+orthogonal init (sqrt 2 torso, 0.01 logits, 1 value) as CleanRL's. No observation normalization and no reward
+scaling by a running return: the frames are scaled in the graph, and the rewards come clipped to their sign (the true
+reward) or normalized by the predictor (mean 0, std 0.05, centred and clipped as A2C gets them): the same reward A2C
+learns on.
 
 One update (``DiscretePPOPolicy.learn``), on a rollout of n_steps x n_envs agent steps paid r_t:
     A_t, R^_t = gae(r, V, cuts, V(s_T))          cuts: episode ends where they stop the returns (A2C's
@@ -30,38 +32,21 @@ import collections
 import numpy as np
 import tensorflow as tf
 
+from drlhp.config import RunConfig
 from drlhp.config.ppo import PPOConfig
-from drlhp.policy.a2c.network import policy_network
+from drlhp.policy.nets import policy_network
 from drlhp.policy.ppo.batches import DiscreteRollout
-from drlhp.policy.ppo.update import adam_state, adam_update, clipped_surrogate, gae, ppo_value_loss, restore_adam
+from drlhp.policy.ppo.update import (
+    adam_state,
+    adam_update,
+    categorical_log_prob,
+    gae,
+    ppo_discrete_loss,
+    restore_adam,
+)
 from drlhp.policy.running_norm import rng_state, set_rng_state
 
 N_FIGURES = 7  # what one minibatch step returns: losses, entropy, KL, clip fraction, grad norm, mean value
-
-
-def categorical_log_prob(logits, actions):
-    """log pi(a|s) of the actions (B,) int32 under softmax(logits (B, n_actions)): (B,)."""
-    return -tf.nn.sparse_softmax_cross_entropy_with_logits(labels=actions, logits=logits)
-
-
-def categorical_entropy(logits):
-    """Each row's entropy, -sum_a pi(a) log pi(a): (B,)."""
-    log_p = tf.nn.log_softmax(logits)
-    return -tf.reduce_sum(tf.exp(log_p) * log_p, axis=-1)
-
-
-def ppo_discrete_loss(logits, values, actions, old_log_prob, advantages, returns, old_values, cfg: PPOConfig,
-                      ent_coef):
-    """PPO's loss on a minibatch of a categorical policy (advantages as given: normalize them first) and its
-    figures: (loss, policy loss, value loss, mean entropy, approx KL, clip fraction)."""
-    new_log_prob = categorical_log_prob(logits, actions)
-    policy_loss, clip_frac = clipped_surrogate(new_log_prob, old_log_prob, advantages, cfg.clip_coef)
-    value_loss = ppo_value_loss(values, old_values, returns, cfg.clip_coef, cfg.clip_vloss)
-    entropy = tf.reduce_mean(categorical_entropy(logits))
-    loss = policy_loss - ent_coef * entropy + cfg.vf_coef * value_loss
-    log_ratio = new_log_prob - old_log_prob
-    approx_kl = tf.reduce_mean(tf.exp(log_ratio) - 1.0 - log_ratio)  # Schulman's low-variance estimator
-    return loss, policy_loss, value_loss, entropy, approx_kl, clip_frac
 
 
 class DiscretePPOPolicy:
@@ -196,3 +181,14 @@ class DiscretePPOPolicy:
     def weights_only(self) -> dict[str, np.ndarray]:
         """The network's weights in float16 (a milestone, a model for models/), as A2CPolicy.weights_only."""
         return {f"weight_{i}": np.asarray(w, np.float16) for i, w in enumerate(self.model.get_weights())}
+
+
+def build_discrete_ppo(cfg: RunConfig, env) -> DiscretePPOPolicy:
+    """Discrete PPO's policy for ``env`` (an envs.VecEnv of --ppo_n_envs workers), after setting this process's
+    TensorFlow threads and seeds (as every algorithm's builder)."""
+    from drlhp.processes.cpu import choose_policy_precision
+    from drlhp.processes.tf_setup import configure_tensorflow
+
+    configure_tensorflow(cfg.tf_intra_threads, cfg.tf_inter_threads, seed=cfg.seed)
+    return DiscretePPOPolicy(env.obs_shape, env.n_actions, cfg.ppo, cfg.seed, obs_dtype=env.obs_dtype,
+                             bfloat16=choose_policy_precision(cfg.policy_bfloat16).bfloat16)

@@ -3,7 +3,7 @@
 ``RunPaths(run_dir).summary`` and so on; the class attributes in capitals are the same names relative
 to a run directory (``RunPaths.PREFS`` is ``prefs/prefs.npz``), for code that looks for a file under a
 directory that may or may not be a run directory (``drlhp.reward.checkpoint.find_file``).
-What each file holds: drlhp/runtime/run_record.py. Imports nothing heavy: floyd (no TensorFlow) uses it.
+What each file holds: drlhp/records/run_record.py. Imports nothing heavy: floyd (no TensorFlow) uses it.
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """The channels between the three roles, one name each, and each role's ports: the channels it is handed
 (as Acme hands each node just its handles), under the same names as in the run's Channels.
 
-    Channels             every channel of one run, made by a backend: drlhp.runtime.launcher
-                         (multiprocessing) or drlhp.runtime.ray_channels (proxies to one hub actor), each
+    Channels             every channel of one run, made by a backend: drlhp.processes.launcher
+                         (multiprocessing) or drlhp.processes.ray_channels (proxies to one hub actor), each
                          from the channel's kind
     PolicyPorts          what the policy process uses
     PrefInterfacePorts   what the preference interface uses
@@ -29,7 +29,7 @@ A ports class's fields are channel names: a role's ports are cut from the run's 
 so a channel cannot be called one thing by its writer and another by its reader. A port the run does not
 use is None (the agent's episode without --show_agent); a ports object with every port None is a role
 alone (the policy with --no_labelling). The children's reports to the parent are not a channel between
-roles: each backend has its own way back (drlhp.runtime.child).
+roles: each backend has its own way back (drlhp.processes.child).
 """
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
 """The local backend (the default): each role a child process of the ``spawn`` context (TensorFlow is
 not fork-safe), the channels multiprocessing's, made here and nowhere else.
 
-    create(cfg, run_dir)  -> (Channels, ProcessGroup): the run's channels (drlhp.runtime.ports), each
+    create(cfg, run_dir)  -> (Channels, ProcessGroup): the run's channels (drlhp.processes.ports), each
                    of its kind: queue (multiprocessing.Queue, bounded), latest (queues.LatestValue), int
                    (multiprocessing.Value("q")), flag (queues.SharedFlag), flow (queues.SegmentFlow)
-    ProcessGroup   drlhp.runtime.child.ChildGroup on processes: start(child) spawns a process that runs
-                   the one child wrapper (drlhp.runtime.child.run_child) and puts its Report on the
+    ProcessGroup   drlhp.processes.child.ChildGroup on processes: start(child) spawns a process that runs
+                   the one child wrapper (drlhp.processes.child.run_child) and puts its Report on the
                    group's report queue
 
 A child that raises reports its error and sets the stop event; a child that dies without a word
@@ -16,7 +16,7 @@ the stop event, saves and exits 0, and says so in its report (ProcessGroup.stopp
 No orphans: a child whose parent has died (even by SIGKILL) stops the same way, and exits within
 PARENT_GONE_EXIT_S whatever it was doing (_watch_parent). Nobody is left to write the run's status, so
 the children do: "parent gone: saving", then "parent gone: saved" once each role has saved
-(drlhp.runtime.run_record.record_parent_gone).
+(drlhp.records.run_record.record_parent_gone).
 """
 from __future__ import annotations
 
@@ -31,12 +31,12 @@ import threading
 import time
 from dataclasses import replace
 
-from drlhp.runtime.child import STOPPED_BY_SIGTERM, Child, ChildGroup, run_child
-from drlhp.runtime.lifeline import mark_parent_gone, parent_gone
-from drlhp.runtime.ports import Channels, queue_sizes
-from drlhp.runtime.queues import LatestValue, SegmentFlow, SharedFlag
-from drlhp.runtime.run_paths import RunPaths
-from drlhp.runtime.run_record import SAVED, STOPPING, record_parent_gone
+from drlhp.processes.child import STOPPED_BY_SIGTERM, Child, ChildGroup, run_child
+from drlhp.processes.lifeline import mark_parent_gone, parent_gone
+from drlhp.processes.ports import Channels, queue_sizes
+from drlhp.processes.queues import LatestValue, SegmentFlow, SharedFlag
+from drlhp.records.run_paths import RunPaths
+from drlhp.records.run_record import SAVED, STOPPING, record_parent_gone
 
 STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 PARENT_POLL_S = 0.5  # how often a child checks that its parent is alive
@@ -52,7 +52,7 @@ def create(cfg, run_dir: str) -> tuple[Channels, "ProcessGroup"]:
 
 
 def _channel(ctx, sizes: dict[str, int], name: str, kind: str):
-    """One channel of the kind drlhp.runtime.ports gives it, multiprocessing's."""
+    """One channel of the kind drlhp.processes.ports gives it, multiprocessing's."""
     if kind == "queue":
         return ctx.Queue(maxsize=sizes[name])
     if kind == "int":
@@ -62,7 +62,7 @@ def _channel(ctx, sizes: dict[str, int], name: str, kind: str):
 
 def _redirect_broken_output(log_dir: str | None) -> None:
     """Point fds 1 and 2, where they are pipes whose reader is gone, at <log_dir>/stdout.log and
-    stderr.log (or /dev/null): the parent's output tee (drlhp.runtime.output_tee) died with the parent, and a
+    stderr.log (or /dev/null): the parent's output tee (drlhp.processes.output_tee) died with the parent, and a
     print into its pipe would raise BrokenPipeError in the middle of saving."""
     for fd, name in ((1, RunPaths.STDOUT), (2, RunPaths.STDERR)):
         poll = select.poll()
@@ -106,7 +106,7 @@ def _watch_parent(child: Child, parent_pid: int, stop_event, report_queue, log_d
     def watch():
         while os.getppid() == parent_pid:
             time.sleep(PARENT_POLL_S)
-        mark_parent_gone()  # a role's waits shorten to fit PARENT_GONE_EXIT_S (drlhp.runtime.lifeline)
+        mark_parent_gone()  # a role's waits shorten to fit PARENT_GONE_EXIT_S (drlhp.processes.lifeline)
         _redirect_broken_output(log_dir)
         report_queue.cancel_join_thread()  # nobody will read our report: do not wait at exit to send it
         print(f"[{role}] the parent process {parent_pid} is gone: stopping", file=sys.stderr, flush=True)

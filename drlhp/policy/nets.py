@@ -1,4 +1,5 @@
-"""Policy networks: the Nature CNN for image observations, an MLP for vector observations.
+"""The discrete-action policies' networks (A2C's and discrete PPO's): the Nature CNN for image observations, an MLP
+for vector observations.
 
 Both take the raw observation (uint8 images) and normalize INSIDE the graph (uint8 -> [0, 1]), so no
 caller can forget to: an unnormalized input cost the original reproduction months.

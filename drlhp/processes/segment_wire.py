@@ -13,7 +13,7 @@ import functools
 
 import numpy as np
 
-from drlhp.runtime.messages import Segment
+from drlhp.processes.messages import Segment
 
 
 def _is_shifted_stack(obs: np.ndarray) -> bool:

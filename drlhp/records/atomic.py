@@ -1,21 +1,60 @@
 """Atomic writes: a temporary file in the same folder, flushed, then renamed over the target.
 
 A crash mid-write leaves the previous file intact, never a half-written one. A planned stop (SIGTERM,
---stop_after_hours) that comes during a write waits for it to end (drlhp.runtime.interrupts.interrupts_deferred).
+--stop_after_hours: drlhp.processes.interrupts) that comes during a write waits for it to end
+(``interrupts_deferred``).
 """
 from __future__ import annotations
 
 import json
 import os
 import tempfile
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
-from drlhp.runtime.interrupts import interrupts_deferred
-
 _UMASK = os.umask(0)
 os.umask(_UMASK)
+
+
+# An interrupt the stop handlers raise (SIGTERM, --stop_after_hours: drlhp.processes.interrupts) waits while the main
+# thread is in a block that must not be cut in two (``interrupts_deferred``: an atomic write, whose library code,
+# numpy's savez closing its zip, turns an exception raised inside it into another error and the planned stop into a
+# crash); it is raised when the block ends. Signal handlers run in the main thread only, so only the main thread's
+# blocks count.
+_deferring = 0
+_pending: BaseException | None = None
+
+
+def raise_or_defer(exc: BaseException) -> None:
+    """Raise ``exc`` now, or, inside ``interrupts_deferred``, when that block ends (a signal handler: the main
+    thread, the only one whose blocks count)."""
+    global _pending
+    if _deferring:
+        _pending = _pending or exc
+        return
+    raise exc
+
+
+@contextmanager
+def interrupts_deferred():
+    """Within the block SIGTERM and --stop_after_hours (drlhp.processes.interrupts' handlers) wait; the first that came
+    is raised as the block ends (if the block raised, with its error as the context). Ctrl-C (Python's own handler) is
+    not deferred. Nests; a no-op off the main thread (where no handler runs)."""
+    global _deferring, _pending
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _deferring += 1
+    try:
+        yield
+    finally:
+        _deferring -= 1
+        if not _deferring and _pending is not None:  # raised here, after an error of the block too (its context)
+            exc, _pending = _pending, None
+            raise exc
 
 
 def _atomic_write(path: Path, write) -> None:

@@ -10,7 +10,7 @@ processes, which inherit fds 1 and 2 from the parent.
     tee.close()                # restores fds 1 and 2, drains the pipes
 
 The logs get every byte. The terminal gets stderr without TensorFlow's and absl's own lines
-(drlhp.runtime.tf_setup.is_tf_log_line, which says why), unless DRLHP_TF_LOGS=1 (TfLogFilter).
+(drlhp.processes.tf_setup.is_tf_log_line, which says why), unless DRLHP_TF_LOGS=1 (TfLogFilter).
 """
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ import sys
 import threading
 import time
 
-from drlhp.runtime.run_paths import RunPaths
-from drlhp.runtime.run_record import now_iso
-from drlhp.runtime.tf_setup import is_tf_log_line, tf_logs_shown
+from drlhp.processes.tf_setup import is_tf_log_line, tf_logs_shown
+from drlhp.records.run_paths import RunPaths
+from drlhp.records.run_record import now_iso
 
 HOLD_S = 0.3  # the longest a partial line that may be TensorFlow's waits for its end before it is shown
 HOLD_STARTS = b"IWET(\x1b"  # the first bytes of the lines TfLogFilter drops: only such a partial line waits

@@ -8,16 +8,18 @@
 A reader that stops early (``python run.py --list_envs | head``, ``python -m floyd list | head``) is
 a stop too, of the output alone: ``except BrokenPipeError: return broken_pipe_exit()``.
 
-Imports nothing heavy: floyd (no TensorFlow) uses it too. The child processes' own handling of
-SIGTERM (a stop request they act on) is in drlhp.runtime.launcher.
+A stop that comes while a file is being written waits for the write to end (drlhp.records.atomic's
+``raise_or_defer``). Imports nothing heavy: floyd (no TensorFlow) uses it too. The child processes' own handling of
+SIGTERM (a stop request they act on) is in drlhp.processes.launcher.
 """
 from __future__ import annotations
 
 import os
 import signal
 import sys
-import threading
 from contextlib import contextmanager
+
+from drlhp.records.atomic import raise_or_defer
 
 INTERRUPTED_EXIT = 130  # the shell's code for a process stopped by SIGINT (128 + 2)
 BROKEN_PIPE_EXIT = 1
@@ -28,45 +30,8 @@ class SittingOver(KeyboardInterrupt):
     planned, so it ends "stopped" with exit 0 (``end_sitting``)."""
 
 
-# An interrupt our handlers raise (SIGTERM, --stop_after_hours) waits while the main thread is in a block that must
-# not be cut in two (``interrupts_deferred``: an atomic write, whose library code, numpy's savez closing its zip, turns
-# an exception raised inside it into another error and the planned stop into a crash); it is raised when the block
-# ends. Signal handlers run in the main thread only, so only the main thread's blocks count.
-_deferring = 0
-_pending: BaseException | None = None
-
-
-def _interrupt(exc: BaseException) -> None:
-    """Raise ``exc`` now, or, inside ``interrupts_deferred``, when that block ends (a signal handler: the main
-    thread, the only one whose blocks count)."""
-    global _pending
-    if _deferring:
-        _pending = _pending or exc
-        return
-    raise exc
-
-
-@contextmanager
-def interrupts_deferred():
-    """Within the block SIGTERM and --stop_after_hours (this module's handlers) wait; the first that came is
-    raised as the block ends (if the block raised, with its error as the context). Ctrl-C (Python's own handler) is
-    not deferred. Nests; a no-op off the main thread (where no handler runs)."""
-    global _deferring, _pending
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    _deferring += 1
-    try:
-        yield
-    finally:
-        _deferring -= 1
-        if not _deferring and _pending is not None:  # raised here, after an error of the block too (its context)
-            exc, _pending = _pending, None
-            raise exc
-
-
 def _raise_keyboard_interrupt(signum, frame):
-    _interrupt(KeyboardInterrupt(f"signal {signum}"))
+    raise_or_defer(KeyboardInterrupt(f"signal {signum}"))
 
 
 @contextmanager
@@ -89,7 +54,7 @@ def sitting_timer(hours: float):
         return
 
     def time_up(signum, frame):
-        _interrupt(SittingOver(f"--stop_after_hours {hours:g}"))
+        raise_or_defer(SittingOver(f"--stop_after_hours {hours:g}"))
 
     previous = signal.signal(signal.SIGALRM, time_up)
     signal.setitimer(signal.ITIMER_REAL, hours * 3600.0)
@@ -122,7 +87,7 @@ def sigterm_ignored():
 
 def mark_interrupted(record, message: str | None = None, summary: dict | None = None) -> int:
     """A stopped run: ``summary`` written (if given), status "interrupted", ``message`` to stderr;
-    returns the exit code, 130. ``record``: a drlhp.runtime.run_record.RunRecord."""
+    returns the exit code, 130. ``record``: a drlhp.records.run_record.RunRecord."""
     if summary is not None:
         record.write_summary(summary)
     record.set_status("interrupted")

@@ -1,58 +1,11 @@
-"""The two learners' hyper-parameters: the policy's (A2CConfig) and the reward predictor's (RewardConfig).
-Each field is a flag (drlhp.config, which combines them into RunConfig; import them from there)."""
+"""The reward predictor's hyper-parameters (RewardConfig). Each field is a flag ``--reward_<field>`` unless its
+``opt(flag=...)`` names it otherwise (drlhp.config.cli; RunConfig.reward, drlhp.config)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from drlhp.config.fields import NOT_NEGATIVE, POSITIVE, opt, whole, within
-from drlhp.runtime.cpu import BFLOAT16_SETTINGS, ONEDNN_SETTINGS
-
-
-@dataclass(frozen=True)
-class A2CConfig:
-    """Advantage actor-critic (Mnih et al., 2016), synchronous, as in OpenAI baselines' A2C.
-
-    Attributes:
-        n_envs: environments stepped in parallel (the batch is n_envs x n_steps agent steps).
-        n_steps: agent steps per env per update (the n of n-step returns).
-        lr: RMSprop learning rate at step 0, decayed linearly to 0 over the run's timesteps.
-        rms_decay: RMSprop decay (rho) of the mean squared gradient.
-        rms_eps: RMSprop epsilon.
-        rmsprop_style: "torch" (PyTorch's RMSprop: mean square initialized to 0, epsilon outside the square
-            root) or "tf1" (TensorFlow 1's RMSProp, which OpenAI baselines' A2C used: mean square initialized
-            to 1, epsilon inside the square root, as Keras 3's RMSprop also has it); docs/results/pong.md and
-            moving-dot.md compare them.
-        ent_coef: weight of the entropy bonus.
-        ent_coef_switch_million_timesteps: from this many million agent steps on, the entropy bonus is
-            --ent_coef_after_switch instead (0: never). The Pong campaign's run halved it at 6.3M, once the
-            policy rallied and scored, and climbed from +3 to +18 (docs/results/pong.md, sessions 11-12).
-        ent_coef_after_switch: weight of the entropy bonus after --ent_coef_switch_million_timesteps.
-        vf_coef: weight of the value loss (mean squared error).
-        gamma: discount factor per agent step.
-        max_grad_norm: global gradient-norm clip.
-        episode_ends: whether an episode's end stops the policy's n-step returns. "auto": yes with original
-            rewards (standard A2C), no with the predictor's reward, as the paper did ("we do not send life loss
-            or episode end signals to the agent"): the envs become one continuing task, so a constant offset in
-            the learned reward cannot make the agent seek or avoid an episode's end. "on" / "off" force it.
-        original_reward: train_policy_with_original_rewards: "clipped" (sign of the env's reward, the A2C
-            convention) or "scaled" (that sign with its running mean removed and its std scaled to 0.05, as the
-            predictor's reward reaches the policy; an experiment).
-    """
-
-    n_envs: int = opt(16, check=whole(1))
-    n_steps: int = opt(5, check=whole(1))
-    lr: float = opt(7e-4, check=POSITIVE)
-    rms_decay: float = opt(0.99, check=within(0, 1, high_in=False))
-    rms_eps: float = opt(1e-5, check=POSITIVE)
-    rmsprop_style: str = opt("torch", choices=("torch", "tf1"))
-    ent_coef: float = opt(0.01, check=NOT_NEGATIVE)
-    ent_coef_switch_million_timesteps: float = opt(0.0, check=NOT_NEGATIVE)
-    ent_coef_after_switch: float = opt(0.005, check=NOT_NEGATIVE)
-    vf_coef: float = opt(0.5, check=NOT_NEGATIVE)
-    gamma: float = opt(0.99, check=within(0, 1))
-    max_grad_norm: float = opt(0.5, check=POSITIVE)
-    episode_ends: str = opt("auto", choices=("auto", "on", "off"))
-    original_reward: str = opt("clipped", choices=("clipped", "scaled"))
+from drlhp.processes.cpu import BFLOAT16_SETTINGS, ONEDNN_SETTINGS
 
 
 @dataclass(frozen=True)
@@ -113,14 +66,14 @@ class RewardConfig:
         onednn: the CPU kernel library of the predictor's TensorFlow (its process, and
             pretrain_reward_predictor): "on" oneDNN's, "off" Eigen's, "auto" by the CPU's flags: oneDNN with
             AVX-512 (avx512f), Eigen on x86-64 without it, TensorFlow's default on other CPUs (why:
-            drlhp/runtime/cpu.py). The choice and why are printed at start and recorded in run.json's sitting and
+            drlhp/processes/cpu.py). The choice and why are printed at start and recorded in run.json's sitting and
             summary.json. --reward_onednn alone means on, --no-reward_onednn off. The policy keeps TensorFlow's
             default (oneDNN on x86-64).
         bfloat16: what the predictor's convolutions compute in (weights, dense layers, loss and gradients stay
             float32), in its process and in the policy's, which computes the reward with the same network: "on"
             bfloat16, "off" float32, "auto" bfloat16 where the CPU has AVX512_BF16 or AMX and the predictor runs
             oneDNN's kernels (about 1.45x faster per training step there, slower elsewhere), float32 elsewhere
-            (drlhp/runtime/cpu.py). The choice and why are printed at start and recorded in run.json's sitting
+            (drlhp/processes/cpu.py). The choice and why are printed at start and recorded in run.json's sitting
             and summary.json. The pong preset keeps it off (docs/results/speed.md, session 12).
         train_fraction: the largest fraction of wall time the predictor spends training beside the policy
             (after a step of d seconds it rests d x (1/f - 1)), so it does not starve the policy of a core;

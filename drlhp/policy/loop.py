@@ -1,17 +1,25 @@
-"""Training the policy: rollout -> A2C update, with progress, metrics and checkpoints.
+"""The policy's training loop, one for every algorithm (Stable-Baselines3's OnPolicyAlgorithm): rollout -> observers
+-> learn -> after_update, with progress, metrics, checkpoints and random play before the first reward. It knows no
+algorithm: each fills the hooks below in its folder (A2C: drlhp.policy.a2c.trainer; PPO: drlhp.policy.ppo.trainer on
+Box actions, drlhp.policy.ppo.discrete_trainer on discrete ones), and drlhp.policy.algorithms picks one.
 
     PolicyTrainer.train: until this sitting's end (the budget, or --stop_at_million_timesteps), the last 100
     episodes reaching --stop_at_true_return and/or --stop_at_success_rate, or the stop event (ports.stop_event):
         while the reward source is not ready (no predictor weights yet):
-            random play: rollouts with random actions (PPO: its initial Gaussian policy), shown to the
-            observers, not trained on and not counted in the budget (paused while wait_for_reward() says
+            random play: rollouts with random actions (PPO on Box actions: its initial Gaussian policy), shown to
+            the observers, not trained on and not counted in the budget (paused while wait_for_reward() says
             so: the predictor needs no more random-play segments, or the labeller wants none now)
         rollout = play()                  (n_steps x n_envs agent steps, its rewards from the reward source)
         observers see the rollout         (segments for the labeller, metrics)
-        learn(rollout)                    (A2C: lr decays linearly to 0 at the horizon; PPO: ppo_trainer)
+        learn(rollout)                    (the algorithm's update, at learning_rate() and entropy_coef())
         after_update: milestones, checkpoints, the progress line + metrics every log_interval s
     then the pacing observers' before_end (a person's last labels), and end_sitting: a final checkpoint and the
     HParams record; it returns the summary (for summary.json)
+
+What an algorithm fills: ``algo`` (its name in a checkpoint's meta and the summary), ``make_runner`` (what plays its
+rollouts), ``learn`` (one update), ``learning_rate`` and ``entropy_coef`` (now). The rest has defaults for drlhp's
+vector envs (envs.VecEnv: ``random_rollout``, ``play``, ``_count_episodes``, ``targets``, ``milestone``), which PPO
+on Box actions replaces for its gymnasium vector envs.
 
 Metrics: drlhp's own names (``policy/``, ``system/``) and the usual Stable-Baselines3 ones beside them
 (``rollout/ep_rew_mean``, ``rollout/ep_len_mean``, ``rollout/success_rate``, ``train/entropy_loss``,
@@ -25,17 +33,15 @@ from dataclasses import dataclass
 from typing import Callable
 
 from drlhp.config import RunConfig
-from drlhp.policy.a2c.rollout import RolloutRunner
-from drlhp.policy.a2c.update import A2CPolicy
 from drlhp.policy.checkpoint import CheckpointError, load_policy_checkpoint, save_milestone, save_policy_checkpoint
 from drlhp.policy.reward_figures import RewardFigures
 from drlhp.policy.reward_source import RewardSource
 from drlhp.policy.sitting_clock import SittingClock
-from drlhp.policy.training_state import RECENT_EPISODES, TrainingState, _mean, env_seed  # noqa: F401 (importers')
-from drlhp.runtime.formatting import format_duration
-from drlhp.runtime.metrics import MetricsLogger, memory_mb
-from drlhp.runtime.ports import PolicyPorts
-from drlhp.runtime.run_record import RunRecord
+from drlhp.policy.training_state import RECENT_EPISODES, TrainingState, _mean
+from drlhp.processes.ports import PolicyPorts
+from drlhp.records.formatting import format_duration
+from drlhp.records.metrics import MetricsLogger, memory_mb
+from drlhp.records.run_record import RunRecord
 from envs import VecEnv
 
 
@@ -70,20 +76,12 @@ class RolloutObserver:
         return {}
 
 
-def episode_ends_for(cfg: RunConfig, reward_source: RewardSource) -> bool:
-    """Whether episode ends stop the returns (A2CConfig.episode_ends): "auto" is yes with the env's
-    reward, no with the predictor's (the paper's single continuing episode)."""
-    if cfg.a2c.episode_ends == "auto":
-        return reward_source.name != "predicted"
-    return cfg.a2c.episode_ends == "on"
-
-
 @dataclass(frozen=True)
 class Agent:
     """What the trainer trains: the envs it plays, the policy, and the reward the policy learns from."""
 
-    env: VecEnv
-    policy: A2CPolicy
+    env: VecEnv  # or, for PPO on Box actions, a gymnasium vector env
+    policy: object  # the algorithm's: A2CPolicy, DiscretePPOPolicy, PPOPolicy
     reward_source: RewardSource
 
 
@@ -98,9 +96,15 @@ class Outputs:
 
 
 class PolicyTrainer:
+    """The loop (``train``) and what every algorithm's training shares: resuming, checkpoints and milestones, the
+    episodes' counts and targets, the progress line, metrics and summary. A subclass is one algorithm's trainer."""
+
+    algo = ""  # the algorithm's name, in a checkpoint's meta and the summary (a meta without one: A2C's)
+    figures_around_points = True  # RewardFigures (a game's points: Atari's); not for PPO's Box-action tasks
+
     def __init__(self, cfg: RunConfig, agent: Agent, out: Outputs, ports: PolicyPorts = PolicyPorts(),
                  observers: list[RolloutObserver] = ()):
-        """``ports`` (drlhp.runtime.ports.PolicyPorts): the loop reads ``stop_event`` (stop) and
+        """``ports`` (drlhp.processes.ports.PolicyPorts): the loop reads ``stop_event`` (stop) and
         ``random_play_over`` (random play is over: wait for the first weights); the observers hold the
         channels they feed. ``PolicyPorts()`` (every port None): the policy alone."""
         env, policy, reward_source = agent.env, agent.policy, agent.reward_source
@@ -118,8 +122,26 @@ class PolicyTrainer:
         self.has_success = bool(self.state.recent_successes) or None
         self.runner = self.make_runner()
 
-    figures_around_points = True  # RewardFigures (a game's points: Atari's); not for PPO's Box-action tasks
+    # --- what an algorithm fills -----------------------------------------------------------------------------------
+    def make_runner(self):
+        """What plays the rollouts (``run()``, and ``run(random_actions=True)`` unless ``random_rollout`` is
+        replaced), its envs seeded for this sitting (``training_state.env_seed``)."""
+        raise NotImplementedError
 
+    def learn(self, rollout) -> dict:
+        """One update on ``rollout``; the losses and figures for the progress line and metrics (``entropy`` among
+        them)."""
+        raise NotImplementedError
+
+    def learning_rate(self) -> float:
+        """The learning rate now (``self.state.timesteps`` into the run)."""
+        raise NotImplementedError
+
+    def entropy_coef(self) -> float:
+        """The entropy bonus's weight now."""
+        raise NotImplementedError
+
+    # --- the run's checkpoints ---------------------------------------------------------------------------------------
     def resume(self) -> None:
         """The newest checkpoint of --load_policy_ckpt_dir into the policy, the state and the reward source."""
         arrays, meta = self.load_checkpoint(self.cfg.load_policy_ckpt_dir)
@@ -130,34 +152,20 @@ class PolicyTrainer:
 
     def load_checkpoint(self, path) -> tuple[dict, dict]:
         """(arrays, meta) of the newest checkpoint at ``path``; CheckpointError where another algorithm wrote it
-        (PPO's network on discrete actions is A2C's: its weights would load, and its optimizer state not)."""
+        (discrete PPO's network is A2C's: its weights would load, and its optimizer state not)."""
         arrays, meta = load_policy_checkpoint(path)
-        if meta.get("algo", "a2c") != "a2c":
-            raise CheckpointError(f"policy checkpoint {meta['path']} is {meta['algo']}'s; this run is A2C's")
+        written_by = meta.get("algo", "a2c")
+        if written_by != self.algo:
+            raise CheckpointError(f"policy checkpoint {meta['path']} is {written_by}'s; this run is "
+                                  f"{self.algo.upper()}'s")
         return arrays, meta
 
     def restore_policy(self, arrays: dict, meta: dict) -> None:
-        self.policy.set_state(arrays)
-
-    def make_runner(self):
-        """What plays the rollouts (A2C's RolloutRunner; PPO's RolloutCollector), its envs seeded for this sitting."""
-        cfg = self.cfg
-        return RolloutRunner(self.env, self.policy, self.reward_source, cfg.a2c.n_steps, cfg.a2c.gamma,
-                             seed=env_seed(cfg.seed, self.state.updates, self.env.n_envs),
-                             episode_ends=episode_ends_for(cfg, self.reward_source))
-
-    def learning_rate(self) -> float:
-        """lr decayed linearly from cfg.a2c.lr at step 0 to 0 at the horizon (--lr_horizon_million_timesteps;
-        by default the run's last step)."""
-        frac = 1.0 - self.state.timesteps / max(1, self.cfg.lr_horizon_timesteps)
-        return self.cfg.a2c.lr * max(frac, 0.0)
-
-    def entropy_coef(self) -> float:
-        """The entropy bonus's weight now: --ent_coef, then --ent_coef_after_switch from
-        --ent_coef_switch_million_timesteps on (0: never)."""
-        a2c = self.cfg.a2c
-        switch = int(round(a2c.ent_coef_switch_million_timesteps * 1e6))
-        return a2c.ent_coef_after_switch if switch and self.state.timesteps >= switch else a2c.ent_coef
+        """A checkpoint's arrays into the policy; CheckpointError where they do not fit this env's network."""
+        try:
+            self.policy.set_state(arrays)
+        except (KeyError, ValueError) as e:
+            raise CheckpointError(f"checkpoint {meta['path']} does not fit {self.cfg.env}: {e}") from None
 
     def milestone(self, before: int) -> None:
         """A copy kept for good when the last update crossed a multiple of --milestone_million_timesteps."""
@@ -172,7 +180,7 @@ class PolicyTrainer:
     def _meta(self) -> dict:
         """The training state a checkpoint or milestone keeps, the reward source's own state with it."""
         self.state.reward_source = self.reward_source.state()
-        return self.state.to_meta()
+        return {**self.state.to_meta(), "algo": self.algo}
 
     def checkpoint(self) -> None:
         save_policy_checkpoint(self.record.ckpt_dir, self.state.updates, self.policy.get_state(), self._meta())
@@ -196,7 +204,8 @@ class PolicyTrainer:
 
     def summary(self) -> dict:
         s = self.state
-        out = {"mode": self.cfg.mode, "env": self.cfg.env, "seed": self.cfg.seed, "timesteps": s.timesteps,
+        out = {"mode": self.cfg.mode, "env": self.cfg.env, "seed": self.cfg.seed, "algo": self.algo,
+               "timesteps": s.timesteps,
                "updates": s.updates, "wall_s": round(s.wall_s, 1),
                "agent_steps_per_s": round(s.timesteps / s.wall_s, 1) if s.wall_s > 0 else None,
                "episodes": s.episodes, "true_return_last100": _mean(s.recent_returns),
@@ -233,7 +242,7 @@ class PolicyTrainer:
             obs.on_rollout(rollout, self.state)
 
     def random_rollout(self):
-        """A rollout of random play (A2C: uniform random actions), not trained on."""
+        """A rollout of random play (on drlhp's vector envs: uniform random actions), not trained on."""
         return self.runner.run(random_actions=True)
 
     def _count_episodes(self, finished) -> None:
@@ -286,19 +295,14 @@ class PolicyTrainer:
         return self.end_sitting()
 
     def play(self, timing: dict):
-        """One rollout to train on, its training rewards from the reward source in one batch (A2C's runner
-        asks the source itself; ``timing["reward_s"]``: the time that took)."""
+        """One rollout to train on, its training rewards from the reward source in one batch (the runner on drlhp's
+        vector envs asks the source itself; ``timing["reward_s"]``: the time that took)."""
         rollout = self.runner.run()
         timing["reward_s"] += rollout.reward_s
         return rollout
 
-    def learn(self, rollout) -> dict:
-        """One update on ``rollout``; the losses and figures for the progress line and metrics."""
-        return self.policy.train(rollout.b_obs, rollout.b_actions, rollout.b_returns, self.learning_rate(),
-                                 self.entropy_coef())
-
     def after_update(self, rollout, losses: dict, batch: int, timing: dict, clock: SittingClock) -> None:
-        """An update's bookkeeping for every algorithm (A2C here, PPO in ppo_trainer): counts, a milestone, the
+        """An update's bookkeeping for every algorithm: counts, a milestone, the
         episodes, running time, a checkpoint per --policy_ckpt_interval updates, progress per --log_interval s."""
         cfg, s = self.cfg, self.state
         s.updates += 1
@@ -324,9 +328,9 @@ class PolicyTrainer:
         return summary
 
     def write_hparams(self, summary: dict | None = None) -> None:
-        """The run's config and final figures to TensorBoard's HParams tab (drlhp.runtime.metrics.write_hparams),
+        """The run's config and final figures to TensorBoard's HParams tab (drlhp.records.metrics.write_hparams),
         in the policy's ``tb/``; a failure costs a warning, never the run."""
-        from drlhp.runtime.metrics import write_hparams
+        from drlhp.records.metrics import write_hparams
 
         try:
             write_hparams(self.record.paths.tb, self.cfg.to_dict(), summary or self.summary(),

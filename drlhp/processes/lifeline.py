@@ -1,7 +1,7 @@
 """Whether this process's parent is gone: nobody will wait for this child any more.
 
 A backend that watches the parent marks it (the local backend's parent-watch thread,
-drlhp.runtime.launcher); a role asks, to shorten its waits for the other roles (the predictor's wait
+drlhp.processes.launcher); a role asks, to shorten its waits for the other roles (the predictor's wait
 for the last preferences) so that it saves and exits in the time the backend gives it. Backend-neutral:
 a role imports this, never a backend (tests/test_boundaries.py). A backend that never marks it (Ray,
 whose actors end with their driver) leaves every wait at its full length.

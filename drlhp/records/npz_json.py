@@ -2,7 +2,7 @@
 
 Policy checkpoints (``drlhp.policy.checkpoint``), reward predictor checkpoints (``drlhp.reward.checkpoint``)
 and the preference database (``drlhp.reward.pref_db``) are all written with ``write`` (atomic, see
-``drlhp.runtime.atomic``) and read with ``read``: never with ``allow_pickle``, and a file that is not one of
+``drlhp.records.atomic``) and read with ``read``: never with ``allow_pickle``, and a file that is not one of
 ours gives ``NpzJsonError`` with a short reason instead of numpy's hint to load it with pickle.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from drlhp.runtime.atomic import write_npz
+from drlhp.records.atomic import write_npz
 
 NPZ_MAGIC = b"PK\x03\x04"  # every archive np.savez writes starts so
 
