@@ -216,6 +216,8 @@ class RewardPredictorProcess:
                        "predictor_kernels": self.kernels,
                        "predictor_precision": trainer.ensemble.precision.describe(), **self.fresh.summary()}
         self.logger.close()
+        if trainer is not None:
+            trainer.close()  # joins its prefetch thread (a batch for a step not taken); raises an error it met
         return {"n_preferences": len(self.db), **figures}
 
     # ---- the preference drain (its own thread) --------------------------------------------------
