@@ -99,12 +99,14 @@ def test_the_trainer_sets_the_input_norm_first_and_again_at_25_percent_more_rows
     np.testing.assert_allclose(std, np.maximum(rows.std(0), 1e-3), rtol=1e-4)
     source = synthetic_db(2, 15, t=10)  # 30 segments more: 37.5% of the 80 held
     more = sorted(source.train + source.val, key=lambda e: e.order)
-    for e in more[:9]:  # 18 segments: 22.5%, not yet
-        db.add(Preference(source.segment(e.id1), source.segment(e.id2), e.mu))
+    with trainer.lock:  # under the lock, as the preference drain adds: the next batch is drawn meanwhile
+        for e in more[:9]:  # 18 segments: 22.5%, not yet
+            db.add(Preference(source.segment(e.id1), source.segment(e.id2), e.mu))
     trainer.train_step()
     assert trainer.input_norm_sets == 1
-    for e in more[9:]:
-        db.add(Preference(source.segment(e.id1), source.segment(e.id2), e.mu))
+    with trainer.lock:
+        for e in more[9:]:
+            db.add(Preference(source.segment(e.id1), source.segment(e.id2), e.mu))
     trainer.train_step()
     assert trainer.input_norm_sets == 2 and trainer.evaluate()["reward/input_norm_sets"] == 2
     np.testing.assert_allclose(trainer.ensemble.input_norm()[0], db.obs_rows().mean(0), rtol=1e-4, atol=1e-6)
