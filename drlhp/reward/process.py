@@ -5,6 +5,8 @@
                   then train continuously: every publish_interval steps publish the weights
                   (with fresh normalization stats); every eval_interval steps validate and
                   adapt L2; every ckpt_interval_s save a checkpoint
+    prefetch thread: (with lock) the next training step's batch, while TensorFlow runs this one
+                  (RewardTrainer.train_step, drlhp.reward.prefetch); joined on stop, after the checkpoint
     on stop:      drain the remaining preferences (until the sentinel), save DB + checkpoint
 
 Files: <run_dir>/prefs/prefs.npz (drlhp.reward.pref_db) and <run_dir>/reward_predictor/reward_predictor.npz
