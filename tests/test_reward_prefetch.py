@@ -20,7 +20,7 @@ import pytest
 
 from drlhp.config import RewardConfig
 from drlhp.reward.pref_db import PrefDB
-from drlhp.runtime.messages import Preference, Segment
+from drlhp.processes.messages import Preference, Segment
 
 CFG = RewardConfig(n_members=2, batch_size=4, eval_interval=2, dropout=0.0)
 
