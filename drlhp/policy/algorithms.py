@@ -7,7 +7,7 @@
                          DiscretePPOTrainer                 build_discrete_ppo
     ("ppo", "box")       ppo.trainer:PPOTrainer             ppo.policy:build_ppo              ppo.box_actions
 
---algo auto takes the action kind's first algorithm (``AUTO``): A2C on discrete actions (the paper's Atari), PPO on
+--algo auto takes the action kind's algorithm in ``AUTO``: A2C on discrete actions (the paper's Atari), PPO on
 Box actions (the documented substitute for the paper's TRPO). Every place that trains or plays a policy reads its
 row here: the policy process (drlhp.policy.process.run_policy), the modes of one process (drlhp.run.modes:
 train_policy_with_original_rewards, watch), the input checks and the kernels line (drlhp.run.checks,
