@@ -7,7 +7,8 @@ directories (no training, no simulation).
 For each run (a finished or stopped preference run of a MuJoCo task), by thirds of its planned agent steps:
 
 * the fresh-label accuracy (reward/fresh_label_accuracy: the ensemble's agreement with each label before it trains
-  on it, over the last 100 labels; progress_reward.csv), the mean of the values logged in the third;
+  on it, over the last 100 labels; progress_reward.csv, whose steps are the predictor's, each row placed at the agent
+  step by which that many labels had been given), the mean of the values logged in the third;
 * the policy's predicted return and the oracle's (policy/predicted_return_last100, policy/task_return_last100) at
   the third's end, and pred_true_corr (the per-step correlation of the two rewards in the rollout), the third's mean;
 * the labels given in the third (the label of insertion order k was given when progress_prefs.csv's labels_given
@@ -90,6 +91,18 @@ def label_steps(prefs_rows: list[dict]) -> callable:
     return step_of
 
 
+def fresh_by_agent_step(reward_rows: list[dict], prefs_rows: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+    """The fresh-label accuracy against agent steps: progress_reward.csv counts the predictor's own training steps,
+    so each row is placed at the agent step by which the labeller had given as many labels as the predictor had
+    received then (prefs/received against progress_prefs.csv's labels_given)."""
+    received = {float(r["step"]): float(r["prefs/received"]) for r in reward_rows
+                if r.get("prefs/received") not in ("", None)}
+    steps, values = column(reward_rows, "reward/fresh_label_accuracy")
+    step_of = label_steps(prefs_rows)
+    agent = np.array([step_of(int(received.get(s, 0)) - 1) for s in steps])
+    return agent, values
+
+
 def labels_by_third(run: Path, total: float, step_of) -> tuple[dict, list]:
     """Per third: labels, median clip age, share of labelled clips with a fall; and the labels as rows
     (order, step, ids, mu, falls) for the post-hoc check."""
@@ -158,7 +171,7 @@ def measure(run: Path, baselines: dict, posthoc: bool = True) -> dict:
     verdict = None if ratio is None else ("bad" if ratio < 0.8 else "good" if ratio >= 0.9 else "middle")
     out = {"run": str(run), "task": task, "seed": seed, "return": ret, "ratio": None if ratio is None else
            round(ratio, 3), "verdict": verdict,
-           "fresh_accuracy": mean_by_third(*column(reward, "reward/fresh_label_accuracy"), total),
+           "fresh_accuracy": mean_by_third(*fresh_by_agent_step(reward, prefs), total),
            "predicted_return": at_ends(*column(policy, "policy/predicted_return_last100"), total),
            "true_return": at_ends(*column(policy, "policy/task_return_last100"), total),
            "pred_true_corr": mean_by_third(*column(policy, "policy/pred_true_corr"), total),
