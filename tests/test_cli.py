@@ -684,6 +684,28 @@ def test_a_run_recorded_before_a_setting_was_renamed_resumes_and_its_predictor_c
     assert saved_reward_config(tmp_path).n_members == 1
 
 
+def test_a_run_recorded_with_a_removed_setting_resumes_where_it_was_off_and_not_where_it_was_on(tmp_path):
+    """--ppo_diag_fall_cost (H32's diagnostic arm) is gone (issue 60): a MuJoCo preference run recorded with it at
+    0, its off value, goes on as today's code; one recorded with a charge is a run today's code cannot continue."""
+    from drlhp.config import RunConfig
+    from drlhp.records.run_record import REMOVED_SETTINGS, RunRecord, config_in_todays_names
+    from drlhp.run.checks import UsageError, check_resume
+
+    assert REMOVED_SETTINGS == {"ppo.diag_fall_cost": 0.0}
+    record = RunRecord(tmp_path)
+    cfg = RunConfig(env="Hopper-v5", run_dir=str(tmp_path), algo="ppo")
+    old = cfg.to_dict()
+    assert "diag_fall_cost" not in old["ppo"]
+    old["ppo"]["diag_fall_cost"] = 0.0
+    (tmp_path / "config.json").write_text(json.dumps(old))
+    check_resume(cfg, record, ())
+    assert "diag_fall_cost" not in config_in_todays_names(old)["ppo"] and old["ppo"]["diag_fall_cost"] == 0.0
+    old["ppo"]["diag_fall_cost"] = 6.0
+    (tmp_path / "config.json").write_text(json.dumps(old))
+    with pytest.raises(UsageError, match="ppo.diag_fall_cost 6.0 -> '\\(absent\\)'"):
+        check_resume(cfg, record, ())
+
+
 PAPER_ATARI_GAMES = ("BeamRider", "Breakout", "Enduro", "Pong", "Qbert", "Seaquest", "SpaceInvaders")
 
 

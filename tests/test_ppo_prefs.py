@@ -300,19 +300,19 @@ def test_a_continuous_env_without_a_preset_runs_from_preferences_on_the_defaults
     assert seg.shape == (25, 3 + 1) and seg.dtype == np.float32  # 3 observations and 1 action per step
 
 
-def test_the_diagnostic_fall_cost_charges_the_fall_steps_and_nothing_else():
-    """--ppo_diag_fall_cost C (issue 38, H32): the policy's reward is the predictor's minus C on exactly the steps
-    the env reported a fall: here the steps the oracle's reward holds the reset rule's -100 (a random Hopper falls
-    every 20 steps or so), with a predictor that pays 0 everywhere."""
+def test_the_rollout_flags_every_fall_and_the_fall_figures_measure_the_paid_reward_there():
+    """A rollout on a predictor's reward keeps each step's fall flag (info["fell"]): here the steps whose oracle
+    reward holds the reset rule's -100 (a random Hopper falls every 20 steps or so); FallFigures measures the
+    oracle's fall against its other steps, and gives no figure for a paid reward that is 0 everywhere (no spread)."""
     from types import SimpleNamespace
 
+    from drlhp.policy.fall_figures import FallFigures
     from drlhp.policy.ppo.policy import build_ppo
     from drlhp.policy.ppo.rollout import RolloutCollector
     from drlhp.policy.ppo.trainer import PPOTrainer
     from envs.fixed_length import any_vector_env
 
     cfg = _cfg()
-    cfg = replace(cfg, ppo=replace(cfg.ppo, diag_fall_cost=6.0))
 
     class PaysNothing:
         name = "predicted"
@@ -329,11 +329,9 @@ def test_the_diagnostic_fall_cost_charges_the_fall_steps_and_nothing_else():
         envs.close()
     fall_steps = paid.true_rewards < -50  # the -100 of a fall, with a step's own reward (a few units) beside it
     assert fall_steps.sum() >= 2
-    np.testing.assert_array_equal(paid.rewards, np.where(fall_steps, -6.0, 0.0).astype(np.float32))
+    np.testing.assert_array_equal(paid.rewards, np.zeros(fall_steps.shape, np.float32))  # the predictor's, as paid
     assert paid.falls is None  # the clips' fall flags stay where a person labels (with the states)
     np.testing.assert_array_equal(paid.fell, fall_steps)  # every step's, for FallFigures
-    from drlhp.policy.fall_figures import FallFigures
-
     figures = FallFigures()
     figures.on_rollout(paid, None)
     out = figures.metrics()
@@ -341,15 +339,13 @@ def test_the_diagnostic_fall_cost_charges_the_fall_steps_and_nothing_else():
     assert "reward/fall_sd" not in out  # the paid reward is 0 on every other step: no spread to measure it in
 
 
-def test_the_diagnostic_fall_cost_is_refused_where_nothing_learns_from_preferences():
-    from drlhp.run.checks import UsageError, check_inputs
+def test_the_closed_diagnostic_flag_is_gone_from_the_command_line():
+    """--ppo_diag_fall_cost (issue 38's H32, closed) is no longer a flag (issue 60): one line and exit 2."""
+    from drlhp.config.cli import build_parser
 
-    cfg = _cfg()
-    cfg = replace(cfg, prefs=replace(cfg.prefs, labeller="oracle"))
-    with pytest.raises(UsageError, match="ppo_diag_fall_cost"):
-        check_inputs(replace(cfg, mode="train_policy_with_original_rewards",
-                             ppo=replace(cfg.ppo, diag_fall_cost=6.0)))
-    check_inputs(replace(cfg, ppo=replace(cfg.ppo, diag_fall_cost=6.0)))  # on preferences it is taken
+    with pytest.raises(SystemExit) as stop:
+        build_parser().parse_args(["--env", "Hopper-v5", "--ppo_diag_fall_cost", "6"])
+    assert stop.value.code == 2
 
 
 def test_a_fall_on_the_time_limits_last_step_ends_the_episode_with_nothing_to_bootstrap():

@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from drlhp.config import RewardConfig
-from drlhp.reward.pref_db import PrefDB
 from drlhp.processes.messages import Preference, Segment
+from drlhp.reward.pref_db import PrefDB
 
 CFG = RewardConfig(n_members=2, batch_size=4, eval_interval=2, dropout=0.0)
 

@@ -67,11 +67,6 @@ class PPOConfig:
             control (torque) cost included; off: the reward without it (info["reward_task"]), the reward the
             paper's tasks had ("we removed them", A.1) and rl-teacher's RL baseline was paid. Either way both
             returns are logged (true_return_last100 with the cost, task_return_last100 without).
-        diag_fall_cost: a diagnostic, not learning from preferences (issue 38, H32): on a preference run the
-            policy's reward (the predictor's, normalized to --reward_norm_std a step) also loses this much on every
-            step the env reports a fall (info["fell"]): the oracle's own fall signal handed to the policy, to test
-            whether the size of the fall cost the predictor learned is what limits a run. 0 (the default): off.
-            On the true reward it is refused (the env's reward already holds the fall).
     """
 
     n_envs: int = opt(8, check=whole(1), flag="ppo_n_envs")
@@ -99,7 +94,6 @@ class PPOConfig:
     fall_step_penalty: float = opt(1.0, check=NOT_NEGATIVE, flag="fall_step_penalty")
     fall_hold_steps: int = opt(0, check=whole(0), flag="fall_hold_steps")
     control_cost: bool = opt(True, flag="ppo_control_cost")
-    diag_fall_cost: float = opt(0.0, check=NOT_NEGATIVE, flag="ppo_diag_fall_cost")
 
     @property
     def falls(self) -> dict:

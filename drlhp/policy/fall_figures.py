@@ -10,9 +10,9 @@ its size from a cheap one (issue 38: H32 on Hopper, H46 on InvertedDoublePendulu
     reward/fall_steps       the fall steps (info["fell"]) seen in the interval
 
 A fall step is one where envs/fixed_length.py reports ``fell``: under the reset rule the step of a fall, under the
-penalty rule every step out of range. The training reward is what PPO was handed (the predictor's, normalized, with
---ppo_diag_fall_cost's charge where set). Only for PPO's Box-action runs on the predictor's reward
-(drlhp.policy.process); an interval without a fall, or without two other steps, gives no figure.
+penalty rule every step out of range. The training reward is what PPO was handed (the predictor's, normalized).
+Only for PPO's Box-action runs on the predictor's reward (drlhp.policy.process); an interval without a fall, or
+without two other steps, gives no figure.
 """
 from __future__ import annotations
 

@@ -163,14 +163,19 @@ RENAMED_SETTINGS = {"reward.n_predictors": "reward.n_members",  # the flag is st
 # today's default ("auto" chooses bfloat16 on some CPUs; the runs recorded before it computed in float32)
 ON_OFF_SETTINGS = ("reward.onednn", "reward.bfloat16")
 VALUE_BEFORE = {"reward.bfloat16": "off", "policy_bfloat16": "off"}
+# Settings removed since runs were recorded, each with the value at which a run behaved as today's code does (the
+# setting off): {flattened name: that value}. A config holding one at that value reads as today's; at another it
+# keeps it, and a resume sees a setting today's code cannot honour (issue 60: H32's diagnostic arm)
+REMOVED_SETTINGS = {"ppo.diag_fall_cost": 0.0}
 
 
 def config_in_todays_names(config):
     """A recorded config (config.json, of any version) in today's names, for whatever reads one back:
     each of RENAMED_SETTINGS under its new name, ON_OFF_SETTINGS' true/false as "on"/"off", and
     prefs.synthetic_prefs (before --labeller said who labels) as prefs.labeller (True: "oracle", False:
-    "window"). Settings it lacks stay absent (``with_values_before`` fills those whose value then was not
-    today's default), the rest as they were; anything but a dict is returned as it is."""
+    "window"), and each of REMOVED_SETTINGS dropped where it holds its off value. Settings it lacks stay
+    absent (``with_values_before`` fills those whose value then was not today's default), the rest as they
+    were; anything but a dict is returned as it is."""
     if not isinstance(config, dict):
         return config
     config = {k: dict(v) if isinstance(v, dict) else v for k, v in config.items()}
@@ -184,6 +189,11 @@ def config_in_todays_names(config):
         section, _, key = name.rpartition(".")
         if isinstance(config.get(section), dict) and isinstance(config[section].get(key), bool):
             config[section][key] = "on" if config[section][key] else "off"
+    for name, off in REMOVED_SETTINGS.items():
+        section, _, key = name.rpartition(".")
+        part = config.get(section) if section else config
+        if isinstance(part, dict) and key in part and part[key] == off:
+            del part[key]
     prefs = config.get("prefs")
     if isinstance(prefs, dict) and "synthetic_prefs" in prefs:
         prefs.setdefault("labeller", "oracle" if prefs.pop("synthetic_prefs") else "window")

@@ -157,10 +157,6 @@ def _check_settings(cfg: RunConfig, algo: str) -> None:
                          f"{cfg.prefs.max_prefs}: the database would never hold them all")
     if cfg.gathers and cfg.prefs.n_initial_prefs < 1:
         raise UsageError("gather_initial_prefs needs --n_initial_prefs of at least 1")
-    if cfg.ppo.diag_fall_cost and (algo != "ppo" or not _is_mujoco(cfg.env) or not cfg.labels_while_training):
-        raise UsageError("--ppo_diag_fall_cost charges falls on top of the predictor's reward: it needs PPO on a "
-                         "MuJoCo task learning from preferences (train_policy_with_preferences); the true reward "
-                         "already holds the fall")
     if cfg.no_labelling and not cfg.load_reward_predictor_ckpt_dir:
         raise UsageError("--no_labelling needs --load_reward_predictor_ckpt_dir (a run directory or its "
                          "reward_predictor/reward_predictor.npz)")

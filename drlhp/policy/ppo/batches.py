@@ -44,7 +44,7 @@ class PPORollout:
     # (T, N, S) float64 (only with RolloutCollector(record_states=True)): the simulator's state action t was taken
     # in (a MuJoCo env's concat(qpos, qvel), envs/mujoco_state.py), aligned with x_t: to draw a clip from for a person
     states: np.ndarray | None = None
-    # (T, N) bool: info["fell"] of step t (envs/fixed_length.py; what --ppo_diag_fall_cost charges)
+    # (T, N) bool: info["fell"] of step t (envs/fixed_length.py; what FallFigures measures the reward on)
     fell: np.ndarray | None = None
 
     @property

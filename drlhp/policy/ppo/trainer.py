@@ -130,8 +130,6 @@ class PPOTrainer(PolicyTrainer):
         t0 = time.perf_counter()
         true = rollout.rewards if self.cfg.ppo.control_cost else rollout.task_rewards  # --no-ppo_control_cost
         rewards = self.reward_source.rewards(rollout.predictor_obs, true)
-        if self.cfg.ppo.diag_fall_cost and self.reward_source.name != EnvReward.name:  # H32's diagnostic arm
-            rewards = rewards - np.float32(self.cfg.ppo.diag_fall_cost) * rollout.fell
         timing["reward_s"] += time.perf_counter() - t0
         return PaidRollout(rollout, rewards)
 
