@@ -90,7 +90,7 @@ def main() -> int:
     p.add_argument("--repeat", action="store_true", help="also run the old commit a second time (determinism)")
     p.add_argument("--out", default=None, help="where the runs go (default: a temporary directory)")
     args = p.parse_args()
-    out = Path(args.out or tempfile.mkdtemp(prefix="same_returns-"))
+    out = Path(args.out or tempfile.mkdtemp(prefix="same_returns-")).resolve()  # the runs start in the worktrees
     out.mkdir(parents=True, exist_ok=True)
     trees = Path(tempfile.mkdtemp(prefix="same_returns-trees-"))
     sides = {"old": args.old, "new": args.new}
