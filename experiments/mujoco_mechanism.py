@@ -130,28 +130,35 @@ def labels_by_third(run: Path, total: float, step_of) -> tuple[dict, list]:
 
 
 def posthoc_falls(run: Path, labels: list, db) -> dict:
-    """The final predictor on its own later half of labels: accuracy on pairs differing in falls, and on the rest."""
+    """The final predictor on its own later half of labels (by insertion order): accuracy on the strict pairs that
+    differ in falls and on the rest; and on the ties (a tie is the oracle's word that two clips are worth the same),
+    the ensemble's mean |P[clip 1 better] - 0.5|, beside the same on the strict pairs: the agreement the fresh-label
+    accuracy cannot see (it scores strict labels only)."""
     from drlhp.learned_reward import SavedPredictor
 
     pred = SavedPredictor(run, center=0)
-    strict = [lab for lab in labels if lab["mu"][0] != lab["mu"][1]]
-    if not strict:
+    if not labels:
         return {}
-    median = np.median([lab["order"] for lab in strict])
-    late = [lab for lab in strict if lab["order"] > median]
-    right, differ = [], []
+    median = np.median([lab["order"] for lab in labels])
+    late = [lab for lab in labels if lab["order"] > median]
+    right, differ, strict, gap = [], [], [], []
     for lab in late:
-        p1 = float(pred.rewards(db.segment_obs(lab["id1"])).sum())
-        p2 = float(pred.rewards(db.segment_obs(lab["id2"])).sum())
-        right.append((p1 > p2) == (lab["mu"][0] > lab["mu"][1]))
+        raw1 = pred.raw(db.segment_obs(lab["id1"])).sum(axis=1).astype(np.float64)  # (members,) clip sums
+        raw2 = pred.raw(db.segment_obs(lab["id2"])).sum(axis=1).astype(np.float64)
+        p = float(np.mean(0.5 * (1.0 + np.tanh((raw1 - raw2) / 2.0))))  # the ensemble's P[clip 1 better]
+        strict.append(lab["mu"][0] != lab["mu"][1])
+        right.append((p > 0.5) == (lab["mu"][0] > lab["mu"][1]))
         differ.append(lab["falls"][0] != lab["falls"][1])
-    right, differ = np.array(right), np.array(differ)
+        gap.append(abs(p - 0.5))
+    right, differ, strict, gap = np.array(right), np.array(differ), np.array(strict), np.array(gap)
 
-    def acc(mask):
-        return round(float(right[mask].mean()), 3) if mask.any() else None
+    def mean(values, mask):
+        return round(float(values[mask].mean()), 3) if mask.any() else None
 
-    return {"late_labels": len(late), "acc_differ_by_falls": acc(differ), "n_differ_by_falls": int(differ.sum()),
-            "acc_same_falls": acc(~differ)}
+    return {"late_labels": len(late), "late_ties": int((~strict).sum()),
+            "acc_differ_by_falls": mean(right, strict & differ), "n_differ_by_falls": int((strict & differ).sum()),
+            "acc_same_falls": mean(right, strict & ~differ),
+            "tie_p_gap": mean(gap, ~strict), "strict_p_gap": mean(gap, strict)}
 
 
 def measure(run: Path, baselines: dict, posthoc: bool = True) -> dict:
