@@ -68,12 +68,12 @@ def mean_by_third(steps: np.ndarray, values: np.ndarray, total: float) -> list[f
     return out
 
 
-def at_ends(steps: np.ndarray, values: np.ndarray, total: float) -> list[float | None]:
+def at_ends(steps: np.ndarray, values: np.ndarray, total: float, digits: int = 1) -> list[float | None]:
     """The last value logged in each third (None: none logged there)."""
     out = []
     for i in range(3):
         keep = (steps > i * total / 3) & (steps <= (i + 1) * total / 3)
-        out.append(round(float(values[keep][-1]), 1) if keep.any() else None)
+        out.append(round(float(values[keep][-1]), digits) if keep.any() else None)
     return out
 
 
@@ -182,7 +182,7 @@ def measure(run: Path, baselines: dict, posthoc: bool = True) -> dict:
            "predicted_return": at_ends(*column(policy, "policy/predicted_return_last100"), total),
            "true_return": at_ends(*column(policy, "policy/task_return_last100"), total),
            "pred_true_corr": mean_by_third(*column(policy, "policy/pred_true_corr"), total),
-           "std_mean": at_ends(*column(policy, "policy/std_mean"), total),
+           "std_mean": at_ends(*column(policy, "policy/std_mean"), total, digits=3),
            "fresh_label_accuracy_run": summary.get("fresh_label_accuracy")}
     if (run / "prefs" / "prefs.npz").exists():
         by_third, labels, db = labels_by_third(run, total, label_steps(prefs))
