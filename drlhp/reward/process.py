@@ -5,8 +5,6 @@
                   then train continuously: every publish_interval steps publish the weights
                   (with fresh normalization stats); every eval_interval steps validate and
                   adapt L2; every ckpt_interval_s save a checkpoint
-    prefetch thread: (with lock) the next training step's batch, while TensorFlow runs this one
-                  (RewardTrainer.train_step, drlhp.reward.prefetch); joined on stop, after the checkpoint
     on stop:      drain the remaining preferences (until the sentinel), save DB + checkpoint
 
 Files: <run_dir>/prefs/prefs.npz (drlhp.reward.pref_db) and <run_dir>/reward_predictor/reward_predictor.npz
@@ -218,8 +216,6 @@ class RewardPredictorProcess:
                        "predictor_kernels": self.kernels,
                        "predictor_precision": trainer.ensemble.precision.describe(), **self.fresh.summary()}
         self.logger.close()
-        if trainer is not None:
-            trainer.close()  # joins its prefetch thread (a batch for a step not taken); raises an error it met
         return {"n_preferences": len(self.db), **figures}
 
     # ---- the preference drain (its own thread) --------------------------------------------------

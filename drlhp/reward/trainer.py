@@ -15,7 +15,6 @@ import numpy as np
 from drlhp.config.reward import RewardConfig
 from drlhp.reward.checkpoint import PredictorCheckpointError, load_predictor, save_predictor
 from drlhp.reward.pref_db import PrefDB
-from drlhp.reward.prefetch import BatchPrefetcher
 
 
 def _nanmean(x: np.ndarray) -> float:
@@ -47,10 +46,7 @@ class RewardTrainer:
     step of each sitting, and again whenever the rows stored since the last set reach INPUT_NORM_GROWTH (25%)
     of the rows held then (the database grown by 25%, or, once at its bound, a quarter of it replaced); a later
     set rescales each member's first layer so that its rewards stay as they were (keep_function);
-    ``input_norm_sets`` counts the sets (metric reward/input_norm_sets).
-
-    Batches: each training step's batch is assembled (``_draw_batch``) in a background thread while the
-    previous step's TensorFlow work runs (drlhp.reward.prefetch, issue 58); ``close`` joins that thread."""
+    ``input_norm_sets`` counts the sets (metric reward/input_norm_sets)."""
 
     def __init__(self, obs_shape: tuple, cfg: RewardConfig, db: PrefDB, lock: threading.Lock, seed: int,
                  obs_dtype=np.uint8):
@@ -73,16 +69,9 @@ class RewardTrainer:
         self._val_indices = np.zeros(0, np.int64)
         # pretraining's early stop: the best validation accuracy, its step, evaluations since (checkpointed)
         self.pretrain_best, self.pretrain_best_step, self.pretrain_since_best = float("nan"), 0, 0
-        self._prefetch: BatchPrefetcher[tuple] = BatchPrefetcher(self._draw_batch)  # the next step's batch
-
-    def close(self) -> None:
-        """Join the prefetch thread and drop its batch; an error it met is raised here. Idempotent."""
-        self._prefetch.close()
 
     # --- checkpoints ---------------------------------------------------------------------------
     def load(self, path) -> dict:
-        """Restore a checkpoint (``save``). A batch prefetched before is dropped: the next step draws afresh."""
-        self._prefetch.close()
         state, meta = load_predictor(path)
         saved = meta.get("obs_dtype", "uint8")  # absent: saved before float inputs existed
         if saved != self.ensemble.obs_dtype.name:
@@ -105,7 +94,6 @@ class RewardTrainer:
         return meta
 
     def save(self, path: Path) -> None:
-        """The ensemble, L2 and the step counters; not the RNGs, the bootstrap counts nor a prefetched batch."""
         save_predictor(path, {**self.ensemble.get_state(), "l2": self.l2},
                        {"steps": self.steps, "version": self.ensemble.version, "n_members": self.cfg.n_members,
                         "obs_dtype": self.ensemble.obs_dtype.name,
@@ -157,39 +145,15 @@ class RewardTrainer:
                 out[m] = self.rng.integers(0, n, size)
         return out
 
-    def _draw_batch(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """The next training batch under the lock: the bootstrap counts brought up to date with the training
-        entries, then each member's indices (``self.rng``), gathered: s1, s2 (members, B, T, ...), mu (members,
-        B, 2). None with no training entry. Run in the prefetch thread, or in the caller when none is held."""
+    def train_step(self) -> tuple[np.ndarray, np.ndarray]:
         with self.lock:
             entries = self.db.entries("train")
-            if not entries:
-                return None
+            if not entries:  # evicted since the caller looked (a tiny --max_prefs): nothing to train on
+                return np.full(self.cfg.n_members, np.nan), np.full(self.cfg.n_members, np.nan)
             self._sync_bootstrap(entries)
-            return self.db.batches("train", self._member_indices())
-
-    def train_step(self) -> tuple[np.ndarray, np.ndarray]:
-        """One step on the batch prefetched during the previous step (drawn here if none is held: the first
-        step, after ``load``, or if the database had no training entry then); once its batch is in hand, the
-        next one is started in the prefetch thread and TensorFlow runs this one meanwhile.
-
-        ``self.rng`` draws (under the lock, in this order): batch 1; batch k + 1 while step k computes; then
-        the draws of an ``evaluate`` after step k (it waits for batch k + 1 first). Before the prefetch (issue 58)
-        an evaluation drew before the next step's batch: a fixed seed and database still give one sequence of
-        batches, not the one they gave then. A preference added once batch k + 1 is drawn (early in step k) is
-        first seen by batch k + 2, a step later than before. The input normalization (float inputs) is set
-        here, in the caller's thread under the lock, not in the prefetch thread: it changes the weights that
-        TensorFlow computes with."""
-        batch = self._prefetch.take()
-        if batch is None:
-            batch = self._draw_batch()
-        if batch is None:  # evicted since the caller looked (a tiny --max_prefs): nothing to train on
-            return np.full(self.cfg.n_members, np.nan), np.full(self.cfg.n_members, np.nan)
-        if self.ensemble.has_input_norm:
-            with self.lock:
-                self._maybe_set_input_norm()
-        self._prefetch.start()
-        losses, accs = self.ensemble.train_step(*batch, self.l2)
+            self._maybe_set_input_norm()
+            s1, s2, mu = self.db.batches("train", self._member_indices())  # (members, B, T, ...)
+        losses, accs = self.ensemble.train_step(s1, s2, mu, self.l2)
         self.steps += 1
         return losses, accs
 
@@ -228,7 +192,6 @@ class RewardTrainer:
         from drlhp.reward.model import adapt_l2
 
         m_count = self.cfg.n_members
-        self._prefetch.wait()  # its self.rng draws come first (train_step's docstring); outside the lock it takes
         with self.lock:
             n_val, n_train = self.db.n_val, self.db.n_train
             if n_val == 0 or n_train == 0:

@@ -292,7 +292,6 @@ def pretrain_reward_predictor(cfg: RunConfig, record: RunRecord) -> int:
         logger.close()
     trainer.publish()  # normalization statistics (the first: from 10x the newest segments), saved with the weights
     trainer.save(record.paths.predictor)
-    trainer.close()  # joins its prefetch thread: the batch of a step pretraining did not take
     return finish(record, {"mode": cfg.mode, "env": cfg.env, "seed": cfg.seed, "n_preferences": len(db),
                             "predictor_val_accuracy": trainer.last_eval.get("reward/val_accuracy"),
                             "predictor_train_steps": trainer.steps, "predictor_kernels": kernels_in_use(),
