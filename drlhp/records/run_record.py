@@ -169,6 +169,14 @@ VALUE_BEFORE = {"reward.bfloat16": "off", "policy_bfloat16": "off"}
 REMOVED_SETTINGS = {"ppo.diag_fall_cost": 0.0}
 
 
+def _holder(config: dict, name: str) -> tuple[dict | None, str]:
+    """Where a flattened setting name lives in a recorded config: (its section's dict, or the config itself for a
+    top-level name; None where that section is missing or no dict), and its key."""
+    section, _, key = name.rpartition(".")
+    part = config.get(section) if section else config
+    return (part if isinstance(part, dict) else None), key
+
+
 def config_in_todays_names(config):
     """A recorded config (config.json, of any version) in today's names, for whatever reads one back:
     each of RENAMED_SETTINGS under its new name, ON_OFF_SETTINGS' true/false as "on"/"off", and
@@ -180,19 +188,16 @@ def config_in_todays_names(config):
         return config
     config = {k: dict(v) if isinstance(v, dict) else v for k, v in config.items()}
     for old, new in RENAMED_SETTINGS.items():
-        (old_section, _, old_name), (new_section, _, new_name) = old.rpartition("."), new.rpartition(".")
-        before = config.get(old_section) if old_section else config
-        after = config.get(new_section) if new_section else config
-        if isinstance(before, dict) and isinstance(after, dict) and old_name in before and new_name not in after:
+        (before, old_name), (after, new_name) = _holder(config, old), _holder(config, new)
+        if before is not None and after is not None and old_name in before and new_name not in after:
             after[new_name] = before.pop(old_name)
     for name in ON_OFF_SETTINGS:
-        section, _, key = name.rpartition(".")
-        if isinstance(config.get(section), dict) and isinstance(config[section].get(key), bool):
-            config[section][key] = "on" if config[section][key] else "off"
+        part, key = _holder(config, name)
+        if part is not None and isinstance(part.get(key), bool):
+            part[key] = "on" if part[key] else "off"
     for name, off in REMOVED_SETTINGS.items():
-        section, _, key = name.rpartition(".")
-        part = config.get(section) if section else config
-        if isinstance(part, dict) and key in part and part[key] == off:
+        part, key = _holder(config, name)
+        if part is not None and key in part and part[key] == off:
             del part[key]
     prefs = config.get("prefs")
     if isinstance(prefs, dict) and "synthetic_prefs" in prefs:
@@ -205,9 +210,8 @@ def with_values_before(config: dict) -> dict:
     then: what a resume compares against and a saved predictor is rebuilt with."""
     config = {k: dict(v) if isinstance(v, dict) else v for k, v in config.items()}
     for name, value in VALUE_BEFORE.items():
-        section, _, key = name.rpartition(".")
-        part = config.get(section) if section else config
-        if isinstance(part, dict):
+        part, key = _holder(config, name)
+        if part is not None:
             part.setdefault(key, value)
     return config
 
