@@ -24,62 +24,58 @@ task, the bad and good seeds' means of each measure; --out writes everything as 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout, as every experiment puts it
+
+from drlhp.records.curves import read_progress_csv  # noqa: E402
 
 FALL_CUT = -50.0
 # H61's baselines: the kept baseline arm's mean return in docs/mujoco_runs.csv (seeds 0-5; HalfCheetah 0-8)
 BASELINES = {"Hopper-v5": 3370.9, "HalfCheetah-v5": 5299.0, "InvertedDoublePendulum-v5": 9332.8,
              "InvertedPendulum-v5": 1000.0, "Walker2d-v5": 3583.5}
-THIRDS = ("first", "second", "last")
 
 
-def read_csv(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def column(rows: list[dict], name: str) -> tuple[np.ndarray, np.ndarray]:
-    """(steps, values) of the rows where ``name`` has a value."""
-    steps, values = [], []
-    for r in rows:
-        v = r.get(name, "")
-        if v not in ("", None, "nan"):
-            steps.append(float(r["step"]))
-            values.append(float(v))
-    return np.array(steps), np.array(values)
+def column(cols: dict[str, list[float]], name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(steps, values) of a progress CSV's rows (drlhp.records.curves.read_progress_csv's columns) where ``name``
+    has a value."""
+    steps, values = np.array(cols.get("step", []), float), np.array(cols.get(name, []), float)
+    if len(values) != len(steps):
+        return np.zeros(0), np.zeros(0)
+    keep = ~np.isnan(values)
+    return steps[keep], values[keep]
 
 
 def third_of(step: float, total: float) -> int:
     return min(2, int(3 * step / total))
 
 
-def mean_by_third(steps: np.ndarray, values: np.ndarray, total: float) -> list[float | None]:
+def by_third(steps: np.ndarray, values: np.ndarray, total: float, pick, digits: int) -> list[float | None]:
+    """``pick`` (np.mean, or the last value) of the values logged in each third of the run (None: none there)."""
     out = []
     for i in range(3):
         keep = (steps > i * total / 3) & (steps <= (i + 1) * total / 3)
-        out.append(round(float(values[keep].mean()), 3) if keep.any() else None)
+        out.append(round(float(pick(values[keep])), digits) if keep.any() else None)
     return out
+
+
+def mean_by_third(steps: np.ndarray, values: np.ndarray, total: float) -> list[float | None]:
+    return by_third(steps, values, total, np.mean, 3)
 
 
 def at_ends(steps: np.ndarray, values: np.ndarray, total: float, digits: int = 1) -> list[float | None]:
-    """The last value logged in each third (None: none logged there)."""
-    out = []
-    for i in range(3):
-        keep = (steps > i * total / 3) & (steps <= (i + 1) * total / 3)
-        out.append(round(float(values[keep][-1]), digits) if keep.any() else None)
-    return out
+    """The last value logged in each third."""
+    return by_third(steps, values, total, lambda v: v[-1], digits)
 
 
-def label_steps(prefs_rows: list[dict]) -> callable:
+def label_steps(prefs_cols: dict) -> callable:
     """order -> the agent step at which that label (0-based insertion order) had been given."""
-    steps, given = column(prefs_rows, "prefs/labels_given")
+    steps, given = column(prefs_cols, "prefs/labels_given")
     if not len(steps):
         return lambda order: math.nan
     given = np.maximum.accumulate(given)
@@ -91,16 +87,18 @@ def label_steps(prefs_rows: list[dict]) -> callable:
     return step_of
 
 
-def fresh_by_agent_step(reward_rows: list[dict], prefs_rows: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+def fresh_by_agent_step(reward_cols: dict, prefs_cols: dict) -> tuple[np.ndarray, np.ndarray]:
     """The fresh-label accuracy against agent steps: progress_reward.csv counts the predictor's own training steps,
     so each row is placed at the agent step by which the labeller had given as many labels as the predictor had
     received then (prefs/received against progress_prefs.csv's labels_given)."""
-    received = {float(r["step"]): float(r["prefs/received"]) for r in reward_rows
-                if r.get("prefs/received") not in ("", None)}
-    steps, values = column(reward_rows, "reward/fresh_label_accuracy")
-    step_of = label_steps(prefs_rows)
-    agent = np.array([step_of(int(received.get(s, 0)) - 1) for s in steps])
-    return agent, values
+    accuracy = np.array(reward_cols.get("reward/fresh_label_accuracy", []), float)
+    received = np.array(reward_cols.get("prefs/received", []), float)
+    if not len(accuracy) or len(received) != len(accuracy):
+        return np.zeros(0), np.zeros(0)
+    keep = ~np.isnan(accuracy)
+    step_of = label_steps(prefs_cols)
+    agent = np.array([step_of(int(0 if np.isnan(r) else r) - 1) for r in received[keep]])
+    return agent, accuracy[keep]
 
 
 def labels_by_third(run: Path, total: float, step_of) -> tuple[dict, list]:
@@ -115,12 +113,12 @@ def labels_by_third(run: Path, total: float, step_of) -> tuple[dict, list]:
             s1, s2 = db.segment(e.id1), db.segment(e.id2)
             f1 = int((np.asarray(s1.true_rewards) < FALL_CUT).sum())
             f2 = int((np.asarray(s2.true_rewards) < FALL_CUT).sum())
-            labels.append({"order": e.order, "step": step_of(e.order), "ages": (step_of(e.order) - s1.step,
-                           step_of(e.order) - s2.step), "falls": (f1, f2), "mu": tuple(e.mu),
-                           "id1": e.id1, "id2": e.id2})
+            step = step_of(e.order)
+            labels.append({"order": e.order, "step": step, "ages": (step - s1.step, step - s2.step),
+                           "falls": (f1, f2), "mu": tuple(e.mu), "id1": e.id1, "id2": e.id2})
     out = {"labels": [0, 0, 0], "median_clip_age": [None] * 3, "clips_with_fall": [None] * 3}
     for i in range(3):
-        mine = [lab for lab in labels if lab["order"] >= 0 and third_of(lab["step"], total) == i and lab["step"] > 0]
+        mine = [lab for lab in labels if lab["step"] > 0 and third_of(lab["step"], total) == i]  # not the initial
         out["labels"][i] = len(mine)
         if mine:
             ages = [a for lab in mine for a in lab["ages"]]
@@ -166,9 +164,9 @@ def measure(run: Path, baselines: dict, posthoc: bool = True) -> dict:
     summary = json.loads((run / "summary.json").read_text()) if (run / "summary.json").exists() else {}
     task, seed = config["env"], config.get("seed")
     total = float(config.get("total_timesteps") or 1e6 * float(config.get("million_timesteps", 1)))
-    policy = read_csv(run / "progress.csv")
-    reward = read_csv(run / "progress_reward.csv")
-    prefs = read_csv(run / "progress_prefs.csv")
+    policy = read_progress_csv(run / "progress.csv")
+    reward = read_progress_csv(run / "progress_reward.csv")
+    prefs = read_progress_csv(run / "progress_prefs.csv")
     ret = summary.get("task_return_last100")
     if ret is None:
         s, v = column(policy, "policy/task_return_last100")
