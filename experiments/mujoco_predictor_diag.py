@@ -44,6 +44,7 @@ p.add_argument("--seed", type=int, default=1000)
 p.add_argument("--out", required=True)
 p.add_argument("--policies", default="", help="comma list of run names (default: every run dir)")
 p.add_argument("--predictors", default="", help="comma list of run names (default: every preference run)")
+p.add_argument("--pd", action="store_true", help="InvertedPendulum: add a PD controller that balances (issue 61's H61d)")
 p.add_argument(
     "--checkpoint", action="append", default=[], help="extra NAME=PATH policy checkpoints (a milestone file, say)"
 )
@@ -122,6 +123,18 @@ for spec in args.checkpoint:
         "timesteps": ts,
         "std": std,
     }
+if args.pd:  # a hand-made controller that keeps the pole up for 1,000 steps (gains found on seed 0), action noise 0.1
+    if args.env != "InvertedPendulum-v5":
+        p.error("--pd is for InvertedPendulum-v5 only")
+
+    def pd_actor(obs, rng):
+        return np.array([20 * obs[1] + 2 * obs[3] + obs[0] + obs[2]]) + 0.1 * rng.standard_normal(1)
+
+    policies["pd"] = {
+        "eps": play(pd_actor, args.episodes, args.seed + 555, np.random.default_rng(args.seed + 555)),
+        "timesteps": 0,
+        "std": 0.1,
+    }
 policies["random"] = {
     "eps": play(random_actor, args.episodes, args.seed + 999, np.random.default_rng(args.seed + 999)),
     "timesteps": 0,
@@ -142,6 +155,44 @@ def corr(a, b):
 def rank_corr(a, b):
     ra, rb = np.argsort(np.argsort(a)), np.argsort(np.argsort(b))
     return corr(ra, rb)
+
+
+SINCE_RESET_BINS = ((0, 1), (1, 2), (2, 3), (3, 5), (5, 10), (10, 20), (20, 50), (50, 1001))
+
+
+def since_reset(f):
+    """Per step, the steps since the episode's start or the last fall's reset (0: the first step after it)."""
+    out, last = np.zeros(len(f), int), -1
+    for k in range(len(f)):
+        out[k] = k - last - 1
+        if f[k]:
+            last = k
+    return out
+
+
+def reset_measures(policies, pname):
+    """H61d (the fresh-start exploit): per policy, the predictor's mean reward by steps since the last reset (the
+    fall step itself apart); pooled over policies, the mean predicted sum of a CLIP-step clip by its falls."""
+    per = {}
+    by_falls = {}
+    for name, pol in policies.items():
+        steps, falls, rs = [], [], []
+        for (x, t, f), r in zip(pol["eps"], pol["pred"][pname]):
+            steps.append(since_reset(f))
+            falls.append(f)
+            rs.append(r)
+            for cr, cf in zip(clips(r).sum(1), clips(f.astype(float)).sum(1)):
+                by_falls.setdefault(int(cf), []).append(float(cr))
+        s, f, r = np.concatenate(steps), np.concatenate(falls), np.concatenate(rs)
+        row = {"fall_step": round(float(r[f].mean()), 4) if f.any() else None}
+        for lo, hi in SINCE_RESET_BINS:
+            sel = (s >= lo) & (s < hi) & ~f
+            row[f"{lo}-{hi - 1}"] = [round(float(r[sel].mean()), 4), int(sel.sum())] if sel.any() else None
+        per[name] = row
+    return {
+        "reward_by_steps_since_reset": per,
+        "clip_sum_by_falls": {k: [round(float(np.mean(v)), 3), len(v)] for k, v in sorted(by_falls.items())},
+    }
 
 
 def around_falls(policies, names, pname, offs, a):
@@ -253,6 +304,7 @@ for pname in pred_names:
             },
         }
     )
+    res.update(reset_measures(policies, pname))
     # around falls, in units of the predictor's per-step sd over ordinary steps
     offs = np.arange(-30, 11)
     for group, names in (("trained", [n for n in policies if n != "random"]), ("random", ["random"])):
