@@ -181,6 +181,9 @@ def measure(run: Path, baselines: dict, posthoc: bool = True) -> dict:
            "true_return": at_ends(*column(policy, "policy/task_return_last100"), total),
            "pred_true_corr": mean_by_third(*column(policy, "policy/pred_true_corr"), total),
            "std_mean": at_ends(*column(policy, "policy/std_mean"), total, digits=3),
+           # the free feed (the predictor's pair-updates per agent step so far) at each third's end: a run beside
+           # other work trains its predictor less per agent step than an idle one (H44)
+           "feed": at_ends(*column(policy, "feed/pair_updates_per_agent_step"), total, digits=3),
            "fresh_label_accuracy_run": summary.get("fresh_label_accuracy")}
     if (run / "prefs" / "prefs.npz").exists():
         by_third, labels, db = labels_by_third(run, total, label_steps(prefs))

@@ -44,7 +44,7 @@ p.add_argument("--seed", type=int, default=1000)
 p.add_argument("--out", required=True)
 p.add_argument("--policies", default="", help="comma list of run names (default: every run dir)")
 p.add_argument("--predictors", default="", help="comma list of run names (default: every preference run)")
-p.add_argument("--pd", action="store_true", help="InvertedPendulum: add a PD controller that balances (issue 61's H61d)")
+p.add_argument("--pd", action="store_true", help="InvertedPendulum: add a PD controller that balances (H61d)")
 p.add_argument(
     "--checkpoint", action="append", default=[], help="extra NAME=PATH policy checkpoints (a milestone file, say)"
 )
