@@ -30,6 +30,9 @@ seeds (H51's HalfCheetah seeds 3-9) enter only when named, e.g. ``--seeds 0 1 2 
 An ``--arms`` item may be a comma-separated group of candidates (``1400,1400-ls1,1400-ls2``): per task the one that
 stands by the baseline's rule fills the column, named where it is not the first (H55, H56: a setting tried on both
 arms, each arm keeping its better).
+``--intervals``: issue 61's held-out figures instead of the table, per task and preference column: the seeds, the mean
+ratio (the headline), the interquartile mean of the seeds' ratios, a 95% bootstrap interval (both arms' seeds
+resampled) and the worst seed's ratio (experiments/ratio_intervals.py), with the counts the issue judges by.
 ``--compare ARM ...``: both measures of each named arm per task (the fall comparison: baseline 1400-random
 penalty-baseline penalty-1400-random; under the two rules the oracle's returns differ by construction, gymnasium's
 ``return_standard`` is the common measure).
@@ -224,6 +227,47 @@ def table(rows: list[dict], baseline: list[str], arms: list[str], readme: bool, 
     return out
 
 
+def interval_table(rows: list[dict], baseline: list[str], arms: list[str], tasks=TASKS) -> list[str]:
+    """``--intervals``: per task and preference column, the cell's ratio_summary, and per column the counts issue 61
+    judges by (the mean at 0.9 or more, the interval's lower end above 0.8, any seed below 0.5)."""
+    from ratio_intervals import ratio_summary
+
+    out = ["| task | column (arm) | seeds | ratio (mean) | interquartile mean | 95% bootstrap interval | worst seed |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
+    groups = arm_groups(arms)
+    counts = {g[0]: {"mean 0.9": 0, "low 0.8": 0, "below 0.5": []} for g in groups}
+    for task in tasks:
+        _, base = pick_arm(rows, task, baseline)
+        rand = arm_values(rows, task, "random")
+        random_mean = statistics.mean(rand.values()) if task in NORMALIZED_TASKS and rand else None
+        for group in groups:
+            kept, prefs = pick_arm(rows, task, group)
+            name = arm_title(group[0]) + ("" if kept == group[0] else f" (`{kept}`)")
+            if not prefs or not base or (task in NORMALIZED_TASKS and random_mean is None):
+                out.append(f"| {task} | {name} | {len(prefs)} | - | - | - | - |")
+                continue
+            try:
+                r = ratio_summary(list(prefs.values()), list(base.values()), random_mean)
+            except ValueError:
+                out.append(f"| {task} | {name} | {len(prefs)} | - | - | - | - |")
+                continue
+            c = counts[group[0]]
+            c["mean 0.9"] += r.mean >= 0.9
+            c["low 0.8"] += r.low > 0.8
+            if r.worst < 0.5:
+                c["below 0.5"].append(task)
+            few = f" (fewer than {MIN_SEEDS})" if r.seeds < MIN_SEEDS else ""
+            norm = " (normalized)" if random_mean is not None else ""
+            out.append(f"| {task} | {name} | {r.seeds}{few} | {r.mean:.2f}{norm} | {r.iqm:.2f} "
+                       f"| {r.low:.2f}-{r.high:.2f} | {r.worst:.2f} |")
+    out.append("")
+    out.append(f"Ratios to {baseline_note(rows, tasks, baseline)}. " + "; ".join(
+        f"{arm_title(g)}: {c['mean 0.9']} of {len(tasks)} tasks at 0.9 or more, {c['low 0.8']} with the interval's "
+        f"lower end above 0.8, seeds below 0.5 of the baseline: {', '.join(c['below 0.5']) or 'none'}"
+        for g, c in counts.items()) + ".")
+    return out
+
+
 def efficiency(rows: list[dict], baseline: list[str], arms: list[str], tasks) -> tuple[list[str], dict]:
     """Issue 39's table: per task and label count, each seed's ratio to the baseline's mean, and the fewest labels
     at which every seed (3 or more) holds 0.9. Returns the lines and {task: {labels: [ratios]}} for the picture."""
@@ -303,6 +347,8 @@ def main(argv=None) -> int:
     p.add_argument("--compare", nargs="+", metavar="ARM", help="both measures of these arms, per task")
     p.add_argument("--tasks", nargs="+", help="these tasks only")
     p.add_argument("--efficiency", action="store_true", help="the ratio against labels (issue 39)")
+    p.add_argument("--intervals", action="store_true",
+                   help="per cell: mean, interquartile mean, 95%% bootstrap interval and worst seed (issue 61)")
     p.add_argument("--plot", type=Path, help="with --efficiency: the picture, as a PNG")
     p.add_argument("--seeds", nargs="+", type=int, default=list(TABLE_SEEDS),
                    help="the seeds every cell takes (default 0 1 2, the table's seeds on every task)")
@@ -321,6 +367,8 @@ def main(argv=None) -> int:
             plot_efficiency(ratios, args.plot)
     elif args.compare:
         lines = compare(rows, args.compare)
+    elif args.intervals:
+        lines = interval_table(rows, args.baseline, args.arms, args.tasks or TASKS)
     else:
         lines = table(rows, args.baseline, args.arms, args.readme, args.tasks or TASKS)
     print("\n".join(lines))

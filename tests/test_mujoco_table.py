@@ -530,3 +530,43 @@ def test_the_queue_names_its_preference_runs_by_their_settings_under_the_preset(
     plain = with_preset(["train_policy_with_preferences", "--env", "HalfCheetah-v5", "--synthetic_prefs"])[0]
     preset_cfg = config_from_args(build_parser().parse_args(plain))  # what a user's command gets: the -ls1 arm
     assert mujoco_record.arm_problem("1400-ls1", preset_cfg.to_dict(), 1400) is None
+
+
+def test_a_cells_ratio_its_interquartile_mean_interval_and_worst_seed():
+    from ratio_intervals import ratio_summary
+
+    # seeds' ratios 1/3, 2/3, 1, 4/3, 5/3 of the baseline's mean 3: mean 1, the middle three's mean 1, worst 1/3
+    r = ratio_summary([1.0, 2.0, 3.0, 4.0, 5.0], [3.0, 3.0, 3.0])
+    assert r.mean == pytest.approx(1.0) and r.iqm == pytest.approx(1.0) and r.worst == pytest.approx(1 / 3)
+    assert r.seeds == 5 and r.low < 1.0 < r.high
+    assert ratio_summary([1.0, 2.0, 3.0, 4.0, 5.0], [3.0, 3.0, 3.0]) == r  # seeded: the same interval each time
+    # one bad seed among good ones: the interquartile mean leaves it out, the mean and the interval's low end do not
+    r = ratio_summary([1000.0, 1000.0, 980.0, 990.0, 200.0], [1000.0] * 5)
+    assert r.mean == pytest.approx(0.834) and r.iqm == pytest.approx((980 + 990 + 1000) / 3000)
+    assert r.worst == pytest.approx(0.2) and r.low < 0.7 and r.high == pytest.approx(1.0, abs=0.01)
+    # a wider spread of the baseline's seeds widens the interval of the same preference seeds
+    narrow = ratio_summary([900.0, 1000.0, 1100.0], [1000.0, 1000.0, 1000.0])
+    wide = ratio_summary([900.0, 1000.0, 1100.0], [500.0, 1000.0, 1500.0])
+    assert wide.high - wide.low > narrow.high - narrow.low
+    # normalized (Reacher): (prefs - random) / (baseline - random)
+    assert ratio_summary([-10.0], [-4.0], random_mean=-40.0).mean == pytest.approx(30 / 36)
+    with pytest.raises(ValueError, match="not above"):
+        ratio_summary([1.0], [-5.0])
+
+
+def test_the_interval_table_counts_what_issue_61_judges_by(tmp_path, capsys):
+    path = tmp_path / "runs.csv"
+    rows = [_row("Hopper-v5", "baseline", s, 2000.0 + 100 * s) for s in range(10, 15)]  # mean 3,200
+    rows += [_row("Hopper-v5", "1400", s, v) for s, v in zip(range(10, 15), (3200.0, 3100.0, 3300.0, 3000.0, 1400.0))]
+    rows += [_row("Walker2d-v5", "baseline", s, 4000.0) for s in range(10, 15)]
+    rows += [_row("Walker2d-v5", "1400", s, 3800.0 + 10 * s) for s in range(10, 15)]
+    upsert(rows, path)
+    code, out, err = _table(path, "--intervals", "--seeds", *map(str, range(10, 15)), "--arms", "1400",
+                            "--tasks", "Hopper-v5", "Walker2d-v5", capsys=capsys)
+    assert code == 0, err
+    hopper = next(line for line in out.splitlines() if line.startswith("| Hopper-v5 "))
+    walker = next(line for line in out.splitlines() if line.startswith("| Walker2d-v5 "))
+    assert "| 5 | 0.88 |" in hopper and hopper.endswith("| 0.44 |")  # mean 2,800 / 3,200; worst 1,400 / 3,200
+    assert "| 5 | 0.98 |" in walker  # mean 3,920 / 4,000
+    assert ("1400 labels: 1 of 2 tasks at 0.9 or more, 1 with the interval's lower end above 0.8, seeds below 0.5 of "
+            "the baseline: Hopper-v5.") in out
