@@ -44,7 +44,7 @@ ATARI = ("--million_timesteps 10 --lr_horizon_million_timesteps 80 --label_sched
          "--reward_train_fraction 1 --reward_updates_per_step 0.1 --reward_norm_momentum 1 "
          "--reward_norm_segments 100 --reward_clip 10 --reward_center_steps 2000 --ent_coef 0.01 "
          "--ent_coef_switch_million_timesteps 6.3 --ent_coef_after_switch 0.005 --policy_ckpt_interval 500 "
-         "--reward_bfloat16 off")
+         "--reward_bfloat16 off --reward_tf_threads 2")
 PRESETS: dict[str, str] = {
     "none": "",
     "paper": "",
