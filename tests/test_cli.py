@@ -330,7 +330,7 @@ def test_the_pong_preset_is_the_campaigns_recipe_and_slows_its_labels_for_a_pers
     # the bonus as campaign-5 had it: 0.01, halved at 6.3M (0.005 from the start lost every ball: session 12)
     assert (synthetic.a2c.ent_coef, synthetic.a2c.ent_coef_switch_million_timesteps,
             synthetic.a2c.ent_coef_after_switch) == (0.01, 6.3, 0.005)
-    assert synthetic.reward.bfloat16 == "off"
+    assert synthetic.reward.bfloat16 == "off" and synthetic.reward.tf_threads == 2
     for argv in (["--env", "PongNoFrameskip-v4"], ["--env", "PongNoFrameskip-v4", "--labeller", "web"]):
         person, name, line = cfg_of(argv)
         assert name == "atari" and person.prefs.n_labels == 1500
@@ -351,6 +351,9 @@ def test_the_pong_preset_is_the_campaigns_recipe_and_slows_its_labels_for_a_pers
     # campaign's predictor ran flat out at 0.10-0.12 beside a float32 policy; docs/results/speed.md, issue 58)
     assert preset_pairs.pop("--reward_updates_per_step") == "0.1"
     assert pairs.pop("--reward_updates_per_step") == "0.05"
+    # and the predictor's threads, 1 -> 2 (the same arithmetic, on the core the waiting policy leaves: speed.md,
+    # session 34); the campaign's script leaves it at the default, 1
+    assert preset_pairs.pop("--reward_tf_threads") == "2" and "--reward_tf_threads" not in pairs
     assert {k: v for k, v in pairs.items() if k not in own} == preset_pairs
 
 
