@@ -15,6 +15,7 @@ import numpy as np
 from drlhp.config.reward import RewardConfig
 from drlhp.reward.model import RewardEnsemble
 from drlhp.reward.pref_db import PrefDB
+from fresh_predictor import normalized_reward
 from mujoco_diag_episodes import policy_returns
 
 p = argparse.ArgumentParser()
@@ -49,9 +50,7 @@ l2 = np.full(args.members, 1e-4, np.float32)
 for _ in range(args.steps):
     idx = rng.integers(0, len(pairs), (args.members, cfg.batch_size))
     ens.train_step(s1[idx], s2[idx], mu[idx], l2)
-raw = ens.predict(rows)
-m0, sd0 = raw.mean(1, keepdims=True), raw.std(1, keepdims=True)
-reward = lambda x: 0.05 * ((ens.predict(x) - m0) / sd0).mean(0)  # noqa: E731
+reward = normalized_reward(ens, rows)
 dbacc = float(
     np.mean(
         [

@@ -11,15 +11,12 @@ z-scored over the DB's rows, averaged), as mujoco_predictor_diag.py's table."""
 
 import argparse
 import json
-import threading
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from drlhp.config.reward import RewardConfig
 from drlhp.reward.pref_db import PrefDB
-from drlhp.reward.trainer import RewardTrainer
+from fresh_predictor import normalized_reward, run_reward_config, train_fresh
 from mujoco_diag_episodes import policy_returns
 
 p = argparse.ArgumentParser()
@@ -30,27 +27,12 @@ p.add_argument("--l2", default="adapt")
 p.add_argument("--seed", type=int, default=0)
 args = p.parse_args()
 
-cfg_all = json.loads((Path(args.run) / "config.json").read_text())
-cfg = RewardConfig(**{k: v for k, v in cfg_all["reward"].items() if k in RewardConfig.__dataclass_fields__})
-cfg = replace(cfg, bfloat16="off")
+cfg = run_reward_config(args.run)
 db = PrefDB.load(Path(args.run) / "prefs" / "prefs.npz")
-shape = db.segment_obs(db.train[0].id1).shape[1:]
-tr = RewardTrainer(shape, cfg, db, threading.Lock(), args.seed, obs_dtype=np.float32)
 fixed = None if args.l2 == "adapt" else float(args.l2)
-if fixed is not None:
-    tr.l2[:] = fixed
-for i in range(args.steps):
-    tr.train_step()
-    if fixed is None and (i + 1) % cfg.eval_interval == 0:
-        tr.evaluate()
+tr = train_fresh(db, cfg, args.seed, args.steps, fixed)
 ev = tr.evaluate()
-rows = db.obs_rows()
-raw = tr.ensemble.predict(rows)
-mu, sd = raw.mean(1, keepdims=True), raw.std(1, keepdims=True)
-
-
-def reward(x):
-    return 0.05 * ((tr.ensemble.predict(x) - mu) / sd).mean(0)
+reward = normalized_reward(tr.ensemble, db.obs_rows())
 
 
 def acc(split):

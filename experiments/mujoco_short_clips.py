@@ -16,8 +16,6 @@ and per policy of the npz the mean predicted and true episode return.
 
 import argparse
 import json
-import threading
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -25,11 +23,10 @@ import numpy as np
 from drlhp.config.reward import RewardConfig
 from drlhp.processes.messages import Preference, Segment
 from drlhp.reward.pref_db import PrefDB
-from drlhp.reward.trainer import RewardTrainer
+from fresh_predictor import normalized_reward, run_reward_config, train_fresh
 from mujoco_diag_episodes import policy_returns
+from mujoco_mechanism import FALL_CUT  # a step's oracle reward below this is a fall (the penalty 100)
 from pref_interface.oracle import SyntheticOracle
-
-FALL_CUT = -50.0  # a step's oracle reward below this is a fall (the penalty 100), as mujoco_predictor_diag.py
 
 
 def windowed(db: PrefDB, window: int, rng: np.random.Generator) -> PrefDB:
@@ -55,19 +52,9 @@ def fall_free_share(db: PrefDB) -> float:
 
 
 def train_and_score(db: PrefDB, cfg: RewardConfig, seed: int, steps: int, npz: str) -> dict:
-    shape = db.segment_obs(db.entries("train")[0].id1).shape[1:]
-    tr = RewardTrainer(shape, cfg, db, threading.Lock(), seed, obs_dtype=np.float32)
-    for i in range(steps):
-        tr.train_step()
-        if (i + 1) % cfg.eval_interval == 0:
-            tr.evaluate()
+    tr = train_fresh(db, cfg, seed, steps)
     ev = tr.evaluate()
-    raw = tr.ensemble.predict(db.obs_rows())
-    mu, sd = raw.mean(1, keepdims=True), raw.std(1, keepdims=True)
-
-    def reward(x):
-        return 0.05 * ((tr.ensemble.predict(x) - mu) / sd).mean(0)
-
+    reward = normalized_reward(tr.ensemble, db.obs_rows())
     scores = policy_returns(npz, reward)
     return {"val_accuracy": round(float(ev.get("reward/val_accuracy", float("nan"))), 3),
             "policies": {n: {"pred": round(a, 1), "true": round(b)} for n, (a, b) in scores.items()}}
@@ -81,9 +68,7 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=4000)
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     args = p.parse_args()
-    cfg_all = json.loads((Path(args.run) / "config.json").read_text())
-    cfg = RewardConfig(**{k: v for k, v in cfg_all["reward"].items() if k in RewardConfig.__dataclass_fields__})
-    cfg = replace(cfg, bfloat16="off")
+    cfg = run_reward_config(args.run)
     db = PrefDB.load(Path(args.run) / "prefs" / "prefs.npz")
     cut = windowed(db, args.window, np.random.default_rng(12345))
     for name, d in (("full clips", db), (f"{args.window}-step windows", cut)):
