@@ -243,12 +243,13 @@ def interval_table(rows: list[dict], baseline: list[str], arms: list[str], tasks
         for group in groups:
             kept, prefs = pick_arm(rows, task, group)
             name = arm_title(group[0]) + ("" if kept == group[0] else f" (`{kept}`)")
-            if not prefs or not base or (task in NORMALIZED_TASKS and random_mean is None):
-                out.append(f"| {task} | {name} | {len(prefs)} | - | - | - | - |")
-                continue
-            try:
-                r = ratio_summary(list(prefs.values()), list(base.values()), random_mean)
-            except ValueError:
+            r = None
+            if not (task in NORMALIZED_TASKS and random_mean is None):  # Reacher without random rows: no ratio
+                try:  # no seed in an arm, or a baseline not above 0: no ratio either
+                    r = ratio_summary(list(prefs.values()), list(base.values()), random_mean)
+                except ValueError:
+                    pass
+            if r is None:
                 out.append(f"| {task} | {name} | {len(prefs)} | - | - | - | - |")
                 continue
             c = counts[group[0]]

@@ -34,12 +34,10 @@ class RatioSummary:
     seeds: int
 
 
-def _ratio(prefs, base, random_mean: float | None):
-    """The headline on arrays along the last axis (vectorized for the bootstrap's resamples)."""
-    p, b = np.mean(prefs, axis=-1), np.mean(base, axis=-1)
-    if random_mean is None:
-        return p / b
-    return (p - random_mean) / (b - random_mean)
+def _ratio(prefs, base, offset: float):
+    """The headline on arrays along the last axis (vectorized for the bootstrap's resamples): (mean(prefs) - offset)
+    / (mean(base) - offset), the offset 0 but on a normalized task (the random policy's mean)."""
+    return (np.mean(prefs, axis=-1) - offset) / (np.mean(base, axis=-1) - offset)
 
 
 def ratio_summary(prefs, base, random_mean: float | None = None, seed: int = 0) -> RatioSummary:
@@ -49,13 +47,13 @@ def ratio_summary(prefs, base, random_mean: float | None = None, seed: int = 0) 
     p, b = np.asarray(prefs, float), np.asarray(base, float)
     if not len(p) or not len(b):
         raise ValueError("a ratio needs a seed in each arm")
-    floor = 0.0 if random_mean is None else random_mean
-    if b.mean() <= floor:
-        raise ValueError(f"the baseline's mean {b.mean():.4g} is not above {floor:.4g}: its ratio means nothing")
-    per_seed = _ratio(p[:, None], np.full((len(p), 1), b.mean()), random_mean)
-    mean = float(_ratio(p, b, random_mean))
+    offset = 0.0 if random_mean is None else random_mean
+    if b.mean() <= offset:
+        raise ValueError(f"the baseline's mean {b.mean():.4g} is not above {offset:.4g}: its ratio means nothing")
+    per_seed = (p - offset) / (b.mean() - offset)
+    mean = float(_ratio(p, b, offset))
     if len(p) > 1 or len(b) > 1:
-        res = stats.bootstrap((p, b), lambda x, y, axis=-1: _ratio(x, y, random_mean), paired=False,
+        res = stats.bootstrap((p, b), lambda x, y, axis=-1: _ratio(x, y, offset), paired=False,
                               vectorized=True, n_resamples=RESAMPLES, confidence_level=CONFIDENCE,
                               method="percentile", rng=np.random.default_rng(seed))
         low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
