@@ -6,7 +6,12 @@ states the page drew its two clips from (the page's API, GET /states/N/left|righ
 goal (--goal, default the backflip that lands: pref_interface.goals:hopper_landed_backflip) on the observations
 those states give (gymnasium's own _get_obs after set_state: what the policy saw), and --think_s seconds (3) after
 the pair became playable on the page presses the page's key: Left arrow for the left clip scoring higher, Right
-arrow for the right, Up arrow for equal scores (the goal oracle's rule: pref_interface/goal_oracle.py).
+arrow for the right, Up arrow for equal scores (the goal oracle's rule: pref_interface/goal_oracle.py). An Atari
+goal (Enduro among the cars, issue 62) reads the states the page serves as they are, the console's RAM after each
+step, with the game's rewards (the passes the page shows; the score is blanked):
+
+    python bench/page_person.py --goal pref_interface.goals:enduro_with_cars -- train_policy_with_preferences \
+        --env EnduroNoFrameskip-v4 --seed N
 
     python bench/page_person.py [--think_s 3] [--goal MODULE:FUNCTION] [--run_dir DIR] [--answers N]
                                 [--minutes [M] [--initial_think_s 0] [--other_run DIR]] [-- RUN.PY ARGS ...]
@@ -82,12 +87,15 @@ new MutationObserver(records => {
 
 class Judge:
     """A goal's score of a clip from the simulator states the page drew it from: each state set in a fresh env of the
-    clip's task (made with the goal's env kwargs) and its observation read as the policy's env gives it."""
+    clip's task (made with the goal's env kwargs) and its observation read as the policy's env gives it. An Atari
+    goal (``reads = "atari"``, as Enduro among the cars) scores the console's RAM after each step and the game's
+    rewards, as the page serves them, as the goal oracle does (pref_interface/goal_oracle.py): no env is made."""
 
     def __init__(self, spec: str):
-        from pref_interface.goal_oracle import load_goal
+        from pref_interface.goal_oracle import load_goal, reads_atari
 
         self.spec, self.goal, self.envs = spec, load_goal(spec), {}
+        self.atari = reads_atari(self.goal)
 
     def env(self, env_id: str):
         """The task's env (made once: before the run, so the first pair's judgement costs no gym.make)."""
@@ -95,6 +103,8 @@ class Judge:
 
         from envs.goal_kwargs import kwargs_of
 
+        if self.atari:
+            return None
         if env_id not in self.envs:
             env = gym.make(env_id, **kwargs_of(self.goal))
             env.reset(seed=0)
@@ -112,14 +122,23 @@ class Judge:
             out.append(u._get_obs())
         return np.asarray(out, np.float64), np.zeros((len(out), u.action_space.shape[0]))
 
-    def score(self, env_id: str, states) -> float:
+    def score(self, env_id: str, states, rewards=None) -> float:
+        import numpy as np
+
         from pref_interface.goal_oracle import score
 
+        if self.atari:
+            if rewards is None:
+                raise RuntimeError(f"{self.spec} scores an Atari clip's RAM and rewards: the page served no rewards")
+            ram = np.asarray(states, np.float64)
+            return score(self.goal, ram, np.zeros((len(ram), 0), np.float32),
+                         {"reward": np.asarray(rewards, np.float32)}, self.spec)
         obs, actions = self.observations(env_id, states)
         return score(self.goal, obs, actions, {}, self.spec)
 
-    def answer(self, env_id: str, left, right) -> tuple[str, float, float]:
-        a, b = self.score(env_id, left), self.score(env_id, right)
+    def answer(self, env_id: str, left, right, rewards=(None, None)) -> tuple[str, float, float]:
+        """Left, right: each clip's states; ``rewards``: each clip's game rewards (an Atari goal's)."""
+        a, b = self.score(env_id, left, rewards[0]), self.score(env_id, right, rewards[1])
         return ("left" if a > b else "right" if b > a else "equal"), a, b
 
 
@@ -206,7 +225,8 @@ class PagePerson:
             return False
         if shown not in self.judged:
             left, right = self.states(shown, "left"), self.states(shown, "right")
-            answer, a, b = self.judge.answer(left["env_id"], left["states"], right["states"])
+            answer, a, b = self.judge.answer(left["env_id"], left["states"], right["states"],
+                                             (left.get("rewards"), right.get("rewards")))
             self.judged[shown] = (left["clip"], right["clip"], a, b, answer)
         if time.time() < self.playable[shown] + think_s:
             return False

@@ -29,8 +29,10 @@ Routes (each needs the token: ?token=T, or the header X-Token: T; without it: 40
     GET  /states/N/left|right   pair N's clip as the simulator states it was drawn from (JSON: "states", (T, S)
                                 concat(qpos, qvel) per step, floats exact; "falls", (T,) or null; "clip", "env_id"):
                                 for a scripted person that judges what the page shows (bench/page_person.py);
-                                404 for a pair whose clips carry no states (MovingDot, the oracle's; an Atari
-                                clip's states are its RAM after each step: envs/atari_watch.py)
+                                an Atari clip's states are the console's RAM after each step (T, 128)
+                                (envs/atari_watch.py), with "rewards", the game's reward each step (the events the
+                                page shows, as Enduro's passes, where the score itself is blanked); 404 for a pair
+                                whose clips carry no states (MovingDot, the oracle's)
     POST /api/answer            {"page": P, "pair": N, "answer": "left|right|equal|cant_tell"} -> state
     POST /api/undo              {"page": P} -> state
     POST /api/bye               {"page": P}: the page is closing; its pairs go back to the pool now
@@ -50,6 +52,7 @@ import threading
 import time
 from pathlib import Path
 
+from envs.atari_ids import ATARI_SUFFIX
 from pref_interface.answers import ANSWER_TEXT, ANSWERS, FPS, LOOP_PAUSE_FRAMES, REPEAT_GUARD_S, PairQueue, why_no_pair
 from pref_interface.shown_pairs import frame_seconds, shown_clips
 from pref_interface.web_server import (
@@ -301,8 +304,11 @@ class WebLabeller:
         if segment.states is None:
             raise BadRequest(404, f"pair {number}'s clips carry no simulator states")
         falls = None if segment.falls is None else [bool(f) for f in segment.falls]
-        return web.json_response({"number": number, "side": side, "clip": segment.id, "env_id": segment.env_id,
-                                  "states": segment.states.tolist(), "falls": falls})
+        reply = {"number": number, "side": side, "clip": segment.id, "env_id": segment.env_id,
+                 "states": segment.states.tolist(), "falls": falls}
+        if segment.env_id.endswith(ATARI_SUFFIX):  # what an Atari goal scores beside the RAM (pref_interface/goals.py)
+            reply["rewards"] = segment.true_rewards.tolist()
+        return web.json_response(reply)
 
     async def _answer(self, request):
         from aiohttp import web

@@ -133,6 +133,42 @@ def test_the_goal_oracle_labels_enduro_clips_by_their_ram_and_refuses_other_game
         check_goal(GOAL, "PongNoFrameskip-v4")
 
 
+def test_the_page_person_judges_enduro_clips_as_the_goal_oracle_from_what_the_page_serves(day):
+    """bench/page_person.py's Judge scores an Enduro clip from the page's /states reply (the RAM and the game's
+    rewards: pref_interface/web.py) as the goal oracle scores the clip itself: windows of the day's drive, each
+    answer the oracle's label; without the rewards it refuses."""
+    import importlib.util
+
+    from conftest import REPO
+    from drlhp.processes.messages import MU_EQUAL, MU_LEFT, MU_RIGHT, Segment
+    from pref_interface.goal_oracle import goal_oracle_for
+
+    spec = importlib.util.spec_from_file_location("page_person", REPO / "bench" / "page_person.py")
+    page_person = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(page_person)
+    judge, oracle = page_person.Judge(GOAL), goal_oracle_for(GOAL, ENDURO)
+    _, _, rams, rewards = day
+    T = 25
+
+    def clip(start):
+        return Segment(np.zeros((T, 84, 84, 4), np.uint8), np.zeros((T, 0, 0), np.uint8),
+                       rewards[start:start + T].astype(np.float32), ENDURO, 0, start, rams[start:start + T]).check()
+
+    starts = range(0, len(rams) - T, 60)
+    clips = [clip(t) for t in starts]
+    scores = [judge.score(ENDURO, c.states.tolist(), c.true_rewards.tolist()) for c in clips]  # as JSON gives them
+    assert scores == [oracle.score(c) for c in clips]
+    assert len(set(scores)) >= 3  # the drive's windows differ: alongside a car, passing, neither
+    mu = {"left": MU_LEFT, "right": MU_RIGHT, "equal": MU_EQUAL}
+    for a, b in zip(clips, clips[1:]):
+        answer, _, _ = judge.answer(ENDURO, a.states.tolist(), b.states.tolist(),
+                                    (a.true_rewards.tolist(), b.true_rewards.tolist()))
+        assert mu[answer] == oracle.label(a, b)
+    assert judge.env(ENDURO) is None  # no env is made for an Atari goal
+    with pytest.raises(RuntimeError, match="served no rewards"):
+        judge.score(ENDURO, clips[0].states.tolist())
+
+
 @pytest.mark.slow
 def test_a_short_enduro_run_labels_by_the_goal_and_watch_reports_its_measure(cli, tmp_path):
     """A real three-process run on Enduro labelled by the goal: it says so, every label in its database is the goal's

@@ -287,6 +287,7 @@ def test_a_clip_s_simulator_states_are_served_exactly_and_only_for_a_pair_that_h
         states = np.array(got["states"], np.float64)
         assert states.shape == (T, 12) and np.array_equal(states, segment.states)  # bit for bit
         assert got["falls"] == (None if segment.falls is None else segment.falls.tolist())
+        assert "rewards" not in got  # a MuJoCo clip's reward is the oracle's: no scripted person reads it
     assert requests.get(f"{s.url}/states/{number}/left", timeout=10).status_code == 403
     assert s.get(f"/states/{number + 100}/left").status_code == 404
     s.stop()
@@ -295,6 +296,27 @@ def test_a_clip_s_simulator_states_are_served_exactly_and_only_for_a_pair_that_h
     reply = plain.get(f"/states/{number}/left")
     assert reply.status_code == 404 and "no simulator states" in reply.json()["error"]
     plain.stop()
+
+
+def test_an_atari_clip_s_ram_and_game_rewards_are_served_exactly(served):
+    """An Atari clip's states are the console's RAM after each step (envs/atari_watch.py): /states serves them with
+    the game's reward each step, what an Atari goal scores (Enduro's passes: bench/page_person.py's Judge)."""
+    rng = np.random.default_rng(8)
+    atari = []
+    for v in range(4):
+        base = seg(v)
+        rewards = rng.choice(np.array([-1, 0, 0, 0, 1], np.float32), size=T)
+        atari.append(Segment(base.obs, base.frames, rewards, "EnduroNoFrameskip-v4", 0, v,
+                             states=rng.integers(0, 256, size=(T, 128)).astype(np.float64)).check())
+    s = served(segments=atari)
+    number = s.state("atari-states")["pairs"][0]["number"]
+    pair = s.server.out[number]
+    for side, segment in (("left", pair[0]), ("right", pair[1])):
+        got = s.get(f"/states/{number}/{side}").json()
+        assert got["env_id"] == "EnduroNoFrameskip-v4" and got["clip"] == segment.id and got["falls"] is None
+        assert np.array_equal(np.array(got["states"], np.float64), segment.states)
+        assert np.array_equal(np.array(got["rewards"], np.float32), segment.true_rewards)
+    s.stop()
 
 
 def test_the_address_has_the_token_and_a_taken_port_is_one_line(served):
