@@ -35,11 +35,15 @@ policy's log std starting at -N (--ppo_init_log_std -N), every other at the defa
 -1 and gives Swimmer 0.9999, so a user's plain run there is the arm ``1400-ls1`` or ``1400-g9999``
 (mujoco_table_runs.sh passes 0 and 0.995 to its plain arms). A preference arm named ``-next`` (``1400-next``: H54)
 ran with --reward_next_obs (its predictor saw the observation each step led to, the fallen state at a fall), and no
-other did. The table's arms (a label count, a teacher, ``baseline``, ``standard``) take
-no other part in their names but ``rerun``: the same recipe and seed run again (``1400-rerun``: H44's runs under other
-conditions), recorded beside the cell's own row and never in it. ``random`` is the random policy's (mujoco_random.py's
-rows), never a run's. An arm of another name (e.g. a LearnedReward run's) is checked for its rule and its bonus,
-and, on a preference run, its teacher, its pairs and the predictor's random-answer chance.
+other did. Issue 61's screening arms name what they change in the predictor's data and feed: ``-clipN`` clips of N
+steps (``1400-clip47``: --segment_length 47), ``-tfD`` the predictor's train fraction D read as decimals
+(``1400-tf2``: --reward_train_fraction 0.2), ``-feedD`` its floor of pair-updates per agent step (``1400-feed14``:
+--reward_updates_per_step 0.14); every other preference arm has the preset's for its task. The table's arms (a label
+count, a teacher, ``baseline``, ``standard``) take no other part in their names than these and ``rerun``: the same
+recipe and seed run again (``1400-rerun``: H44's runs under other conditions), recorded beside the cell's own row
+and never in it. ``random`` is the random policy's (mujoco_random.py's rows), never a run's. An arm of another name
+(e.g. a LearnedReward run's) is checked for its rule and its bonus, and, on a preference run, its teacher, its pairs
+and the predictor's random-answer chance.
 """
 from __future__ import annotations
 
@@ -62,14 +66,40 @@ TEACHERS = {"mistake10": (0.1, 0.0), "equal": (0.0, 0.1)}  # arm: (--oracle_mist
 NAMED_RULES = ("penalty", "none", "hold")
 
 
-def preset_settings(task: str, mode: str) -> tuple[float, str]:
-    """(entropy bonus, choice of pairs) of ``run.py MODE --env TASK`` (``--synthetic_prefs`` in the preference mode)
-    with no other flag: what run.py itself makes of the preset (drlhp.config.presets.with_preset, then run.py's
-    parser), so the task's own flags count as they do in a run. An arm's settings unless its name says otherwise."""
+def preset_config(task: str, mode: str):
+    """The RunConfig of ``run.py MODE --env TASK`` (``--synthetic_prefs`` in the preference mode) with no other flag:
+    what run.py itself makes of the preset (drlhp.config.presets.with_preset, then run.py's parser), so the task's own
+    flags count as they do in a run. An arm's settings unless its name says otherwise."""
     argv = [mode, "--env", task] + (["--synthetic_prefs"] if mode == PREFS_MODE else [])
     argv, _, _ = with_preset(argv)
-    cfg = config_from_args(build_parser().parse_args(argv))
+    return config_from_args(build_parser().parse_args(argv))
+
+
+def preset_settings(task: str, mode: str) -> tuple[float, str]:
+    """(entropy bonus, choice of pairs) of the preset's run (preset_config)."""
+    cfg = preset_config(task, mode)
     return cfg.ppo.ent_coef, cfg.prefs.query_selection
+
+
+def predictor_problem(arm: str, base: list[str], config: dict) -> str | None:
+    """A preference arm's clips and predictor feed against its name (issue 61's screening): ``-clipN`` clips of N
+    steps (--segment_length), ``-tfD`` the predictor's train fraction D read as decimals (tf2 0.2), ``-feedD`` its
+    floor of pair-updates per agent step (feed14 0.14); every other arm at the preset's for its task. Keys a run's
+    config lacks are not checked."""
+    preset = preset_config(config.get("env", ""), PREFS_MODE)
+    prefs, reward = config.get("prefs", {}), config.get("reward", {})
+    clip = _named_digits(base, "clip")
+    want = int(clip) if clip else preset.prefs.segment_length
+    if prefs.get("segment_length") is not None and int(prefs["segment_length"]) != want:
+        return (f"arm {arm!r} is clips of {want} steps; this run's --segment_length is {prefs['segment_length']} "
+                f"(name the arm by it: -clip47 is 47)")
+    for prefix, key, flag, example in (("tf", "train_fraction", "--reward_train_fraction", "-tf2 is 0.2"),
+                                       ("feed", "updates_per_step", "--reward_updates_per_step", "-feed14 is 0.14")):
+        want = _named_decimal(base, prefix, getattr(preset.reward, key))
+        if reward.get(key) is not None and abs(float(reward[key]) - want) > 1e-9:
+            return (f"arm {arm!r} is {flag} {want:g}; this run's is {float(reward[key]):g} (name the arm by it: "
+                    f"{example})")
+    return None
 
 
 def _read(run_dir: Path, name: str) -> dict:
@@ -128,14 +158,15 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
     if table_arm:  # the table's arms: known parts only
         unknown = [part for part in base[1:] if part not in ("random", "rerun")
                    and not re.fullmatch(r"(ent|g)\d+", part) and not re.fullmatch(r"ls\d+", part)
-                   and not (preference_arm and (re.fullmatch(r"rap\d+", part) or part == "next"))
+                   and not (preference_arm and (re.fullmatch(r"(rap|clip|tf|feed)\d+", part) or part == "next"))
                    and not re.fullmatch(r"\d+m", part)
                    and not (head == "standard" and part in ("reset", "end"))]
         if unknown:
             return (f"arm {arm!r}: {'-'.join(unknown)!r} is no part of an arm's name (a rule: penalty, hold, none; a "
                     f"bonus: entD; the discount: gD; the policy's starting log std: lsN; random pairs: random; "
-                    f"a preference arm's assumed random answers: rapD, its predictor on the next observation: next; "
-                    f"a budget: Nm; the same recipe run again: rerun)")
+                    f"a preference arm's assumed random answers: rapD, its predictor on the next observation: next, "
+                    f"its clips: clipN, its predictor's train fraction: tfD, its feed: feedD; a budget: Nm; the same "
+                    f"recipe run again: rerun)")
     prefs = config.get("prefs", {})
     teacher = (float(prefs.get("oracle_mistake_rate", 0.0)), float(prefs.get("oracle_equal_threshold", 0.0)))
     wanted = TEACHERS.get(head, (0.0, 0.0))
@@ -191,6 +222,8 @@ def arm_problem(arm: str, config: dict, labels: int) -> str | None:
     if mode == PREFS_MODE and run_next != ("next" in base):
         return (f"arm {arm!r} on a run {'with' if run_next else 'without'} --reward_next_obs: an arm says 'next' "
                 f"where, and only where, the predictor saw the observation each step led to (H54)")
+    if mode == PREFS_MODE:
+        return predictor_problem(arm, base, config)
     return None
 
 

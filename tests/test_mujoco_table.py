@@ -145,7 +145,7 @@ def test_cells_take_seeds_0_to_2_unless_more_are_named(tmp_path, capsys):
 def _run_dir(tmp_path, mode="train_policy_with_preferences", control_cost=True, fall_rule="reset", labels=(350, 1050),
              status="finished", standard=2100.0, teacher=(0.0, 0.0), ent_coef=None, query_selection="variance",
              fall_hold_steps=0, random_answer_prob=0.1, million_timesteps=1.0, next_obs=False, init_log_std=0.0,
-             gamma=0.995):
+             gamma=0.995, segment_length=None, train_fraction=None, updates_per_step=None):
     run = tmp_path / "run"
     run.mkdir()
     if ent_coef is None:  # the mujoco preset's: 0 on the true reward, 0.01 from preferences
@@ -157,6 +157,12 @@ def _run_dir(tmp_path, mode="train_policy_with_preferences", control_cost=True, 
         "prefs": {"n_initial_prefs": labels[0], "n_labels": labels[1], "oracle_mistake_rate": teacher[0],
                   "oracle_equal_threshold": teacher[1], "query_selection": query_selection},
         "reward": {"random_answer_prob": random_answer_prob, "next_obs": next_obs}}))
+    config = json.loads((run / "config.json").read_text())  # the predictor's data and feed, where a test gives them
+    for part, key, value in (("prefs", "segment_length", segment_length), ("reward", "train_fraction", train_fraction),
+                             ("reward", "updates_per_step", updates_per_step)):
+        if value is not None:
+            config[part][key] = value
+    (run / "config.json").write_text(json.dumps(config))
     summary = {"timesteps": 1_001_472, "wall_s": 401.23, "true_return_last100": 2000.0, "task_return_last100": 2345.678}
     if standard is not None:
         summary["standard_return_last100"] = standard
@@ -230,6 +236,15 @@ def test_a_run_directory_becomes_its_row_and_replaces_the_old_one(tmp_path, caps
     ("1400", {"million_timesteps": 2.0}, "arm '1400' is a run of 1M agent steps; this run's --million_timesteps is 2"),
     ("baseline-2m", {"mode": "train_policy_with_original_rewards", "control_cost": False, "labels": (0, 0)},
      "arm 'baseline-2m' is a run of 2M agent steps; this run's --million_timesteps is 1"),
+    # issue 61's screening arms: the clips and the predictor's feed, against the preset's for Hopper (188 steps, 0.5, 0)
+    ("1400", {"segment_length": 47}, "arm '1400' is clips of 188 steps; this run's --segment_length is 47"),
+    ("1400-clip47", {"segment_length": 188}, "arm '1400-clip47' is clips of 47 steps; this run's --segment_length is"),
+    ("1400", {"train_fraction": 0.2}, "arm '1400' is --reward_train_fraction 0.5; this run's is 0.2"),
+    ("1400-tf2", {"train_fraction": 0.5}, "arm '1400-tf2' is --reward_train_fraction 0.2; this run's is 0.5"),
+    ("1400", {"updates_per_step": 0.14}, "arm '1400' is --reward_updates_per_step 0; this run's is 0.14"),
+    ("1400-feed07", {"updates_per_step": 0.14}, "arm '1400-feed07' is --reward_updates_per_step 0.07"),
+    ("baseline-clip47", {"mode": "train_policy_with_original_rewards", "control_cost": False, "labels": (0, 0)},
+     "'clip47' is no part of an arm's name"),
 ])
 def test_an_arm_that_does_not_fit_its_run_is_one_line_and_exit_2(tmp_path, capsys, arm, kwargs, words):
     run = _run_dir(tmp_path, **kwargs)
@@ -273,6 +288,10 @@ def test_arms_that_fit_and_a_run_without_the_standard_return(tmp_path, capsys):
                         ("1400-next", {"next_obs": True}),  # H54: the predictor on the observation led to
                         ("1400-ls1", {"init_log_std": -1.0}),  # H55: the policy's starting spread
                         ("1400-g9999", {"gamma": 0.9999}),  # H56: the discount
+                        ("1400-clip47", {"segment_length": 47}),  # issue 61's screening arms
+                        ("1400-tf2", {"train_fraction": 0.2}),
+                        ("1400-feed14", {"updates_per_step": 0.14, "train_fraction": 0.5}),
+                        ("1400", {"segment_length": 188, "train_fraction": 0.5, "updates_per_step": 0.0}),
                         ("baseline-ls2", {"mode": "train_policy_with_original_rewards", "control_cost": False,
                                           "labels": (0, 0), "init_log_std": -2.0}),
                         ("baseline-2m", {"mode": "train_policy_with_original_rewards", "control_cost": False,
