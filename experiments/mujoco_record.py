@@ -35,10 +35,12 @@ policy's log std starting at -N (--ppo_init_log_std -N), every other at the defa
 -1 and gives Swimmer 0.9999, so a user's plain run there is the arm ``1400-ls1`` or ``1400-g9999``
 (mujoco_table_runs.sh passes 0 and 0.995 to its plain arms). A preference arm named ``-next`` (``1400-next``: H54)
 ran with --reward_next_obs (its predictor saw the observation each step led to, the fallen state at a fall), and no
-other did. Issue 61's screening arms name what they change in the predictor's data and feed: ``-clipN`` clips of N
-steps (``1400-clip47``: --segment_length 47), ``-tfD`` the predictor's train fraction D read as decimals
-(``1400-tf2``: --reward_train_fraction 0.2), ``-feedD`` its floor of pair-updates per agent step (``1400-feed14``:
---reward_updates_per_step 0.14); every other preference arm has the preset's for its task. The table's arms (a label
+other did. Issue 61's screening arms name what they change in the predictor's data and feed, absolute as -lsN and -gD
+are: ``-clipN`` clips of N steps (``1400-clip47``: --segment_length 47; every other arm the paper's 1.5 s),
+``-tfD`` the predictor's train fraction D read as decimals (``1400-tf2``: --reward_train_fraction 0.2; every other
+0.5), ``-feedD`` its floor of pair-updates per agent step (``1400-feed14``: --reward_updates_per_step 0.14; every
+other none). ``--user_arm TASK [LABELS]`` prints the arm of a user's plain run (``python run.py --env TASK
+--synthetic_prefs``, issue 61's held-out table): HalfCheetah's is ``1400-ls1``. The table's arms (a label
 count, a teacher, ``baseline``, ``standard``) take no other part in their names than these and ``rerun``: the same
 recipe and seed run again (``1400-rerun``: H44's runs under other conditions), recorded beside the cell's own row
 and never in it. ``random`` is the random policy's (mujoco_random.py's rows), never a run's. An arm of another name
@@ -55,7 +57,8 @@ from pathlib import Path
 
 from drlhp.config.cli import build_parser, config_from_args
 from drlhp.config.ppo import PPOConfig
-from drlhp.config.presets import with_preset
+from drlhp.config.presets import MUJOCO_CLIP_STEPS, with_preset
+from drlhp.config.reward import RewardConfig
 from mujoco_runs_csv import CSV_PATH, finished, million_steps, upsert
 
 PREFS_MODE, TRUE_MODE = "train_policy_with_preferences", "train_policy_with_original_rewards"
@@ -82,24 +85,44 @@ def preset_settings(task: str, mode: str) -> tuple[float, str]:
 
 
 def predictor_problem(arm: str, base: list[str], config: dict) -> str | None:
-    """A preference arm's clips and predictor feed against its name (issue 61's screening): ``-clipN`` clips of N
-    steps (--segment_length), ``-tfD`` the predictor's train fraction D read as decimals (tf2 0.2), ``-feedD`` its
-    floor of pair-updates per agent step (feed14 0.14); every other arm at the preset's for its task. Keys a run's
-    config lacks are not checked."""
-    preset = preset_config(config.get("env", ""), PREFS_MODE)
+    """A preference arm's clips and predictor feed against its name (issue 61's screening), absolute as -lsN and -gD
+    are: ``-clipN`` clips of N steps (--segment_length), every other arm the paper's 1.5 s of the task's simulated
+    time (presets.MUJOCO_CLIP_STEPS: Hopper 188); ``-tfD`` the predictor's train fraction D read as decimals (tf2
+    0.2), every other arm RewardConfig's 0.5; ``-feedD`` its floor of pair-updates per agent step (feed14 0.14),
+    every other arm none (0). A user's plain run is named by what the preset gives (user_arm). Keys a run's config
+    lacks are not checked."""
     prefs, reward = config.get("prefs", {}), config.get("reward", {})
     clip = _named_digits(base, "clip")
-    want = int(clip) if clip else preset.prefs.segment_length
-    if prefs.get("segment_length") is not None and int(prefs["segment_length"]) != want:
+    want = int(clip) if clip else MUJOCO_CLIP_STEPS.get(config.get("env", ""))
+    if want is not None and prefs.get("segment_length") is not None and int(prefs["segment_length"]) != want:
         return (f"arm {arm!r} is clips of {want} steps; this run's --segment_length is {prefs['segment_length']} "
                 f"(name the arm by it: -clip47 is 47)")
     for prefix, key, flag, example in (("tf", "train_fraction", "--reward_train_fraction", "-tf2 is 0.2"),
                                        ("feed", "updates_per_step", "--reward_updates_per_step", "-feed14 is 0.14")):
-        want = _named_decimal(base, prefix, getattr(preset.reward, key))
+        want = _named_decimal(base, prefix, getattr(RewardConfig(), key))
         if reward.get(key) is not None and abs(float(reward[key]) - want) > 1e-9:
             return (f"arm {arm!r} is {flag} {want:g}; this run's is {float(reward[key]):g} (name the arm by it: "
                     f"{example})")
     return None
+
+
+def user_arm(task: str, labels: int = 1400) -> str:
+    """The arm of a user's plain run, ``python run.py --env TASK --synthetic_prefs`` (with the label flags of
+    ``labels``): the label count, then each absolute setting the preset gives the task apart from its arm's default
+    (HalfCheetah ``1400-ls1``, Swimmer ``1400-g9999``; a clip, train fraction or feed the preset changes likewise)."""
+    cfg = preset_config(task, PREFS_MODE)
+    parts = [str(labels)]
+    if cfg.ppo.init_log_std:
+        parts.append(f"ls{-cfg.ppo.init_log_std:g}")
+    if abs(cfg.ppo.gamma - DEFAULT_GAMMA) > 1e-12:
+        parts.append("g" + f"{cfg.ppo.gamma:.10f}".rstrip("0").split(".")[1])
+    if MUJOCO_CLIP_STEPS.get(task) not in (None, cfg.prefs.segment_length):
+        parts.append(f"clip{cfg.prefs.segment_length}")
+    for prefix, key in (("tf", "train_fraction"), ("feed", "updates_per_step")):
+        value = getattr(cfg.reward, key)
+        if abs(value - getattr(RewardConfig(), key)) > 1e-12:
+            parts.append(prefix + f"{value:.10f}".rstrip("0").split(".")[1])
+    return "-".join(parts)
 
 
 def _read(run_dir: Path, name: str) -> dict:
@@ -252,7 +275,12 @@ def main(argv=None) -> int:
     p.add_argument("--arm")
     p.add_argument("--has", nargs=3, metavar=("TASK", "ARM", "SEED"))
     p.add_argument("--csv", type=Path, default=CSV_PATH)
+    p.add_argument("--user_arm", nargs="+", metavar=("TASK", "LABELS"),
+                   help="print the arm of a user's plain run of TASK (LABELS: 1400 unless given)")
     args = p.parse_args(argv)
+    if args.user_arm:
+        print(user_arm(args.user_arm[0], int(args.user_arm[1]) if len(args.user_arm) > 1 else 1400))
+        return 0
     if args.has:
         task, arm, seed = args.has
         return 0 if finished(task, arm, int(seed), args.csv) else 1

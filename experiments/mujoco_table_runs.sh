@@ -4,6 +4,11 @@
 # directory left by a stop or a crash is resumed (run.py resumes an existing --run_dir); one whose status.json says
 # finished is only recorded. Start it and walk away; start it again after a stop, it goes on where it was.
 #
+#   bash experiments/mujoco_table_runs.sh heldout [SEED...]  issue 61's held-out table (seeds 10-14 unless named): per
+#                                                         seed and task the kept baseline, then 1,400 and 700 labels
+#                                                         by the very command a user types (run.py --env TASK
+#                                                         --synthetic_prefs --seed N; 700: its label flags), each
+#                                                         named by mujoco_record.py --user_arm (HalfCheetah 1400-ls1)
 #   bash experiments/mujoco_table_runs.sh table      the random rows (3 seeds a task, mujoco_random.py), then
 #                                                         8 tasks x {baseline, 1400, 700} x seeds 0, 1, 2, seed 0 of
 #                                                         every cell first
@@ -111,7 +116,36 @@ run_one() {  # TASK ARM SEED: run (or resume) it unless it is recorded finished,
   "$py" $exp/mujoco_record.py "$dir" --arm "$name" || echo "  not recorded: $dir"
 }
 
+run_user() {  # TASK LABELS SEED: the preference arm exactly as a user types it (issue 61 step 3: python run.py --env
+              # TASK --synthetic_prefs --seed N, with the label flags of 700), named by what the preset gives the task
+  local task=$1 labels=$2 seed=$3 name
+  name=$("$py" $exp/mujoco_record.py --user_arm "$task" "$labels") || return 2
+  local dir=$root/$task/$name-seed-$seed
+  "$py" $exp/mujoco_record.py --has "$task" "$name" "$seed" && return 0
+  local args=(--env "$task" --synthetic_prefs --seed "$seed")
+  [ "$labels" = 1400 ] || args+=(--n_initial_prefs $((labels / 4)) --n_labels $((labels - labels / 4)))
+  mkdir -p "$(dirname "$dir")"
+  if ! grep -qs '"status": "finished"' "$dir/status.json"; then
+    echo "$(date +%H:%M:%S) $task $name seed $seed (a user's command) -> $dir"
+    "$py" run.py "${args[@]}" --run_dir "$dir" --log_interval 10 >> "$dir.log" 2>&1 || echo "  failed: see $dir.log"
+  fi
+  "$py" $exp/mujoco_record.py "$dir" --arm "$name" || echo "  not recorded: $dir"
+}
+
 case ${1:-} in
+  heldout)  # issue 61 step 3: seeds nobody chose, every task: its kept baseline (docs/results/mujoco.md's current
+            # figures: -ent01 on Hopper, Reacher and InvertedDoublePendulum, -ls1 on HalfCheetah), and the preference
+            # arm as a user types it, at 1,400 labels (the preset's) and 700
+    shift; seeds=("$@"); [ ${#seeds[@]} -gt 0 ] || seeds=(10 11 12 13 14)
+    for seed in "${seeds[@]}"; do for task in "${tasks[@]}"; do
+      case $task in
+        Hopper-v5|Reacher-v5|InvertedDoublePendulum-v5)
+          suffix=-ent01 BASELINE_FLAGS="--ppo_ent_coef 0.01" run_one "$task" baseline "$seed" ;;
+        HalfCheetah-v5) suffix=-ls1 BASELINE_FLAGS="--ppo_init_log_std -1" run_one "$task" baseline "$seed" ;;
+        *) run_one "$task" baseline "$seed" ;;
+      esac
+      for labels in 1400 700; do run_user "$task" "$labels" "$seed"; done
+    done; done ;;
   table)
     "$py" $exp/mujoco_random.py --skip_recorded
     for seed in 0 1 2; do for task in "${tasks[@]}"; do for arm in baseline 1400 700; do
@@ -187,5 +221,5 @@ case ${1:-} in
     for seed in 0 1 2; do for task in Hopper-v5 Walker2d-v5; do for arm in baseline 1400 mistake10 equal; do
       run_one "$task" "$arm" "$seed"
     done; done; done ;;
-  *) echo "usage: bash experiments/mujoco_table_runs.sh table|standard|falls|entropy|queries|efficiency|teachers|budget|nextobs|flip|swimgamma|arm|hold" >&2; exit 2 ;;
+  *) echo "usage: bash experiments/mujoco_table_runs.sh heldout|table|standard|falls|entropy|queries|efficiency|teachers|budget|nextobs|flip|swimgamma|arm|hold" >&2; exit 2 ;;
 esac

@@ -319,6 +319,27 @@ def test_an_arms_default_settings_are_what_run_py_makes_of_the_preset_for_its_ta
     assert mujoco_record.main([str(run), "--arm", "1400", "--csv", str(tmp_path / "runs.csv")]) == 0
 
 
+def test_a_users_plain_run_is_named_by_what_the_preset_gives_its_task(tmp_path, capsys, monkeypatch):
+    """--user_arm: the arm of `python run.py --env TASK --synthetic_prefs` (issue 61's held-out table), the absolute
+    parts the preset's per-task flags give; a clip or feed the preset took later would be named the same way, and a
+    run made so records under that name."""
+    from drlhp.config import presets
+
+    assert [mujoco_record.user_arm(t) for t in ("Hopper-v5", "HalfCheetah-v5", "Swimmer-v5")] == [
+        "1400", "1400-ls1", "1400-g9999"]
+    assert mujoco_record.main(["--user_arm", "HalfCheetah-v5", "700"]) == 0
+    assert capsys.readouterr().out.strip() == "700-ls1"
+    monkeypatch.setitem(presets.FOR_PREFERENCES_PER_ENV, "Hopper-v5", presets.FOR_PREFERENCES_PER_ENV["Hopper-v5"]
+                        + " --segment_length 47 --reward_updates_per_step 0.14")
+    arm = mujoco_record.user_arm("Hopper-v5")
+    assert arm == "1400-clip47-feed14"
+    run = _run_dir(tmp_path, segment_length=47, updates_per_step=0.14, train_fraction=0.5)
+    assert mujoco_record.main([str(run), "--arm", arm, "--csv", str(tmp_path / "runs.csv")]) == 0
+    with pytest.raises(SystemExit):  # the plain name now means the paper's 1.5 s clips, as -lsN and -gD are absolute
+        mujoco_record.main([str(run), "--arm", "1400", "--csv", str(tmp_path / "runs.csv")])
+    assert "is clips of 188 steps; this run's --segment_length is 47" in capsys.readouterr().err
+
+
 def _queue_stub(tmp_path, recorded: str = ""):
     """(the call log, the env) for mujoco_table_runs.sh with a stand-in for Python that logs each call and answers
     ``mujoco_record.py --has TASK ARM SEED`` yes for ``recorded`` ("TASK ARM SEED") only."""
@@ -330,11 +351,40 @@ def _queue_stub(tmp_path, recorded: str = ""):
 echo "$*" >> {log}
 case "$1 $2" in
   *"mujoco_record.py --has"*) [ "$3 $4 $5" = "{recorded}" ] && exit 0; exit 1 ;;
+  *"mujoco_record.py --user_arm"*) [ "$3" = HalfCheetah-v5 ] && echo "$4-ls1" || echo "$4"; exit 0 ;;
 esac
 exit 0
 """)
     stub.chmod(0o755)
     return log, {**os.environ, "PYTHON": str(stub), "ROOT": str(tmp_path / "runs")}
+
+
+def test_the_held_out_queue_runs_the_kept_baselines_and_a_users_very_command(tmp_path):
+    """mujoco_table_runs.sh heldout (issue 61 step 3) with the stand-in for Python: per seed and task the kept
+    baseline with its arm's flags, then 1,400 labels as `run.py --env TASK --synthetic_prefs --seed N` and nothing
+    more (the run's directory and log interval aside) and 700 with its label flags, each recorded under the arm
+    --user_arm names; a recorded cell is skipped."""
+    import subprocess
+
+    log, env = _queue_stub(tmp_path, recorded="Ant-v5 1400 11")
+    subprocess.run(["bash", str(EXPERIMENTS / "mujoco_table_runs.sh"), "heldout", "10", "11"], check=True, env=env,
+                   capture_output=True, text=True)
+    calls = log.read_text().splitlines()
+    runs = [c for c in calls if c.startswith("run.py")]
+    assert len(runs) == 2 * 8 * 3 - 1
+    root = tmp_path / "runs"
+    assert (f"run.py --env Hopper-v5 --synthetic_prefs --seed 10 --run_dir {root}/Hopper-v5/1400-seed-10 "
+            f"--log_interval 10") in runs
+    assert (f"run.py --env HalfCheetah-v5 --synthetic_prefs --seed 11 --n_initial_prefs 175 --n_labels 525 --run_dir "
+            f"{root}/HalfCheetah-v5/700-ls1-seed-11 --log_interval 10") in runs
+    baselines = [c for c in runs if c.startswith("run.py train_policy_with_original_rewards")]
+    assert len(baselines) == 16 and all("--no-ppo_control_cost" in c for c in baselines)
+    assert all(("--ppo_ent_coef 0.01" in c) == any(t in c for t in ("Hopper", "Reacher", "InvertedDoublePendulum"))
+               for c in baselines)
+    assert all(("--ppo_init_log_std -1" in c) == ("HalfCheetah" in c) for c in baselines)
+    assert f"experiments/mujoco_record.py {root}/HalfCheetah-v5/1400-ls1-seed-10 --arm 1400-ls1" in calls
+    assert f"experiments/mujoco_record.py {root}/Hopper-v5/baseline-ent01-seed-10 --arm baseline-ent01" in calls
+    assert not any("Ant-v5 --synthetic_prefs --seed 11 --run_dir" in c for c in runs)
 
 
 def test_the_queue_runs_each_missing_cell_once_and_skips_what_is_recorded(tmp_path):
