@@ -84,6 +84,16 @@ def preset_settings(task: str, mode: str) -> tuple[float, str]:
     return cfg.ppo.ent_coef, cfg.prefs.query_selection
 
 
+# the predictor's feed as an arm names it: (name part, RewardConfig field, run.py flag, an example of the name)
+FEED_PARTS = (("tf", "train_fraction", "--reward_train_fraction", "-tf2 is 0.2"),
+              ("feed", "updates_per_step", "--reward_updates_per_step", "-feed14 is 0.14"))
+
+
+def _decimal_part(prefix: str, value: float) -> str:
+    """The name part _named_decimal reads back as ``value`` (0.2 -> tf2, 0.9999 -> g9999)."""
+    return prefix + f"{value:.10f}".rstrip("0").split(".")[1]
+
+
 def predictor_problem(arm: str, base: list[str], config: dict) -> str | None:
     """A preference arm's clips and predictor feed against its name (issue 61's screening), absolute as -lsN and -gD
     are: ``-clipN`` clips of N steps (--segment_length), every other arm the paper's 1.5 s of the task's simulated
@@ -97,8 +107,7 @@ def predictor_problem(arm: str, base: list[str], config: dict) -> str | None:
     if want is not None and prefs.get("segment_length") is not None and int(prefs["segment_length"]) != want:
         return (f"arm {arm!r} is clips of {want} steps; this run's --segment_length is {prefs['segment_length']} "
                 f"(name the arm by it: -clip47 is 47)")
-    for prefix, key, flag, example in (("tf", "train_fraction", "--reward_train_fraction", "-tf2 is 0.2"),
-                                       ("feed", "updates_per_step", "--reward_updates_per_step", "-feed14 is 0.14")):
+    for prefix, key, flag, example in FEED_PARTS:
         want = _named_decimal(base, prefix, getattr(RewardConfig(), key))
         if reward.get(key) is not None and abs(float(reward[key]) - want) > 1e-9:
             return (f"arm {arm!r} is {flag} {want:g}; this run's is {float(reward[key]):g} (name the arm by it: "
@@ -115,13 +124,13 @@ def user_arm(task: str, labels: int = 1400) -> str:
     if cfg.ppo.init_log_std:
         parts.append(f"ls{-cfg.ppo.init_log_std:g}")
     if abs(cfg.ppo.gamma - DEFAULT_GAMMA) > 1e-12:
-        parts.append("g" + f"{cfg.ppo.gamma:.10f}".rstrip("0").split(".")[1])
+        parts.append(_decimal_part("g", cfg.ppo.gamma))
     if MUJOCO_CLIP_STEPS.get(task) not in (None, cfg.prefs.segment_length):
         parts.append(f"clip{cfg.prefs.segment_length}")
-    for prefix, key in (("tf", "train_fraction"), ("feed", "updates_per_step")):
+    for prefix, key, _, _ in FEED_PARTS:
         value = getattr(cfg.reward, key)
         if abs(value - getattr(RewardConfig(), key)) > 1e-12:
-            parts.append(prefix + f"{value:.10f}".rstrip("0").split(".")[1])
+            parts.append(_decimal_part(prefix, value))
     return "-".join(parts)
 
 
