@@ -9,7 +9,7 @@ semantics: no sticky actions (repeat_action_probability 0), the minimal action s
 Episode ends and lives: an episode is one whole game (``episodic_life`` off, no signal on a lost
 life); the policy gets no life counter (only the lives some games draw on screen). Nor do the
 predictor and the labeller. Episodes are truncated at 108,000 frames (30 minutes of play), as is
-standard. Whether a game's end stops the policy's n-step returns is the policy's choice, not the
+standard, or earlier where a game's cartridge stops playing before that (``max_frames_per_episode``). Whether a game's end stops the policy's n-step returns is the policy's choice, not the
 env's (``--episode_ends``): with the env's reward it does; with the predictor's reward (the default
 ``auto``) it does not, as in the paper, and returns bootstrap through the reset.
 
@@ -47,6 +47,18 @@ NOOP_MAX = 30
 FRAME_SKIP = 4
 N_STACK = 4
 MAX_FRAMES_PER_EPISODE = 108_000
+# Games whose cartridge falls into its attract mode once a game has run about 65,300 frames: the colours cycle,
+# the ball and the opponent are gone, no point can be won or lost and the game never ends, so ale-py plays a dead
+# screen until 108,000 frames. A Pong policy that learned long rallies reached it, and its predictor paid the
+# never-seen screens 500 standard deviations above any game frame (docs/results/pong.md, session 36). Measured in
+# tests/test_atari_env.py; these games' episodes are truncated before it.
+ATTRACT_MODE_TRUNCATION = {"pong": 64_000, "breakout": 64_000}
+
+
+def max_frames_per_episode(game: str) -> int:
+    """The frames after which an episode of ``game`` is truncated: 108,000, or fewer where the cartridge goes
+    into its attract mode before that (ATTRACT_MODE_TRUNCATION)."""
+    return min(MAX_FRAMES_PER_EPISODE, ATTRACT_MODE_TRUNCATION.get(game, MAX_FRAMES_PER_EPISODE))
 
 
 def fill_stack(obs: np.ndarray) -> np.ndarray:
@@ -83,7 +95,7 @@ class AtariVecEnv(VecEnv):
             repeat_action_probability=0.0, frameskip=FRAME_SKIP, maxpool=True, noop_max=NOOP_MAX,
             stack_num=N_STACK, img_height=84, img_width=84, grayscale=True,
             episodic_life=False, reward_clipping=False, use_fire_reset=True,
-            max_num_frames_per_episode=MAX_FRAMES_PER_EPISODE,
+            max_num_frames_per_episode=max_frames_per_episode(game),
             autoreset_mode="SameStep",
         )
         self.n_actions = int(self._env.single_action_space.n)
@@ -93,7 +105,7 @@ class AtariVecEnv(VecEnv):
         self.watch = None
         if watch_steps > 0:
             self.watch = ColourWatch(env_id, game, range(min(WATCHED_WORKERS, n_envs)), watch_steps, FRAME_SKIP,
-                                     NOOP_MAX, MAX_FRAMES_PER_EPISODE, score_visible)
+                                     NOOP_MAX, max_frames_per_episode(game), score_visible)
 
     @staticmethod
     def _nhwc(obs: np.ndarray) -> np.ndarray:

@@ -70,3 +70,58 @@ def test_a_games_first_stacks_are_filled_with_its_first_frame_as_baselines_does(
             np.testing.assert_array_equal(obs[..., 0], first)  # the first frame fills what the game has not drawn
     finally:
         env.close()
+
+
+def _playfield_levels(ale) -> int:
+    """How many grey levels Pong's playfield (rows 34-193, between the score and the bottom wall) shows: a game
+    in play shows the field, both paddles and the ball; the attract mode one paddle on a cycling background."""
+    return len(np.unique(ale.getScreenGrayscale()[34:194]))
+
+
+def test_pong_stops_playing_after_about_65000_frames_and_its_episodes_end_before():
+    """The cartridge's attract mode, measured: a Pong game kept from ending (both scores set back to 0 in the RAM,
+    AtariARI's addresses 13 and 14) plays on at the truncation frame, and by 66,000 frames shows a dead screen on
+    which no point is ever scored; the vector env truncates the game's episodes before it."""
+    from ale_py import ALEInterface, roms
+
+    from envs.atari import max_frames_per_episode
+
+    ale = ALEInterface()
+    ale.setInt("random_seed", 0)
+    ale.setFloat("repeat_action_probability", 0.0)
+    ale.setInt("max_num_frames_per_episode", 200_000)
+    ale.loadROM(roms.get_rom_path("pong"))
+    noop = ale.getMinimalActionSet()[0]
+    cap = max_frames_per_episode("pong")
+    assert cap < 65_000
+    levels_before, points_after = [], 0
+    while ale.getEpisodeFrameNumber() < 70_000:
+        if ale.getEpisodeFrameNumber() % 50 == 0:
+            ale.setRAM(13, 0)
+            ale.setRAM(14, 0)
+        reward = ale.act(noop)
+        assert not ale.game_over()
+        frame = ale.getEpisodeFrameNumber()
+        if cap - 2_000 <= frame <= cap + 120 and frame % 16 == 0:  # up to the cap and its no-op start's frames
+            levels_before.append(_playfield_levels(ale))
+        if frame >= 66_000:
+            points_after += abs(reward)
+            assert _playfield_levels(ale) <= 2, f"frame {frame}: still playing"
+    assert max(levels_before) >= 3 and np.mean(np.array(levels_before) >= 3) > 0.9, "in play up to the cap"
+    assert points_after == 0
+
+
+def test_the_vector_env_truncates_a_game_at_its_own_frame_limit(monkeypatch):
+    from envs import atari
+
+    assert atari.max_frames_per_episode("space_invaders") == atari.MAX_FRAMES_PER_EPISODE == 108_000
+    monkeypatch.setitem(atari.ATTRACT_MODE_TRUNCATION, "pong", 400)
+    vec = envs.make_vec_env("PongNoFrameskip-v4", 2, n_threads=1)
+    try:
+        vec.reset(0)
+        for t in range(1, 101):
+            result = vec.step(np.zeros(2, np.int64))
+            assert not result.terminated.any()
+            assert result.truncated.all() == (t == 100), t  # 400 frames: 100 agent steps of 4
+    finally:
+        vec.close()
