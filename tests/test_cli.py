@@ -333,8 +333,14 @@ def test_the_pong_preset_is_the_campaigns_recipe_and_slows_its_labels_for_a_pers
     assert synthetic.reward.bfloat16 == "off" and synthetic.reward.tf_threads == 2
     for argv in (["--env", "PongNoFrameskip-v4"], ["--env", "PongNoFrameskip-v4", "--labeller", "web"]):
         person, name, line = cfg_of(argv)
-        assert name == "atari" and person.prefs.n_labels == 1500
-        assert line.endswith("(a person labels, so --n_labels 1500)")
+        # a person's hour: the paper's Enduro run (about 1,300 queries over 4M frames), not the oracle's 10M steps
+        assert name == "atari" and (person.prefs.n_initial_prefs, person.prefs.n_labels) == (325, 975)
+        assert person.million_timesteps == 1
+        assert line.endswith("(a person labels, so --million_timesteps 1 --n_initial_prefs 325 --n_labels 975)")
+    goal = "pref_interface.goals:enduro_with_cars"  # the scripted stand-in for that person: the same budget
+    enduro = cfg_of(["--env", "EnduroNoFrameskip-v4", "--synthetic_prefs", "--oracle_goal", goal])[0]
+    assert (enduro.million_timesteps, enduro.prefs.n_initial_prefs, enduro.prefs.n_labels) == (1, 325, 975)
+    assert cfg_of(["--env", "EnduroNoFrameskip-v4", "--synthetic_prefs"])[0].prefs.n_labels == 9500
     assert cfg_of(["--env", "PongNoFrameskip-v4", "--labeller", "oracle"])[0].prefs.n_labels == 9500
     assert cfg_of(["--env", "PongNoFrameskip-v4", "--n_labels", "40"])[0].prefs.n_labels == 40  # the user's wins
     # the campaign's script (the run the preset's figures come from) passes exactly the preset's flags
