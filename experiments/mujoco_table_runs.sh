@@ -84,7 +84,6 @@ NAMED_DEFAULTS=(--ppo_init_log_std 0 --ppo_gamma 0.995)
 run_one() {  # TASK ARM SEED: run (or resume) it unless it is recorded finished, then record its row
   local task=$1 arm=$2 seed=$3
   local name=$arm$suffix
-  local dir=$root/$task/$name-seed-$seed
   "$py" $exp/mujoco_record.py --has "$task" "$name" "$seed" && return 0
   local args=()
   case $arm in
@@ -107,11 +106,17 @@ run_one() {  # TASK ARM SEED: run (or resume) it unless it is recorded finished,
       esac ;;
     *) echo "mujoco_table_runs.sh: no recipe for arm $arm" >&2; return 2 ;;
   esac
+  run_and_record "$task" "$name" "$seed" "" "${args[@]}" --env "$task" --seed "$seed"
+}
+
+run_and_record() {  # TASK NAME SEED NOTE RUN_ARGS...: run.py RUN_ARGS into the cell's run directory (resumed where it
+                    # stopped) unless it finished, then its row in the CSV as arm NAME
+  local task=$1 name=$2 seed=$3 note=$4; shift 4
+  local dir=$root/$task/$name-seed-$seed
   mkdir -p "$(dirname "$dir")"
   if ! grep -qs '"status": "finished"' "$dir/status.json"; then
-    echo "$(date +%H:%M:%S) $task $name seed $seed -> $dir"
-    "$py" run.py "${args[@]}" --env "$task" --seed "$seed" --run_dir "$dir" --log_interval 10 >> "$dir.log" 2>&1 \
-      || echo "  failed: see $dir.log"
+    echo "$(date +%H:%M:%S) $task $name seed $seed$note -> $dir"
+    "$py" run.py "$@" --run_dir "$dir" --log_interval 10 >> "$dir.log" 2>&1 || echo "  failed: see $dir.log"
   fi
   "$py" $exp/mujoco_record.py "$dir" --arm "$name" || echo "  not recorded: $dir"
 }
@@ -120,16 +125,10 @@ run_user() {  # TASK LABELS SEED: the preference arm exactly as a user types it 
               # TASK --synthetic_prefs --seed N, with the label flags of 700), named by what the preset gives the task
   local task=$1 labels=$2 seed=$3 name
   name=$("$py" $exp/mujoco_record.py --user_arm "$task" "$labels") || return 2
-  local dir=$root/$task/$name-seed-$seed
   "$py" $exp/mujoco_record.py --has "$task" "$name" "$seed" && return 0
   local args=(--env "$task" --synthetic_prefs --seed "$seed")
   [ "$labels" = 1400 ] || args+=(--n_initial_prefs $((labels / 4)) --n_labels $((labels - labels / 4)))
-  mkdir -p "$(dirname "$dir")"
-  if ! grep -qs '"status": "finished"' "$dir/status.json"; then
-    echo "$(date +%H:%M:%S) $task $name seed $seed (a user's command) -> $dir"
-    "$py" run.py "${args[@]}" --run_dir "$dir" --log_interval 10 >> "$dir.log" 2>&1 || echo "  failed: see $dir.log"
-  fi
-  "$py" $exp/mujoco_record.py "$dir" --arm "$name" || echo "  not recorded: $dir"
+  run_and_record "$task" "$name" "$seed" " (a user's command)" "${args[@]}"
 }
 
 case ${1:-} in

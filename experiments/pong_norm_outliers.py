@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout (experiments/ is on the path as the
+                                                                 # script's own folder: load_run_trainer)
 
 
 def main(argv=None) -> None:
@@ -41,18 +41,11 @@ def main(argv=None) -> None:
     from drlhp.processes.tf_setup import configure_tensorflow
 
     configure_tensorflow(1, 1, seed=0)
-    from drlhp.reward.checkpoint import PREDICTOR_FILE, PREFS_FILE, find_file, saved_reward_config
-    from drlhp.reward.pref_db import PrefDB
-    from drlhp.reward.trainer import RewardTrainer
+    from renormalize_predictor import load_run_trainer
 
     run = Path(args.run_dir)
-    cfg = saved_reward_config(run)
-    if cfg is None:
-        raise SystemExit(f"pong_norm_outliers.py: no readable config.json in {run}")
-    db = PrefDB.load(find_file(run, PREFS_FILE), max_prefs=10**9)
+    trainer, db = load_run_trainer(run, run, "pong_norm_outliers.py", args.predictor)
     ids = db.segment_ids()[-args.newest:]
-    trainer = RewardTrainer(db.segment_obs(ids[0]).shape[1:], cfg, db, threading.Lock(), seed=0)
-    trainer.load(Path(args.predictor) if args.predictor else run / PREDICTOR_FILE)
     raw = [trainer.ensemble.predict(db.segment_obs(i)).mean(axis=0) for i in ids]  # (T,) per clip, members averaged
     flat = np.concatenate(raw)
     med = float(np.median(flat))

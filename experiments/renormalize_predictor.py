@@ -23,6 +23,23 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout
 
 
+def load_run_trainer(run: Path, prefs, script: str, predictor=None):
+    """(a RewardTrainer with the run's architecture and the predictor loaded, the preference database ``prefs``:
+    a prefs.npz or a run directory, every entry kept). ``predictor``: a .npz to load instead of the run's own.
+    TensorFlow must be configured first."""
+    from drlhp.reward.checkpoint import PREDICTOR_FILE, PREFS_FILE, find_file, saved_reward_config
+    from drlhp.reward.pref_db import PrefDB
+    from drlhp.reward.trainer import RewardTrainer
+
+    cfg = saved_reward_config(run)
+    if cfg is None:
+        raise SystemExit(f"{script}: no readable config.json in {run}")
+    db = PrefDB.load(find_file(prefs, PREFS_FILE), max_prefs=10**9)
+    trainer = RewardTrainer(db.segment_obs(db.segment_ids()[0]).shape[1:], cfg, db, threading.Lock(), seed=0)
+    trainer.load(Path(predictor) if predictor else run / PREDICTOR_FILE)
+    return trainer, db
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("run_dir")
@@ -33,18 +50,12 @@ def main(argv=None) -> None:
     from drlhp.processes.tf_setup import configure_tensorflow
 
     configure_tensorflow(1, 1, seed=0)
-    from drlhp.reward.checkpoint import PREDICTOR_FILE, PREFS_FILE, find_file, saved_reward_config
-    from drlhp.reward.pref_db import PrefDB
-    from drlhp.reward.trainer import FIRST_NORM_FACTOR, RewardTrainer
+    from drlhp.reward.checkpoint import PREDICTOR_FILE
+    from drlhp.reward.trainer import FIRST_NORM_FACTOR
 
     run = Path(args.run_dir)
-    cfg = saved_reward_config(run)
-    if cfg is None:
-        raise SystemExit(f"renormalize_predictor.py: no readable config.json in {run}")
-    db = PrefDB.load(find_file(args.prefs, PREFS_FILE), max_prefs=10**9)
+    trainer, db = load_run_trainer(run, args.prefs, "renormalize_predictor.py")
     ids = db.segment_ids()
-    trainer = RewardTrainer(db.segment_obs(ids[0]).shape[1:], cfg, db, threading.Lock(), seed=0)
-    trainer.load(run / PREDICTOR_FILE)
     obs = np.concatenate([db.segment_obs(i) for i in ids[-400:]])
 
     def spread(when: str) -> None:
