@@ -9,8 +9,8 @@
 #   bash experiments/atari_table_runs.sh HOURS [GAME ...]     (default: the six games of H60, then Pong's PPO arm)
 #
 # Run directories: runs/atari/<Game>/prefs/seed-0 and runs/atari/<Game>/ppo/seed-0. LABEL_FLAGS (default empty:
-# the preset's budget) adds label flags to the preference arm, e.g. LABEL_FLAGS="--n_labels 5000" if step 2 gives
-# the preset 5,500 before the preset itself says so.
+# the preset's budget, 5,500 since step 2 decided it: docs/results/pong.md, session 36) adds label flags to the
+# preference arm.
 set -u
 cd "$(dirname "$0")/.."  # the checkout
 HOURS=${1:?hours for this sitting}

@@ -324,7 +324,9 @@ def test_the_pong_preset_is_the_campaigns_recipe_and_slows_its_labels_for_a_pers
     assert name == "atari" and line.startswith("[run] preset atari (the default for PongNoFrameskip-v4")
     assert cfg_of(["--env", "PongNoFrameskip-v4", "--synthetic_prefs", "--preset", "pong"])[0] == dataclasses.replace(
         synthetic, preset="pong")  # the older name gives the same run
-    assert synthetic.prefs.n_labels == 9500 and synthetic.prefs.label_schedule == "paper"
+    # issue 59's step 2: the paper's 5,500 labels (seeds 0 and 1 at +19, the 10,000 before: 2 of 3)
+    assert (synthetic.prefs.n_initial_prefs, synthetic.prefs.n_labels) == (275, 5225)
+    assert synthetic.prefs.label_schedule == "paper"
     assert synthetic.lr_horizon_million_timesteps == 80 and not synthetic.reward.batchnorm
     assert synthetic.reward.center_steps == 2000  # session 11's centring, from the start
     # the bonus as campaign-5 had it: 0.01, halved at 6.3M (0.005 from the start lost every ball: session 12)
@@ -340,8 +342,8 @@ def test_the_pong_preset_is_the_campaigns_recipe_and_slows_its_labels_for_a_pers
     goal = "pref_interface.goals:enduro_with_cars"  # the scripted stand-in for that person: the same budget
     enduro = cfg_of(["--env", "EnduroNoFrameskip-v4", "--synthetic_prefs", "--oracle_goal", goal])[0]
     assert (enduro.million_timesteps, enduro.prefs.n_initial_prefs, enduro.prefs.n_labels) == (1, 325, 975)
-    assert cfg_of(["--env", "EnduroNoFrameskip-v4", "--synthetic_prefs"])[0].prefs.n_labels == 9500
-    assert cfg_of(["--env", "PongNoFrameskip-v4", "--labeller", "oracle"])[0].prefs.n_labels == 9500
+    assert cfg_of(["--env", "EnduroNoFrameskip-v4", "--synthetic_prefs"])[0].prefs.n_labels == 5225
+    assert cfg_of(["--env", "PongNoFrameskip-v4", "--labeller", "oracle"])[0].prefs.n_labels == 5225
     assert cfg_of(["--env", "PongNoFrameskip-v4", "--n_labels", "40"])[0].prefs.n_labels == 40  # the user's wins
     # the campaign's script (the run the preset's figures come from) passes exactly the preset's flags
     script = (Path(__file__).resolve().parent.parent / "experiments" / "pong_campaign.sh").read_text()
@@ -360,6 +362,9 @@ def test_the_pong_preset_is_the_campaigns_recipe_and_slows_its_labels_for_a_pers
     # and the predictor's threads, 1 -> 2 (the same arithmetic, on the core the waiting policy leaves: speed.md,
     # session 34); the campaign's script leaves it at the default, 1
     assert preset_pairs.pop("--reward_tf_threads") == "2" and "--reward_tf_threads" not in pairs
+    # and the label budget, 10,000 -> the paper's 5,500 (issue 59's step 2: docs/results/pong.md, session 36)
+    assert (pairs.pop("--n_initial_prefs"), pairs.pop("--n_labels")) == ("500", "9500")
+    assert (preset_pairs.pop("--n_initial_prefs"), preset_pairs.pop("--n_labels")) == ("275", "5225")
     assert {k: v for k, v in pairs.items() if k not in own} == preset_pairs
 
 
@@ -730,7 +735,7 @@ def test_every_game_of_the_papers_table_starts_from_the_atari_preset(game):
     assert name == "atari" and line.startswith(f"[run] preset atari (the default for {game}NoFrameskip-v4")
     assert cfg.algo == "ppo" and (cfg.ppo.n_envs, cfg.ppo.n_steps, cfg.ppo.clip_coef) == (8, 128, 0.1)
     assert (cfg.reward.n_members, cfg.reward.batchnorm, cfg.reward.n_initial_epochs) == (1, False, 30)
-    assert (cfg.prefs.n_initial_prefs, cfg.prefs.label_schedule, cfg.million_timesteps) == (500, "paper", 10)
+    assert (cfg.prefs.n_initial_prefs, cfg.prefs.label_schedule, cfg.million_timesteps) == (275, "paper", 10)
     # on the game's score (the table's PPO arm gives --algo ppo): the same PPO settings
     argv, _, _ = with_preset(["train_policy_with_original_rewards", "--env", f"{game}NoFrameskip-v4", "--algo", "ppo"])
     assert config_from_args(build_parser().parse_args(argv)).ppo == cfg.ppo
