@@ -1,7 +1,7 @@
 #!/usr/bin/env python
-"""Which clips of a run's preference database inflate its reward normalization's spread?
+"""Which clips of an Atari run's preference database inflate its reward normalization's spread?
 
-    python experiments/pong_norm_outliers.py RUN_DIR [--predictor NPZ] [--newest 1000] [--window 100]
+    python experiments/atari_norm_outliers.py RUN_DIR [--predictor NPZ] [--newest 1000] [--window 100]
                                              [--png OUT.png]
 
 Made for Pong H59 seed 2's collapse (docs/results/pong.md, session 36): its normalization, measured at each
@@ -44,7 +44,7 @@ def main(argv=None) -> None:
     from renormalize_predictor import load_run_trainer
 
     run = Path(args.run_dir)
-    trainer, db = load_run_trainer(run, run, "pong_norm_outliers.py", args.predictor)
+    trainer, db = load_run_trainer(run, run, "atari_norm_outliers.py", args.predictor)
     ids = db.segment_ids()[-args.newest:]
     raw = [trainer.ensemble.predict(db.segment_obs(i)).mean(axis=0) for i in ids]  # (T,) per clip, members averaged
     flat = np.concatenate(raw)
