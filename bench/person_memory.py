@@ -22,6 +22,10 @@ Old against new: run it once from each checkout on the same machine, one after t
     python bench/person_memory.py --env PongNoFrameskip-v4
     (and the same with --env EnduroNoFrameskip-v4)
 
+The old code's preset planned a person's labels differently (2,000 over 10M agent steps; since session 36 1,300 over
+1M): give both the same plan, so that only the code differs:
+    -- train_policy_with_preferences --labeller web --million_timesteps 1 --n_initial_prefs 325 --n_labels 975
+
 The run directory is a new ``runs/person-memory-<env>-<time>`` under the checkout's own runs/ unless --run_dir is among
 RUN.PY ARGS.
 """
