@@ -111,6 +111,30 @@ def test_pong_stops_playing_after_about_65000_frames_and_its_episodes_end_before
     assert points_after == 0
 
 
+def test_breakout_left_unserved_cycles_its_colours_after_about_65000_frames_and_its_episodes_end_before():
+    """Breakout's attract mode (ALE issue #623, gym issue #833): a game whose ball is never served (no-ops only) shows
+    the same few greys up to the truncation frame, and from 66,000 frames greys it never showed before."""
+    from ale_py import ALEInterface, roms
+
+    from envs.atari import max_frames_per_episode
+
+    ale = ALEInterface()
+    ale.setInt("random_seed", 0)
+    ale.setFloat("repeat_action_probability", 0.0)
+    ale.setInt("max_num_frames_per_episode", 200_000)
+    ale.loadROM(roms.get_rom_path("breakout"))
+    noop = ale.getMinimalActionSet()[0]
+    cap = max_frames_per_episode("breakout")
+    before, after = set(), set()
+    while ale.getEpisodeFrameNumber() < 68_000:
+        ale.act(noop)
+        assert not ale.game_over()
+        frame = ale.getEpisodeFrameNumber()
+        if frame % 32 == 0 and (frame <= cap + 120 or frame >= 66_000):
+            (before if frame <= cap + 120 else after).update(np.unique(ale.getScreenGrayscale()).tolist())
+    assert cap < 65_000 and len(after - before) >= 10, (sorted(before), sorted(after))
+
+
 def test_the_vector_env_truncates_a_game_at_its_own_frame_limit(monkeypatch):
     from envs import atari
 
