@@ -8,7 +8,9 @@
 #
 #   bash experiments/atari_table_runs.sh HOURS [GAME ...]     (default: the six games of H60, then Pong's PPO arm)
 #
-# Run directories: runs/atari/<Game>/prefs/seed-0 and runs/atari/<Game>/ppo/seed-0. LABEL_FLAGS (default empty:
+# Run directories: runs/atari/<Game>/prefs/seed-0 and runs/atari/<Game>/ppo/seed-0 (ATARI_RUNS_ROOT moves runs/atari,
+# ATARI_CSV the CSV rows go to: so a frozen worktree's code can run the table into the main checkout's runs/ and docs/,
+# and no run changes code part-way). LABEL_FLAGS (default empty:
 # the preset's budget, 5,500 since step 2 decided it: docs/results/pong.md, session 36) adds label flags to the
 # preference arm.
 set -u
@@ -17,6 +19,8 @@ HOURS=${1:?hours for this sitting}
 shift
 GAMES=${*:-BeamRider Breakout Enduro Qbert Seaquest SpaceInvaders Pong}
 PY=${PY:-.venv/bin/python}
+ROOT=${ATARI_RUNS_ROOT:-runs/atari}
+CSV=${ATARI_CSV:-docs/atari_runs.csv}
 END=$(( $(date +%s) + $(python3 -c "print(int(float('$HOURS') * 3600))") ))
 grep -m1 'model name' /proc/cpuinfo
 
@@ -29,7 +33,7 @@ reached() {  # the run's last logged agent step is at 5M (within 1%: the table's
 for GAME in $GAMES; do
     for ARM in prefs ppo; do
         [ "$GAME" = Pong ] && [ "$ARM" = prefs ] && continue  # Pong's preference row: H59's seeds
-        DIR=runs/atari/$GAME/$ARM/seed-0
+        DIR=$ROOT/$GAME/$ARM/seed-0
         if ! reached "$DIR"; then
             LEFT=$(( END - $(date +%s) ))
             [ $LEFT -lt 600 ] && { echo "$(date) sitting over"; exit 0; }
@@ -46,6 +50,6 @@ for GAME in $GAMES; do
             echo "$(date) $GAME $ARM exit $?"
             reached "$DIR" || { echo "$(date) $GAME $ARM short of 5M: the sitting ends"; exit 0; }
         fi
-        $PY experiments/atari_runs.py record "$DIR"
+        $PY experiments/atari_runs.py record "$DIR" --csv "$CSV"
     done
 done

@@ -62,3 +62,40 @@ def test_a_run_the_table_does_not_hold_is_refused(tmp_path):
         atari_runs.row_of(a2c)
     with pytest.raises(SystemExit, match="not an Atari run|no such file"):
         atari_runs.row_of(tmp_path / "nothing")
+
+
+def test_the_table_queue_runs_both_arms_into_the_given_root_and_records_into_the_given_csv(tmp_path):
+    """experiments/atari_table_runs.sh with a stand-in for Python that logs each call and writes a run's progress at
+    5M agent steps: each game's preference arm (the preset's plain command) then its PPO arm run once into
+    ATARI_RUNS_ROOT and are recorded into ATARI_CSV (a frozen worktree's code, the main checkout's runs and CSV);
+    Pong's preference arm is left to H59's seeds; a run already at 5M is only recorded."""
+    import os
+    import re
+    import subprocess
+
+    log, root, csv_path = tmp_path / "calls.txt", tmp_path / "runs", tmp_path / "atari_runs.csv"
+    stub = tmp_path / "python"
+    stub.write_text(f"""#!/usr/bin/env bash
+echo "$*" >> {log}
+if [ "$1" = run.py ]; then
+  while [ $# -gt 0 ]; do [ "$1" = --run_dir ] && {{ mkdir -p "$2"; echo 5000000,1 > "$2/progress.csv"; }}; shift; done
+fi
+exit 0
+""")
+    stub.chmod(0o755)
+    done = root / "Breakout" / "ppo" / "seed-0"
+    done.mkdir(parents=True)
+    (done / "progress.csv").write_text("4990000,1\n")
+    env = {**os.environ, "PY": str(stub), "ATARI_RUNS_ROOT": str(root), "ATARI_CSV": str(csv_path)}
+    script = Path(__file__).resolve().parents[1] / "experiments" / "atari_table_runs.sh"
+    subprocess.run(["bash", str(script), "1", "Breakout", "Pong"], check=True, env=env, capture_output=True, text=True)
+    calls = log.read_text().splitlines()
+    runs = [re.sub(r"--stop_after_hours [0-9.]+", "--stop_after_hours H", c) for c in calls if c.startswith("run.py")]
+    assert runs == [  # each run gets what is left of the sitting's hours
+        f"run.py --env BreakoutNoFrameskip-v4 --synthetic_prefs --seed 0 --run_dir {root}/Breakout/prefs/seed-0 "
+        "--stop_at_million_timesteps 5 --stop_after_hours H --log_interval 60",
+        f"run.py train_policy_with_original_rewards --env PongNoFrameskip-v4 --algo ppo --seed 0 --run_dir "
+        f"{root}/Pong/ppo/seed-0 --stop_at_million_timesteps 5 --stop_after_hours H --log_interval 60"]
+    records = [c for c in calls if c.startswith("experiments/atari_runs.py record")]
+    assert records == [f"experiments/atari_runs.py record {root}/{game}/{arm}/seed-0 --csv {csv_path}"
+                       for game, arm in (("Breakout", "prefs"), ("Breakout", "ppo"), ("Pong", "ppo"))]
