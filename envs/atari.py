@@ -10,8 +10,9 @@ Episode ends and lives: an episode is one whole game (``episodic_life`` off, no 
 life); the policy gets no life counter (only the lives some games draw on screen). Nor do the
 predictor and the labeller. Episodes are truncated at 108,000 frames (30 minutes of play), as is
 standard, or earlier where a game's cartridge stops playing before that (``max_frames_per_episode``). Whether a
-game's end stops the policy's n-step returns is the policy's choice, not the env's (``--episode_ends``): with the env's reward it does; with the predictor's reward (the default
-``auto``) it does not, as in the paper, and returns bootstrap through the reset.
+game's end stops the policy's n-step returns is the policy's choice, not the env's (``--episode_ends``): with the
+env's reward it does; with the predictor's reward (the default ``auto``) it does not, as in the paper, and returns
+bootstrap through the reset.
 
 What the predictor and the labeller see: the score area blanked (``envs/score_blanking.py``, one
 table of rectangles per game), through ``predictor_view``, as in the paper; ``score_visible=True``

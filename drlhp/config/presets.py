@@ -16,8 +16,9 @@ settings, drlhp.config). Why each setting is what it is: the results page named 
                 for what differs by game, and it lives in envs/): 10M agent steps, the learning rate's horizon at the
                 paper's 80M; labels on the paper's schedule (275 from the random policy, then at a rate falling as
                 1 / (T + 5e6 frames)), at most 5,500 (issue 59's step 2); a database of 3,000; one predictor without
-                batch norm, trained flat out and at least 0.1 pair-updates per agent step (the paper's; Pong's runs on float32 policies
-                gave 0.10-0.12 flat out, and a policy in bfloat16 leaves the predictor less: docs/results/speed.md),
+                batch norm, trained flat out and at least 0.1 pair-updates per agent step (the paper's; Pong's runs on
+                float32 policies gave 0.10-0.12 flat out, and a policy in bfloat16 leaves the predictor less:
+                docs/results/speed.md),
                 in float32, its normalization measured from 100 clips at each publication and clipped at 10 std; the
                 policy's reward centred on its own running mean over 2,000 agent steps. From preferences it picks
                 PPO with CleanRL's Atari settings (DISCRETE_PPO); on the true reward A2C unless --algo ppo. A person
