@@ -18,9 +18,8 @@ settings, drlhp.config). Why each setting is what it is: the results page named 
                 1 / (T + 5e6 frames)), at most 5,500 (issue 59's step 2); a database of 3,000; one predictor without
                 batch norm, trained flat out and at least 0.1 pair-updates per agent step (the paper's; Pong's runs on
                 float32 policies gave 0.10-0.12 flat out, and a policy in bfloat16 leaves the predictor less:
-                docs/results/speed.md),
-                in float32, its normalization measured from 100 clips at each publication and clipped at 10 std; the
-                policy's reward centred on its own running mean over 2,000 agent steps. From preferences it picks
+                docs/results/speed.md), in float32, its normalization measured from 100 clips at each publication and
+                clipped at 10 std; the policy's reward centred on its own running mean over 2,000 agent steps. From preferences it picks
                 PPO with CleanRL's Atari settings (DISCRETE_PPO); on the true reward A2C unless --algo ppo. A person
                 labels, or the Enduro goal (--oracle_goal): the paper's Enduro run, 1M agent steps (4M frames),
                 1,300 labels (325 from random play). Pong: 3 of 3 seeds past +15, 2 at +19 (docs/results/pong.md).
