@@ -19,10 +19,11 @@ settings, drlhp.config). Why each setting is what it is: the results page named 
                 batch norm, trained flat out and at least 0.1 pair-updates per agent step (the paper's; Pong's runs on
                 float32 policies gave 0.10-0.12 flat out, and a policy in bfloat16 leaves the predictor less:
                 docs/results/speed.md), in float32, its normalization measured from 100 clips at each publication and
-                clipped at 10 std; the policy's reward centred on its own running mean over 2,000 agent steps. From preferences it picks
-                PPO with CleanRL's Atari settings (DISCRETE_PPO); on the true reward A2C unless --algo ppo. A person
-                labels, or the Enduro goal (--oracle_goal): the paper's Enduro run, 1M agent steps (4M frames),
-                1,300 labels (325 from random play). Pong: 3 of 3 seeds past +15, 2 at +19 (docs/results/pong.md).
+                clipped at 10 std; the policy's reward centred on its own running mean over 2,000 agent steps. From
+                preferences it picks PPO with CleanRL's Atari settings (DISCRETE_PPO); on the true reward A2C unless
+                --algo ppo. A person labels, or the Enduro goal (--oracle_goal): the paper's Enduro run, 1M agent
+                steps (4M frames), 1,300 labels (325 from random play). Pong: 3 of 3 seeds past +15, 2 at +19
+                (docs/results/pong.md).
     pong        the same flags as atari (its name before there was one preset for every game).
     cartpole    CartPole-v1: A2C reaching 475 within 0.5M steps on the true reward; from preferences PPO (CleanRL's
                 ppo.py settings) and fixed-length episodes in which a fallen pole stays fallen (--fall_rule penalty).
