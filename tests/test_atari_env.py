@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 import envs
 from drlhp.policy.reward_source import ClippedEnvReward
@@ -78,20 +79,28 @@ def _playfield_levels(ale) -> int:
     return len(np.unique(ale.getScreenGrayscale()[34:194]))
 
 
-def test_pong_stops_playing_after_about_65000_frames_and_its_episodes_end_before():
-    """The cartridge's attract mode, measured: a Pong game kept from ending (both scores set back to 0 in the RAM,
-    AtariARI's addresses 13 and 14) plays on at the truncation frame, and by 66,000 frames shows a dead screen on
-    which no point is ever scored; the vector env truncates the game's episodes before it."""
+def _ale(game: str):
     from ale_py import ALEInterface, roms
-
-    from envs.atari import max_frames_per_episode
 
     ale = ALEInterface()
     ale.setInt("random_seed", 0)
     ale.setFloat("repeat_action_probability", 0.0)
     ale.setInt("max_num_frames_per_episode", 200_000)
-    ale.loadROM(roms.get_rom_path("pong"))
-    noop = ale.getMinimalActionSet()[0]
+    ale.loadROM(roms.get_rom_path(game))
+    return ale
+
+
+@pytest.mark.parametrize("actions", ["no-ops", "random"])
+def test_pong_stops_playing_after_about_65000_frames_of_a_game_whatever_the_actions_and_its_cap_is_below(actions):
+    """The cartridge's attract mode, measured: a Pong game kept from ending (both scores set back to 0 in the RAM,
+    AtariARI's addresses 13 and 14), played by no-ops or by random actions, is in play up to the truncation frame
+    (plus the at most 31 frames of a reset's no-ops and FIRE) and from 66,000 frames shows a dead screen on which no
+    point is ever scored."""
+    from envs.atari import max_frames_per_episode
+
+    ale = _ale("pong")
+    moves = ale.getMinimalActionSet()
+    rng = np.random.default_rng(0)
     cap = max_frames_per_episode("pong")
     assert cap < 65_000
     levels_before, points_after = [], 0
@@ -99,10 +108,10 @@ def test_pong_stops_playing_after_about_65000_frames_and_its_episodes_end_before
         if ale.getEpisodeFrameNumber() % 50 == 0:
             ale.setRAM(13, 0)
             ale.setRAM(14, 0)
-        reward = ale.act(noop)
+        reward = ale.act(moves[0] if actions == "no-ops" else moves[rng.integers(len(moves))])
         assert not ale.game_over()
         frame = ale.getEpisodeFrameNumber()
-        if cap - 2_000 <= frame <= cap + 120 and frame % 16 == 0:  # up to the cap and its no-op start's frames
+        if cap - 2_000 <= frame <= cap + 31 and frame % 16 == 0:
             levels_before.append(_playfield_levels(ale))
         if frame >= 66_000:
             points_after += abs(reward)
@@ -111,18 +120,13 @@ def test_pong_stops_playing_after_about_65000_frames_and_its_episodes_end_before
     assert points_after == 0
 
 
-def test_breakout_left_unserved_cycles_its_colours_after_about_65000_frames_and_its_episodes_end_before():
-    """Breakout's attract mode (ALE issue #623, gym issue #833): a game whose ball is never served (no-ops only) shows
-    the same few greys up to the truncation frame, and from 66,000 frames greys it never showed before."""
-    from ale_py import ALEInterface, roms
-
+def test_breakout_left_unserved_cycles_its_colours_after_about_65000_frames_beyond_its_cap():
+    """Breakout's attract mode, seen idle (ALE issue #623 and gym issue #833 report it in play): a game whose ball is
+    never served (no-ops only) shows the same few greys up to its truncation frame, and from 66,000 frames greys it
+    never showed before."""
     from envs.atari import max_frames_per_episode
 
-    ale = ALEInterface()
-    ale.setInt("random_seed", 0)
-    ale.setFloat("repeat_action_probability", 0.0)
-    ale.setInt("max_num_frames_per_episode", 200_000)
-    ale.loadROM(roms.get_rom_path("breakout"))
+    ale = _ale("breakout")
     noop = ale.getMinimalActionSet()[0]
     cap = max_frames_per_episode("breakout")
     before, after = set(), set()
@@ -130,8 +134,8 @@ def test_breakout_left_unserved_cycles_its_colours_after_about_65000_frames_and_
         ale.act(noop)
         assert not ale.game_over()
         frame = ale.getEpisodeFrameNumber()
-        if frame % 32 == 0 and (frame <= cap + 120 or frame >= 66_000):
-            (before if frame <= cap + 120 else after).update(np.unique(ale.getScreenGrayscale()).tolist())
+        if frame % 32 == 0 and (frame <= cap + 31 or frame >= 66_000):
+            (before if frame <= cap + 31 else after).update(np.unique(ale.getScreenGrayscale()).tolist())
     assert cap < 65_000 and len(after - before) >= 10, (sorted(before), sorted(after))
 
 
@@ -140,12 +144,13 @@ def test_the_vector_env_truncates_a_game_at_its_own_frame_limit(monkeypatch):
 
     assert atari.max_frames_per_episode("space_invaders") == atari.MAX_FRAMES_PER_EPISODE == 108_000
     monkeypatch.setitem(atari.ATTRACT_MODE_TRUNCATION, "pong", 400)
-    vec = envs.make_vec_env("PongNoFrameskip-v4", 2, n_threads=1)
+    vec = envs.make_vec_env("PongNoFrameskip-v4", 2, n_threads=1, watch_steps=4)  # a person's colour emulators too
     try:
         vec.reset(0)
-        for t in range(1, 101):
+        for t in range(1, 121):  # past the cap: the watch's emulators end their game where the vector env does
             result = vec.step(np.zeros(2, np.int64))
             assert not result.terminated.any()
-            assert result.truncated.all() == (t == 100), t  # 400 frames: 100 agent steps of 4
+            assert result.truncated.all() == (t == 100), t  # 400 frames: 100 agent steps of 4, reset no-ops aside
+        assert vec.watch.max_frames == 400
     finally:
         vec.close()
