@@ -86,6 +86,7 @@ class AtariVecEnv(VecEnv):
         game = atari_game(env_id)
         if game is None:
             raise ValueError(f"not an Atari id ale-py can run: {env_id!r}")
+        max_frames = max_frames_per_episode(game)
         self.env_id = env_id
         self.n_envs = n_envs
         self.score_visible = score_visible
@@ -96,7 +97,7 @@ class AtariVecEnv(VecEnv):
             repeat_action_probability=0.0, frameskip=FRAME_SKIP, maxpool=True, noop_max=NOOP_MAX,
             stack_num=N_STACK, img_height=84, img_width=84, grayscale=True,
             episodic_life=False, reward_clipping=False, use_fire_reset=True,
-            max_num_frames_per_episode=max_frames_per_episode(game),
+            max_num_frames_per_episode=max_frames,
             autoreset_mode="SameStep",
         )
         self.n_actions = int(self._env.single_action_space.n)
@@ -106,7 +107,7 @@ class AtariVecEnv(VecEnv):
         self.watch = None
         if watch_steps > 0:
             self.watch = ColourWatch(env_id, game, range(min(WATCHED_WORKERS, n_envs)), watch_steps, FRAME_SKIP,
-                                     NOOP_MAX, max_frames_per_episode(game), score_visible)
+                                     NOOP_MAX, max_frames, score_visible)
 
     @staticmethod
     def _nhwc(obs: np.ndarray) -> np.ndarray:

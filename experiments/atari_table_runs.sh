@@ -10,9 +10,8 @@
 #
 # Run directories: runs/atari/<Game>/prefs/seed-0 and runs/atari/<Game>/ppo/seed-0 (ATARI_RUNS_ROOT moves runs/atari,
 # ATARI_CSV the CSV rows go to: so a frozen worktree's code can run the table into the main checkout's runs/ and docs/,
-# and no run changes code part-way). LABEL_FLAGS (default empty:
-# the preset's budget, 5,500 since step 2 decided it: docs/results/pong.md, session 36) adds label flags to the
-# preference arm.
+# and no run changes code part-way). LABEL_FLAGS (default empty: the preset's budget, 5,500 since step 2 decided it:
+# docs/results/pong.md, session 36) adds label flags to the preference arm.
 set -u
 cd "$(dirname "$0")/.."  # the checkout
 HOURS=${1:?hours for this sitting}

@@ -132,8 +132,9 @@ PREFERENCES_NOTE = "learning from preferences, so, after those,"
 # preset had another: a goal's runs are judged by the goal alone, and HalfCheetah stood on 0.01, session 15).
 GOAL_BUDGET = "--million_timesteps 2 --n_initial_prefs 250 --n_labels 750 --ppo_ent_coef 0.01"
 SHIPPED_GOALS = "pref_interface.goals"
-FOR_GOAL: dict[str, str] = {f"{SHIPPED_GOALS}:{name}": GOAL_BUDGET
-                             for name in ("hopper_backflip", "hopper_landed_backflip", "cheetah_standing")}
+MUJOCO_GOALS = tuple(f"{SHIPPED_GOALS}:{name}" for name in ("hopper_backflip", "hopper_landed_backflip",
+                                                            "cheetah_standing"))
+FOR_GOAL: dict[str, str] = {goal: GOAL_BUDGET for goal in MUJOCO_GOALS}
 # HalfCheetah standing stood (session 15) with the policy's log std starting at 0: the goal keeps it, where the task's
 # preset from preferences starts at -1 (H55, made for running forward, untried on standing).
 FOR_GOAL[f"{SHIPPED_GOALS}:cheetah_standing"] += " --ppo_init_log_std 0"
@@ -142,10 +143,7 @@ FOR_GOAL[f"{SHIPPED_GOALS}:cheetah_standing"] += " --ppo_init_log_std 0"
 FOR_GOAL[f"{SHIPPED_GOALS}:enduro_with_cars"] = ATARI_PERSON
 GOAL_NOTE = "the goal"
 # The presets whose tasks the shipped goals are for, and their goals
-GOAL_PRESETS: dict[str, tuple[str, ...]] = {
-    "mujoco": tuple(f"{SHIPPED_GOALS}:{name}"
-                    for name in ("hopper_backflip", "hopper_landed_backflip", "cheetah_standing")),
-    "atari": (f"{SHIPPED_GOALS}:enduro_with_cars",)}
+GOAL_PRESETS: dict[str, tuple[str, ...]] = {"mujoco": MUJOCO_GOALS, "atari": (f"{SHIPPED_GOALS}:enduro_with_cars",)}
 GOAL_PRESETS["pong"] = GOAL_PRESETS["atari"]
 
 
